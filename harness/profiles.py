@@ -1,0 +1,46 @@
+"""Every budget of the suite, as data, in one place.
+
+A claim module asks ``profile.claim("C4")`` for its block and never hard-codes a step count, a
+seed count or a sweep grid. ``smoke`` is CI (whole suite under 10 min on 2 CPU cores), ``standard``
+gives statistically firm verdicts on CPU (under an hour), ``full`` is paper-scale on a GPU.
+The three share one code path: only these numbers change.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+PROFILE_NAMES = ("smoke", "standard", "full")
+
+# Seeds per claim unless a block says otherwise (``--seeds N`` overrides both).
+DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
+
+# One block per claim id; each block has a "smoke", "standard" and "full" entry.
+CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
+    # filled by each claim module's issue; keys are the module's own budget names
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    n_seeds: int
+    blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def claim(self, claim_id: str) -> dict[str, Any]:
+        """The budget block for ``claim_id`` in this profile (a copy: callers may not mutate it)."""
+        try:
+            return copy.deepcopy(self.blocks[claim_id])
+        except KeyError:
+            raise KeyError(f"profile {self.name!r} has no budget block for claim {claim_id!r}; "
+                           f"add one to harness/profiles.py (known: {sorted(self.blocks)})") from None
+
+
+def get_profile(name: str, n_seeds: int | None = None) -> Profile:
+    if name not in PROFILE_NAMES:
+        raise ValueError(f"unknown profile {name!r}; valid choices: {', '.join(PROFILE_NAMES)}")
+    if n_seeds is not None and n_seeds < 1:
+        raise ValueError(f"--seeds must be at least 1, got {n_seeds}")
+    blocks = {cid: per[name] for cid, per in CLAIMS.items() if name in per}
+    return Profile(name=name, n_seeds=n_seeds or DEFAULT_SEEDS[name], blocks=blocks)
