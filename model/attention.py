@@ -1,0 +1,186 @@
+"""ONE multi-head attention module; every variant the claims compare is a switch of it.
+
+Switches (all from ``ModelConfig``): ``score`` dot | additive (C3, R2, R3), ``scale`` default
+1/sqrt(d_k) | none | float | ``scale_exponent`` alpha -> d_k**-alpha (C4, R1), ``qk_norm`` none |
+layernorm | l2 with a learnable per-head gain (Q1), key-padding and causal masks.
+
+Two paths, same numbers: with no tap of this module active, dot-product attention goes through
+``F.scaled_dot_product_attention`` with the scale passed explicitly (fast path); otherwise the
+explicit path computes logits -> mask -> softmax -> weights @ v with a ``Tap`` at each step.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import ModelConfig
+from .faults import active_fault
+from .taps import Tap
+
+
+# ---------------------------------------------------------------------- functional helpers
+def build_mask(T: int, S: int, key_padding_mask: torch.Tensor | None = None, causal: bool = False,
+               leak: bool = False, device: torch.device | None = None) -> torch.Tensor | None:
+    """Boolean mask, True = may attend, broadcastable to (B, h, T, S); None when nothing is masked.
+
+    ``key_padding_mask`` is (B, S) with True at padded keys. ``causal``: query i (the last T of S
+    positions) sees keys j <= i; ``leak`` (the ``causal_leak`` fault) also lets it see j = i+1.
+    """
+    allowed = None
+    if causal:
+        i = torch.arange(T, device=device).unsqueeze(1) + (S - T)
+        j = torch.arange(S, device=device).unsqueeze(0)
+        allowed = (j <= i + int(leak))[None, None]
+    if key_padding_mask is not None:
+        if key_padding_mask.dtype != torch.bool or key_padding_mask.shape[-1] != S:
+            raise ValueError(f"key_padding_mask must be a bool (B, S={S}) tensor with True at "
+                             f"padded keys, got {key_padding_mask.dtype} {tuple(key_padding_mask.shape)}")
+        keep = ~key_padding_mask[:, None, None, :]
+        allowed = keep if allowed is None else allowed & keep
+    return allowed
+
+
+def dot_logits(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
+    """scale * q k^T: (B, h, T, d) x (B, h, S, d) -> (B, h, T, S)."""
+    return torch.matmul(q, k.transpose(-2, -1)) * scale
+
+
+def additive_logits(q: torch.Tensor, k: torch.Tensor, v_a: torch.Tensor, scale: float) -> torch.Tensor:
+    """Bahdanau score per head: scale * v_a[h]^T tanh(q_t + k_s), where q, k are already the
+    per-head projections W_q x, W_k y (the single hidden layer of width d_k of the paper's
+    "additive attention"). Materialises (B, h, T, S, d_k): fine at our sizes."""
+    hidden = torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3))          # (B, h, T, S, d_k)
+    return torch.einsum("bhtsd,hd->bhts", hidden, v_a) * scale
+
+
+def masked_softmax(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """softmax over keys with masked keys at exactly zero weight; a query with no allowed key
+    gets all-zero weights (what SDPA returns), never NaN."""
+    if mask is None:
+        return torch.softmax(logits, dim=-1)
+    filled = logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+    return torch.softmax(filled, dim=-1).masked_fill(~mask, 0.0)
+
+
+def uniform_weights(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """The ``uniform_attention`` fault: equal weight on every allowed key, whatever the logits."""
+    allowed = torch.ones_like(logits, dtype=torch.bool) if mask is None else mask.expand_as(logits)
+    w = allowed.to(logits.dtype)
+    return w / w.sum(-1, keepdim=True).clamp_min(1.0)
+
+
+def scaled_dot_product(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
+                       mask: torch.Tensor | None = None, *, dropout_p: float = 0.0,
+                       explicit: bool = False) -> torch.Tensor:
+    """softmax(scale * q k^T, masked) v. ``explicit=False``: PyTorch's fused SDPA kernel;
+    ``explicit=True``: the same math written out (the module's tapped path uses these steps)."""
+    if not explicit:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+    weights = masked_softmax(dot_logits(q, k, scale), mask)
+    if dropout_p:
+        weights = F.dropout(weights, dropout_p)
+    return torch.matmul(weights, v)
+
+
+# ---------------------------------------------------------------------- the module
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+    (paper 3.2.2), with d_k and d_v independent of d_model / h.
+
+    Taps (module paths under this module): ``q``, ``k`` (B, h, T|S, d_k) as they enter the score
+    (after QK-norm and gain), ``v`` (B, h, S, d_v), ``logits`` (B, h, T, S) after scaling, before
+    mask and softmax, ``weights`` (B, h, T, S) before attention dropout, ``out`` (B, h, T, d_v) per
+    head before the output projection.
+    """
+
+    def __init__(self, cfg: ModelConfig, causal: bool = False) -> None:
+        super().__init__()
+        h, d_k, d_v = cfg.n_heads, cfg.d_k, cfg.d_v
+        self.n_heads, self.d_k, self.d_v = h, d_k, d_v
+        self.causal = causal
+        self.score = cfg.score
+        self.qk_norm = cfg.qk_norm
+        self.norm_eps = cfg.layer_norm_eps
+        self.attn_dropout = cfg.attn_dropout
+        self.base_scale = cfg.attn_scale()
+        # faults act on the dot product's default 1/sqrt(d_k) only (additive has no scale to break)
+        self.fault_scalable = cfg.uses_default_scale() and cfg.score == "dot"
+        self.q_proj = nn.Linear(cfg.d_model, h * d_k)
+        self.k_proj = nn.Linear(cfg.d_model, h * d_k)
+        self.v_proj = nn.Linear(cfg.d_model, h * d_v)
+        self.out_proj = nn.Linear(h * d_v, cfg.d_model)
+        if cfg.score == "additive":
+            bound = 1.0 / math.sqrt(d_k)
+            self.v_a = nn.Parameter(torch.empty(h, d_k).uniform_(-bound, bound))
+        if cfg.qk_norm != "none":
+            # learnable per-head gain g: logits = g * scale * norm(q) . norm(k) (Henry et al. 2020)
+            self.qk_gain = nn.Parameter(torch.full((h, 1, 1), float(cfg.qk_norm_gain_init)))
+        self.q, self.k, self.v = Tap(), Tap(), Tap()
+        self.logits, self.weights, self.out = Tap(), Tap(), Tap()
+        self._taps = (self.q, self.k, self.v, self.logits, self.weights, self.out)
+
+    def effective_scale(self, fault: str | None = None) -> float:
+        """The scale a forward uses now: the config's, unless a scale fault is active."""
+        fault = active_fault() if fault is None else fault
+        if self.fault_scalable:
+            if fault == "no_scale":
+                return 1.0
+            if fault == "scale_by_dk":
+                return 1.0 / self.d_k
+        return self.base_scale
+
+    def _normalize(self, x: torch.Tensor) -> torch.Tensor:
+        if self.qk_norm == "layernorm":
+            return F.layer_norm(x, (x.shape[-1],), eps=self.norm_eps)
+        return F.normalize(x, dim=-1, eps=1e-12)            # l2: unit vectors, |q.k| <= 1
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
+                key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x: (B, T, d_model) queries; memory: (B, S, d_model) keys/values (None = self-attention);
+        key_padding_mask: (B, S) bool, True at padded keys. Returns (B, T, d_model)."""
+        kv = x if memory is None else memory
+        B, T, _ = x.shape
+        S = kv.shape[1]
+        h = self.n_heads
+        q = self.q_proj(x).view(B, T, h, self.d_k).transpose(1, 2)
+        k = self.k_proj(kv).view(B, S, h, self.d_k).transpose(1, 2)
+        v = self.v_proj(kv).view(B, S, h, self.d_v).transpose(1, 2)
+        fault = active_fault()
+        if fault == "single_head":      # every head reads head 0's slice of W^Q, W^K, W^V
+            q, k, v = (t[:, :1].expand(-1, h, -1, -1) for t in (q, k, v))
+        if self.qk_norm != "none":
+            q = self._normalize(q) * self.qk_gain
+            k = self._normalize(k)
+        scale = self.effective_scale(fault)
+        leak = self.causal and fault == "causal_leak"
+        uniform = fault == "uniform_attention"
+        dropout_p = self.attn_dropout if self.training else 0.0
+        tapped = any(t._sinks for t in self._taps)
+
+        if self.score == "dot" and not uniform and not tapped:        # fast path
+            if self.causal and key_padding_mask is None and not leak and T == S:
+                o = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
+            else:
+                mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+                o = scaled_dot_product(q, k, v, scale, mask, dropout_p=dropout_p)
+        else:                                                          # explicit, tapped path
+            q, k, v = self.q(q), self.k(k), self.v(v)
+            if self.score == "dot":
+                logits = dot_logits(q, k, scale)
+            else:
+                logits = additive_logits(q, k, self.v_a, scale)
+            logits = self.logits(logits)
+            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+            weights = uniform_weights(logits, mask) if uniform else masked_softmax(logits, mask)
+            weights = self.weights(weights)
+            if dropout_p:
+                weights = F.dropout(weights, dropout_p)
+            o = self.out(torch.matmul(weights, v))
+        return self.out_proj(o.transpose(1, 2).reshape(B, T, h * self.d_v))
+
+    def extra_repr(self) -> str:
+        return (f"heads={self.n_heads}, d_k={self.d_k}, d_v={self.d_v}, score={self.score}, "
+                f"scale={self.base_scale:.4g}, qk_norm={self.qk_norm}, causal={self.causal}")

@@ -1,0 +1,57 @@
+"""Named faults the model can be broken with, for the suite-sensitivity run (issue 10).
+
+A verification suite is worth the faults it catches: ``set_fault(name)`` breaks the model in one
+documented way for the whole session (the pytest option ``--inject-fault`` calls it), and the
+model consults ``active_fault()`` at forward time, so models built before the fault was set are
+broken too. Only one fault is active at a time.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+FAULTS: dict[str, str] = {
+    "no_scale": "the default attention scale becomes 1 (explicit scale/scale_exponent settings unaffected)",
+    "scale_by_dk": "the default attention scale becomes 1/d_k instead of 1/sqrt(d_k)",
+    "uniform_attention": "softmax replaced by uniform weights over the unmasked keys (causal mask respected)",
+    "single_head": "every head uses head 0's slice of the q/k/v projections (h is in effect 1)",
+    "causal_leak": "the causal mask lets position i also see position i+1",
+    "no_positional_encoding": "the positional encoding is not added to the embeddings",
+}
+
+_active: str | None = None
+
+
+def _check(name: str | None) -> None:
+    if name is not None and name not in FAULTS:
+        raise ValueError(f"unknown fault {name!r}; valid faults: {', '.join(FAULTS)}")
+
+
+def set_fault(name: str | None) -> None:
+    """Activate fault ``name`` for every model in this process (None clears it)."""
+    global _active
+    _check(name)
+    _active = name
+
+
+def active_fault() -> str | None:
+    return _active
+
+
+def fault_is(name: str) -> bool:
+    """True when ``name`` is the active fault (``name`` must be a known fault: typos fail loudly)."""
+    _check(name)
+    return _active == name
+
+
+@contextlib.contextmanager
+def inject(name: str | None) -> Iterator[None]:
+    """Activate ``name`` inside the block, then restore the previous fault."""
+    global _active
+    _check(name)
+    previous = _active
+    _active = name
+    try:
+        yield
+    finally:
+        _active = previous
