@@ -1,0 +1,340 @@
+"""Statistics on scipy, shared by every claim: means with CIs across seeds, two-sample tests (one-sided where a
+claim predicts a direction), log-log slopes with CIs, Benjamini-Hochberg, effect sizes.
+
+Measurement only: these return numbers (dataclasses with the estimate, its interval, the p-value and the effect
+size); deciding what they mean is the claim module's criterion. Resampling is seeded (default 0) so a report
+is reproducible.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+ArrayLike = Sequence[float] | np.ndarray
+
+
+def _array(values: ArrayLike, name: str, min_n: int = 1) -> np.ndarray:
+    a = np.asarray(values, dtype=float).ravel()
+    if a.size < min_n:
+        raise ValueError(f"{name} needs at least {min_n} value(s), got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or inf: {a.tolist()}")
+    return a
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+class _Interval:
+    """An estimate with [lo, hi]: shared accessors of MeanCI and SlopeFit."""
+    lo: float
+    hi: float
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return (self.lo, self.hi)
+
+    def contains(self, value: float) -> bool:
+        return self.lo <= value <= self.hi
+
+    def within(self, low: float, high: float) -> bool:
+        """The whole CI lies in [low, high] (e.g. C4's slope CI within [0.95, 1.05])."""
+        return low <= self.lo and self.hi <= high
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------- mean with CI
+@dataclass(frozen=True)
+class MeanCI(_Interval):
+    """An estimate (the mean unless a statistic was given) with its confidence interval across ``n`` values."""
+    mean: float
+    lo: float
+    hi: float
+    n: int
+    sd: float
+    confidence: float
+    method: str
+
+    def __str__(self) -> str:
+        return f"{self.mean:.4g} [{self.lo:.4g}, {self.hi:.4g}] (n={self.n})"
+
+
+def t_ci(values: ArrayLike, confidence: float = 0.95) -> MeanCI:
+    """Mean and Student-t interval (mean +/- t_{n-1} * sd / sqrt(n)). n = 1 gives a NaN interval."""
+    _check_confidence(confidence)
+    a = _array(values, "values")
+    m = float(a.mean())
+    if a.size < 2:
+        return MeanCI(m, math.nan, math.nan, 1, math.nan, confidence, "t")
+    sd = float(a.std(ddof=1))
+    half = float(sps.t.ppf(0.5 + confidence / 2, a.size - 1)) * sd / math.sqrt(a.size)
+    return MeanCI(m, m - half, m + half, int(a.size), sd, confidence, "t")
+
+
+def bootstrap_ci(values: ArrayLike, statistic: Callable[[np.ndarray], float] = np.mean, confidence: float = 0.95,
+                 n_resamples: int = 9999, seed: int = 0, method: str = "BCa") -> MeanCI:
+    """``scipy.stats.bootstrap`` interval of ``statistic`` (seeded). Constant values give a zero-width interval;
+    where BCa is undefined (tiny n) it falls back to the percentile interval and says so in ``method``."""
+    _check_confidence(confidence)
+    a = _array(values, "values")
+    est = float(statistic(a))
+    sd = float(a.std(ddof=1)) if a.size > 1 else math.nan
+    if a.size < 2:
+        return MeanCI(est, math.nan, math.nan, 1, sd, confidence, "bootstrap")
+    if np.all(a == a[0]):
+        return MeanCI(est, est, est, int(a.size), 0.0, confidence, "bootstrap (constant)")
+    used = method
+    for m in (method, "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sps.bootstrap((a,), statistic, n_resamples=n_resamples, confidence_level=confidence,
+                                method=m, rng=np.random.default_rng(seed))
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        used = m
+        if math.isfinite(lo) and math.isfinite(hi):
+            break
+    return MeanCI(est, lo, hi, int(a.size), sd, confidence, f"bootstrap {used}")
+
+
+def mean_ci(values: ArrayLike, confidence: float = 0.95, method: str = "bootstrap", seed: int = 0) -> MeanCI:
+    """Mean across seeds with a CI: ``method="bootstrap"`` (scipy.stats.bootstrap, BCa) or ``"t"``."""
+    if method == "bootstrap":
+        return bootstrap_ci(values, np.mean, confidence, seed=seed)
+    if method == "t":
+        return t_ci(values, confidence)
+    raise ValueError(f"method must be 'bootstrap' or 't', got {method!r}")
+
+
+# --------------------------------------------------------------------------------------- two samples
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test. ``diff = mean_a - mean_b`` (for one sample: mean - popmean); ``ci`` is the interval for
+    it where the test defines one (one-sided tests give a one-sided interval, an infinite bound);
+    ``effect_size`` is named by ``effect_name`` (Cohen's d, or rank-biserial r for Mann-Whitney)."""
+    test: str
+    alternative: str
+    statistic: float
+    p_value: float
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    effect_size: float
+    effect_name: str
+    ci: tuple[float, float] | None = None
+    df: float | None = None
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """p < alpha (False when p is NaN, e.g. two constant samples with equal means)."""
+        return bool(self.p_value < alpha)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (f"{self.test} ({self.alternative}): diff {self.diff:.4g}, p={self.p_value:.3g}, "
+                f"{self.effect_name}={self.effect_size:.3g}, n={self.n_a}/{self.n_b}")
+
+
+def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
+    """(mean_a - mean_b) / pooled SD (ddof=1). Zero pooled SD gives +/-inf (or 0 when the means are equal)."""
+    x, y = _array(a, "a", 2), _array(b, "b", 2)
+    pooled = math.sqrt(((x.size - 1) * x.var(ddof=1) + (y.size - 1) * y.var(ddof=1)) / (x.size + y.size - 2))
+    diff = float(x.mean() - y.mean())
+    if pooled == 0.0:
+        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+    return diff / pooled
+
+
+def hedges_g(a: ArrayLike, b: ArrayLike) -> float:
+    """Cohen's d with the small-sample correction J = 1 - 3 / (4 (n_a + n_b) - 9)."""
+    n = len(a) + len(b)
+    return cohens_d(a, b) * (1.0 - 3.0 / (4.0 * n - 9.0))
+
+
+def rank_biserial(a: ArrayLike, b: ArrayLike) -> float:
+    """Rank-biserial correlation 2 U_a / (n_a n_b) - 1 in [-1, 1]: P(a > b) - P(a < b) (Cliff's delta)."""
+    x, y = _array(a, "a"), _array(b, "b")
+    u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
+    return float(2.0 * u / (x.size * y.size) - 1.0)
+
+
+def welch_t(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", confidence: float = 0.95) -> TestResult:
+    """Welch's t-test (unequal variances) of mean_a vs mean_b. ``alternative="greater"`` tests mean_a > mean_b.
+    Two constant samples: p = 0 if the means differ (t infinite), NaN if equal."""
+    _check_alternative(alternative)
+    x, y = _array(a, "a", 2), _array(b, "b", 2)
+    d = cohens_d(x, y)
+    diff = float(x.mean() - y.mean())
+    if x.var() == 0.0 and y.var() == 0.0:
+        if diff == 0.0:
+            p = math.nan
+        else:
+            p = 0.0 if alternative == "two-sided" or (diff > 0) == (alternative == "greater") else 1.0
+        return TestResult("welch_t", alternative, math.copysign(math.inf, diff) if diff else math.nan, p,
+                          int(x.size), int(y.size), float(x.mean()), float(y.mean()), diff, d, "cohens_d",
+                          (diff, diff), None)
+    res = sps.ttest_ind(x, y, equal_var=False, alternative=alternative)
+    ci = res.confidence_interval(confidence)
+    return TestResult("welch_t", alternative, float(res.statistic), float(res.pvalue), int(x.size), int(y.size),
+                      float(x.mean()), float(y.mean()), diff, d, "cohens_d", (float(ci.low), float(ci.high)),
+                      float(res.df))
+
+
+def mann_whitney(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
+    """Mann-Whitney U of a vs b (``alternative="greater"``: a tends to be larger); effect: rank-biserial r.
+    With 3 vs 3 seeds the smallest one-sided p is 0.05: it can never be significant at p < 0.05."""
+    _check_alternative(alternative)
+    x, y = _array(a, "a"), _array(b, "b")
+    res = sps.mannwhitneyu(x, y, alternative=alternative)
+    r = float(2.0 * res.statistic / (x.size * y.size) - 1.0)
+    return TestResult("mann_whitney_u", alternative, float(res.statistic), float(res.pvalue), int(x.size),
+                      int(y.size), float(x.mean()), float(y.mean()), float(x.mean() - y.mean()), r, "rank_biserial")
+
+
+def one_sample_t(values: ArrayLike, popmean: float = 0.0, alternative: str = "two-sided",
+                 confidence: float = 0.95) -> TestResult:
+    """One-sample t-test of mean(values) against ``popmean`` (e.g. accuracy above chance); effect: (m - mu) / sd."""
+    _check_alternative(alternative)
+    x = _array(values, "values", 2)
+    sd = float(x.std(ddof=1))
+    diff = float(x.mean() - popmean)
+    d = (diff / sd) if sd > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    if sd == 0.0:
+        p = math.nan if diff == 0 else (0.0 if alternative == "two-sided" or (diff > 0) == (alternative == "greater")
+                                        else 1.0)
+        return TestResult("one_sample_t", alternative, math.copysign(math.inf, diff) if diff else math.nan, p,
+                          int(x.size), 0, float(x.mean()), float(popmean), diff, d, "cohens_d", (diff, diff),
+                          float(x.size - 1))
+    res = sps.ttest_1samp(x, popmean, alternative=alternative)
+    ci = res.confidence_interval(confidence)
+    return TestResult("one_sample_t", alternative, float(res.statistic), float(res.pvalue), int(x.size), 0,
+                      float(x.mean()), float(popmean), diff, d, "cohens_d",
+                      (float(ci.low) - popmean, float(ci.high) - popmean), float(res.df))
+
+
+# ------------------------------------------------------------------------------------------- slopes
+@dataclass(frozen=True)
+class SlopeFit(_Interval):
+    """Least-squares slope with a two-sided t interval (n - 2 df); ``p_value`` tests slope = 0.
+    ``transform`` says what was fitted: "linear" (y ~ x), "loglog" (ln y ~ ln x), "semilog" (ln y ~ x)."""
+    slope: float
+    lo: float
+    hi: float
+    intercept: float
+    stderr: float
+    r_value: float
+    p_value: float
+    n: int
+    confidence: float
+    transform: str
+
+    def __str__(self) -> str:
+        return f"slope {self.slope:.4g} [{self.lo:.4g}, {self.hi:.4g}] ({self.transform}, n={self.n})"
+
+
+def linear_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95, transform: str = "linear") -> SlopeFit:
+    """``scipy.stats.linregress`` slope of y on x with a t-based CI. Needs 3+ points (one residual df)."""
+    _check_confidence(confidence)
+    xs, ys = _array(x, "x", 3), _array(y, "y", 3)
+    if xs.size != ys.size:
+        raise ValueError(f"x and y differ in length: {xs.size} vs {ys.size}")
+    if np.all(xs == xs[0]):
+        raise ValueError("x is constant: the slope is undefined")
+    res = sps.linregress(xs, ys)
+    half = float(sps.t.ppf(0.5 + confidence / 2, xs.size - 2)) * float(res.stderr)
+    p = float(res.pvalue) if math.isfinite(res.pvalue) else (0.0 if res.slope != 0 else 1.0)
+    return SlopeFit(float(res.slope), float(res.slope) - half, float(res.slope) + half, float(res.intercept),
+                    float(res.stderr), float(res.rvalue), p, int(xs.size), confidence, transform)
+
+
+def loglog_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> SlopeFit:
+    """Slope of ln y on ln x (the exponent of a power law y ~ x^slope; base-independent), e.g. Var(q.k) vs d_k."""
+    xs, ys = _array(x, "x", 3), _array(y, "y", 3)
+    if np.any(xs <= 0) or np.any(ys <= 0):
+        raise ValueError("loglog_slope needs positive x and y (take |y|, or use semilog/linear)")
+    return linear_slope(np.log(xs), np.log(ys), confidence, transform="loglog")
+
+
+def semilog_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> SlopeFit:
+    """Slope of ln y on x: exponential decay rate, e.g. |dy_t/dx_{t-d}| against d (C2)."""
+    ys = _array(y, "y", 3)
+    if np.any(ys <= 0):
+        raise ValueError("semilog_slope needs positive y")
+    return linear_slope(x, np.log(ys), confidence, transform="semilog")
+
+
+# --------------------------------------------------------------------------------------- correlation
+@dataclass(frozen=True)
+class Correlation:
+    r: float
+    lo: float
+    hi: float
+    p_value: float
+    n: int
+    method: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def correlation(x: ArrayLike, y: ArrayLike, method: str = "pearson", confidence: float = 0.95) -> Correlation:
+    """Pearson (Fisher-z CI from scipy) or Spearman (CI by Fisher z on the rank correlation) with its p-value."""
+    _check_confidence(confidence)
+    xs, ys = _array(x, "x", 3), _array(y, "y", 3)
+    if xs.size != ys.size:
+        raise ValueError(f"x and y differ in length: {xs.size} vs {ys.size}")
+    if method == "pearson":
+        res = sps.pearsonr(xs, ys)
+        ci = res.confidence_interval(confidence)
+        return Correlation(float(res.statistic), float(ci.low), float(ci.high), float(res.pvalue), int(xs.size),
+                           method)
+    if method == "spearman":
+        res = sps.spearmanr(xs, ys)
+        r = float(res.statistic)
+        if xs.size > 3 and abs(r) < 1:
+            z, se = math.atanh(r), 1.0 / math.sqrt(xs.size - 3)
+            q = float(sps.norm.ppf(0.5 + confidence / 2))
+            lo, hi = math.tanh(z - q * se), math.tanh(z + q * se)
+        else:
+            lo = hi = math.nan if abs(r) < 1 else r
+        return Correlation(r, lo, hi, float(res.pvalue), int(xs.size), method)
+    raise ValueError(f"method must be 'pearson' or 'spearman', got {method!r}")
+
+
+# ------------------------------------------------------------------------------ multiple comparisons
+@dataclass(frozen=True)
+class BHResult:
+    """Benjamini-Hochberg across a claim's criteria: ``adjusted`` p-values (q-values), ``rejected`` at ``alpha``."""
+    p_values: tuple[float, ...]
+    adjusted: tuple[float, ...]
+    rejected: tuple[bool, ...]
+    alpha: float
+
+
+def benjamini_hochberg(p_values: ArrayLike, alpha: float = 0.05) -> BHResult:
+    """``scipy.stats.false_discovery_control(method="bh")``; rejected where adjusted p <= alpha."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    p = _array(p_values, "p_values")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p_values must lie in [0, 1], got {p.tolist()}")
+    adj = sps.false_discovery_control(p, method="bh")
+    return BHResult(tuple(float(v) for v in p), tuple(float(v) for v in adj), tuple(bool(v <= alpha) for v in adj),
+                    alpha)
