@@ -2,6 +2,7 @@
 
 Data flows one way: claims -> harness -> model; nothing here imports harness/ or claims/.
 """
+from .baselines import ConvBlock, ConvStack, DilatedConvStack, LSTMSeq2Seq, LSTMTagger, LuongAttention
 from .attention import (MultiHeadAttention, additive_logits, build_mask, dot_logits, masked_softmax,
                         scaled_dot_product, uniform_weights)
 from .common import Embedding, Tagger, pool_positions, sinusoidal_table
@@ -9,6 +10,7 @@ from .config import ModelConfig
 from .decoding import greedy_decode
 from .faults import FAULTS, active_fault, inject, set_fault
 from .taps import Tap, TapCache, capture, tap_names
+from .registry import MODEL_NAMES, SEQ2SEQ_NAMES, TAGGER_NAMES, build, param_count
 from .transformer import (Decoder, DecoderLayer, DecoderLM, Encoder, EncoderLayer, EncoderTagger,
                           FeedForward, Transformer)
 
@@ -17,5 +19,7 @@ __all__ = [
     "masked_softmax", "uniform_weights", "build_mask", "Tap", "TapCache", "capture", "tap_names",
     "FAULTS", "set_fault", "active_fault", "inject", "Embedding", "Tagger", "pool_positions",
     "sinusoidal_table", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
-    "Transformer", "EncoderTagger", "DecoderLM", "greedy_decode",
+    "Transformer", "EncoderTagger", "DecoderLM", "greedy_decode", "ConvBlock", "ConvStack",
+    "DilatedConvStack", "LSTMTagger", "LSTMSeq2Seq", "LuongAttention", "build", "param_count",
+    "MODEL_NAMES", "SEQ2SEQ_NAMES", "TAGGER_NAMES",
 ]

@@ -1,0 +1,155 @@
+"""Each named fault changes what it claims to change, and only while active (issue 10 builds the
+suite-sensitivity run on these)."""
+import math
+
+import pytest
+import torch
+
+from model import (FAULTS, DecoderLM, EncoderTagger, ModelConfig, MultiHeadAttention, active_fault,
+                   capture, inject, set_fault)
+
+torch.set_num_threads(1)
+CFG = ModelConfig(d_model=32, n_heads=4, src_vocab=16, n_encoder_layers=1, n_decoder_layers=1)
+
+
+@pytest.fixture(autouse=True)
+def _no_fault_leaks():
+    set_fault(None)
+    yield
+    set_fault(None)
+
+
+def _mha(cfg=CFG, causal=False):
+    torch.manual_seed(0)
+    return MultiHeadAttention(cfg, causal=causal).double().eval()
+
+
+def _x(B=2, T=6, seed=0):
+    return torch.randn(B, T, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+
+
+def _taps(mha, x, **kw):
+    with capture(mha) as cache:
+        out = mha(x, **kw)
+    return out, cache
+
+
+def test_registry_api():
+    assert set(FAULTS) == {"no_scale", "scale_by_dk", "uniform_attention", "single_head", "causal_leak",
+                           "no_positional_encoding"}
+    with pytest.raises(ValueError, match="no_scale.*no_positional_encoding"):
+        set_fault("leak")
+    with pytest.raises(ValueError, match="valid faults"):
+        with inject("nope"):
+            pass
+    with inject("no_scale"):
+        assert active_fault() == "no_scale"
+        with inject("single_head"):
+            assert active_fault() == "single_head"
+        assert active_fault() == "no_scale"
+    assert active_fault() is None
+    set_fault("causal_leak")
+    assert active_fault() == "causal_leak"
+
+
+@pytest.mark.parametrize("fault, factor", [("no_scale", math.sqrt(8)), ("scale_by_dk", 1 / math.sqrt(8))])
+def test_scale_faults_change_the_default_scale_only(fault, factor):
+    mha, x = _mha(), _x()
+    out, clean = _taps(mha, x)
+    fast_clean = mha(x)
+    with inject(fault):
+        broken_out, broken = _taps(mha, x)
+        fast_broken = mha(x)                                 # the SDPA fast path is broken too
+        assert mha.effective_scale() == pytest.approx(CFG.attn_scale() * factor)
+    torch.testing.assert_close(broken["logits"], clean["logits"] * factor, atol=1e-12, rtol=1e-12)
+    torch.testing.assert_close(fast_broken, broken_out, atol=1e-10, rtol=0)
+    assert (fast_broken - fast_clean).abs().max() > 1e-3
+    for explicit in (CFG.replace(scale=CFG.attn_scale()), CFG.replace(scale_exponent=0.5), CFG.replace(scale="none")):
+        m = _mha(explicit)
+        ref = m(x)
+        with inject(fault):
+            assert torch.equal(m(x), ref)                    # explicit settings are not the default
+
+
+def test_uniform_attention_gives_uniform_weights_over_allowed_keys():
+    mha, x = _mha(causal=True), _x()
+    pad = torch.zeros(2, 6, dtype=torch.bool)
+    pad[1, 4:] = True
+    clean_out = mha(x, key_padding_mask=pad)
+    with inject("uniform_attention"):
+        out, cache = _taps(mha, x, key_padding_mask=pad)
+        assert torch.equal(mha(x, key_padding_mask=pad), out)      # no taps: same broken path
+    w = cache["weights"]
+    allowed = torch.ones(6, 6, dtype=torch.bool).tril()[None, None] & ~pad[:, None, None, :]
+    expected = allowed.double() / allowed.double().sum(-1, keepdim=True).clamp_min(1)
+    torch.testing.assert_close(w, expected.expand_as(w), atol=0, rtol=0)
+    assert (out - clean_out).abs().max() > 1e-3
+
+
+def test_single_head_makes_every_head_use_head_zero():
+    mha, x = _mha(), _x()
+    clean_out, clean = _taps(mha, x)
+    assert not torch.allclose(clean["q"][:, 1], clean["q"][:, 0])
+    with inject("single_head"):
+        out, cache = _taps(mha, x)
+    for name in ("q", "k", "v", "weights", "out"):
+        t = cache[name]
+        assert torch.equal(t, t[:, :1].expand_as(t)), name
+    torch.testing.assert_close(cache["q"][:, 0], clean["q"][:, 0])
+    assert (out - clean_out).abs().max() > 1e-3
+
+
+def _dependency(fn, T=6):
+    x = torch.randn(1, T, 32, dtype=torch.float64)
+    J = torch.autograd.functional.jacobian(lambda inp: fn(inp)[0], x)[:, :, 0]
+    return J.abs().sum(dim=(1, 3))
+
+
+def test_causal_leak_lets_position_i_see_i_plus_one_only():
+    mha = _mha(causal=True)
+    clean = _dependency(mha)
+    assert torch.all(clean.triu(1) == 0)
+    with inject("causal_leak"):
+        leaky = _dependency(mha)
+        with capture(mha):                                           # tapped path leaks the same way
+            tapped = _dependency(mha)
+    diag1 = torch.diagonal(leaky, offset=1)
+    assert torch.all(diag1 > 0) and torch.all(leaky.triu(2) == 0)
+    assert torch.equal(leaky > 0, tapped > 0)
+    bidir = _mha()                                                   # non-causal attention is unaffected
+    ref = bidir(_x())
+    with inject("causal_leak"):
+        assert torch.equal(bidir(_x()), ref)
+
+
+def test_causal_leak_reaches_decoder_lm():
+    torch.manual_seed(0)
+    lm = DecoderLM(CFG).double()
+    h = lm.embed(torch.randint(3, 16, (1, 6)))
+    with inject("causal_leak"):
+        J = torch.autograd.functional.jacobian(lambda x: lm.features(x)[0], h)[:, :, 0]
+    dep = J.abs().sum(dim=(1, 3))
+    assert torch.all(torch.diagonal(dep, offset=1) > 0)
+
+
+def test_no_positional_encoding_removes_position():
+    torch.manual_seed(0)
+    tagger = EncoderTagger(CFG, 3).double().eval()
+    x = torch.randint(3, 16, (1, 6))
+    perm = torch.tensor([3, 1, 5, 0, 2, 4])
+    emb = tagger.embedding
+    scaled_tokens = emb.tok(x) * emb.multiplier
+    assert not torch.allclose(tagger.embed(x), scaled_tokens)
+    clean_perm = tagger(x[:, perm])
+    assert not torch.allclose(clean_perm, tagger(x)[:, perm])       # with positions: order matters
+    with inject("no_positional_encoding"):
+        torch.testing.assert_close(tagger.embed(x), scaled_tokens, atol=0, rtol=0)
+        # without positions a bidirectional encoder is permutation-equivariant
+        torch.testing.assert_close(tagger(x[:, perm]), tagger(x)[:, perm], atol=1e-12, rtol=0)
+
+
+def test_no_fault_is_a_no_op():
+    mha, x = _mha(), _x()
+    ref = mha(x)
+    with inject(None):
+        assert torch.equal(mha(x), ref)
