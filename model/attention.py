@@ -48,12 +48,51 @@ def dot_logits(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
     return torch.matmul(q, k.transpose(-2, -1)) * scale
 
 
-def additive_logits(q: torch.Tensor, k: torch.Tensor, v_a: torch.Tensor, scale: float) -> torch.Tensor:
+def additive_logits(q: torch.Tensor, k: torch.Tensor, v_a: torch.Tensor, scale: float,
+                    chunk: int | None = None) -> torch.Tensor:
     """Bahdanau score per head: scale * v_a[h]^T tanh(q_t + k_s), where q, k are already the
     per-head projections W_q x, W_k y (the single hidden layer of width d_k of the paper's
-    "additive attention"). Materialises (B, h, T, S, d_k): fine at our sizes."""
+    "additive attention"). ``chunk=None`` materialises (B, h, T, S, d_k) and lets autograd keep
+    it: fine at our sizes. ``chunk=c`` computes c queries at a time and recomputes tanh in
+    backward (``_ChunkedAdditiveScore``): the same numbers in O(B h T S) memory (R3's lean form)."""
+    if chunk is not None:
+        return _ChunkedAdditiveScore.apply(q, k, v_a, int(chunk)) * scale
     hidden = torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3))          # (B, h, T, S, d_k)
     return torch.einsum("bhtsd,hd->bhts", hidden, v_a) * scale
+
+
+class _ChunkedAdditiveScore(torch.autograd.Function):
+    """v_a[h]^T tanh(q_t + k_s) a chunk of queries at a time, saving only q, k, v_a: backward
+    recomputes each chunk's tanh, so no (B, h, T, S, d_k) tensor outlives its chunk (R3: how much of
+    additive attention's cost is the materialisation, and how much the score itself)."""
+
+    @staticmethod
+    def forward(ctx, q: torch.Tensor, k: torch.Tensor, v_a: torch.Tensor, chunk: int) -> torch.Tensor:
+        T, S = q.shape[-2], k.shape[-2]
+        va_col = v_a[:, None, :, None]                                   # (h, 1, d_k, 1)
+        out = q.new_empty(*q.shape[:-1], S)
+        for i in range(0, T, chunk):
+            hidden = torch.tanh(q[..., i:i + chunk, None, :] + k[..., None, :, :])   # (B, h, c, S, d_k)
+            out[..., i:i + chunk, :] = torch.matmul(hidden, va_col).squeeze(-1)
+        ctx.save_for_backward(q, k, v_a)
+        ctx.chunk = chunk
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad: torch.Tensor):
+        q, k, v_a = ctx.saved_tensors
+        chunk, T = ctx.chunk, q.shape[-2]
+        va = v_a[:, None, None, :]                                       # (h, 1, 1, d_k)
+        dq, dk, dva = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v_a)
+        for i in range(0, T, chunk):
+            hidden = torch.tanh(q[..., i:i + chunk, None, :] + k[..., None, :, :])
+            g = grad[..., i:i + chunk, :, None]                          # (B, h, c, S, 1)
+            dva += (g * hidden).sum(dim=(0, 2, 3))
+            dpre = g * va * (1.0 - hidden * hidden)                      # d/d(q_t + k_s)
+            dq[..., i:i + chunk, :] = dpre.sum(-2)
+            dk += dpre.sum(-3)
+        return dq, dk, dva, None
 
 
 def masked_softmax(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -102,6 +141,7 @@ class MultiHeadAttention(nn.Module):
         self.n_heads, self.d_k, self.d_v = h, d_k, d_v
         self.causal = causal
         self.score = cfg.score
+        self.additive_chunk = cfg.additive_chunk
         self.qk_norm = cfg.qk_norm
         self.norm_eps = cfg.layer_norm_eps
         self.attn_dropout = cfg.attn_dropout
@@ -171,7 +211,7 @@ class MultiHeadAttention(nn.Module):
             if self.score == "dot":
                 logits = dot_logits(q, k, scale)
             else:
-                logits = additive_logits(q, k, self.v_a, scale)
+                logits = additive_logits(q, k, self.v_a, scale, chunk=self.additive_chunk)
             logits = self.logits(logits)
             mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
             weights = uniform_weights(logits, mask) if uniform else masked_softmax(logits, mask)

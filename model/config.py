@@ -60,6 +60,10 @@ class ModelConfig:
     init: str = "torch_default"             # "torch_default" | "xavier" (Linear weights)
     tie_embeddings: bool = False            # output projection (and src/tgt tables if vocabs match) share weights
     score: str = "dot"                      # "dot" (scaled dot product) | "additive" (Bahdanau)
+    # Additive score only: None materialises the (B, h, T, S, d_k) hidden units (the plain form);
+    # an int computes the score that many queries at a time and recomputes tanh in backward, so
+    # memory is O(B h T S) like dot-product's (R3's lean form; same numbers, same gradients).
+    additive_chunk: int | None = None
     # "default": 1/sqrt(d_k) for dot, 1 for additive (Bahdanau has no scale); "none": 1; or any float.
     scale: Union[str, float] = "default"
     scale_exponent: float | None = None     # alpha: scale = d_k ** -alpha (overrides nothing: exclusive with a non-default scale)
@@ -98,6 +102,9 @@ class ModelConfig:
         self._check_choice("init", INIT_KINDS)
         self._check_choice("score", SCORE_KINDS)
         self._check_choice("qk_norm", QK_NORM_KINDS)
+        if self.additive_chunk is not None and (not _is_int(self.additive_chunk) or self.additive_chunk <= 0):
+            raise _bad("additive_chunk", f"must be None or a positive integer (queries per chunk), "
+                                         f"got {self.additive_chunk!r}")
         if self.embed_init_std is not None and (not _is_finite_number(self.embed_init_std)
                                                 or self.embed_init_std <= 0):
             raise _bad("embed_init_std", f"must be None or a finite number > 0, got {self.embed_init_std!r}")
