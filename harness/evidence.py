@@ -1,0 +1,279 @@
+"""What a claim module writes: the claim, its criteria (declared first), then measurements (issue 4).
+
+Measurement records only. The verdict is ``harness.verdict``'s job and the page is
+``harness.report``'s; the plugin hands an ``Evidence`` to each claim test as the ``evidence``
+fixture and turns it into a results.json record with ``to_record()``.
+
+Order is enforced because it is the point: a criterion declared after a measurement could have been
+written to fit it (DEVELOPERS.md: "every criterion is stated in the module before the measurement").
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.results import to_jsonable
+from harness.verdict import KINDS
+
+GATE_DIRECTIONS = ("higher", "lower", "both")
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+class EvidenceError(ValueError):
+    """Misuse of the evidence API (wrong order, bad value); the message says what and where."""
+
+
+@dataclass
+class Criterion:
+    """One pre-registered criterion: stated first, then recorded exactly once."""
+
+    name: str
+    prediction: str
+    threshold: Any
+    test: str
+    counts: bool = True
+    fast: bool = False
+    claim_id: str = ""
+    recorded: bool = False
+    measured: Any = None
+    passed: bool = False
+    refuted: bool = False
+    ci: tuple[float, float] | None = None
+    p_value: float | None = None
+    detail: str = ""
+    _on_record: Any = field(default=None, repr=False, compare=False)
+
+    def record(self, measured: Any, passed: bool, refuted: bool = False, ci: Any = None,
+               p_value: float | None = None, detail: str = "") -> "Criterion":
+        """Record the outcome. ``refuted`` means the prediction was contradicted with significance."""
+        where = f"criterion {self.name!r} of {self.claim_id or 'the claim'}"
+        if self.recorded:
+            raise EvidenceError(f"{where} is already recorded; record each criterion once")
+        passed, refuted = _as_bool(passed, f"{where}: passed"), _as_bool(refuted, f"{where}: refuted")
+        if passed and refuted:
+            raise EvidenceError(f"{where}: passed and refuted are both true")
+        if ci is not None:
+            ci = to_jsonable(ci)
+            if not (isinstance(ci, list) and len(ci) == 2):
+                raise EvidenceError(f"{where}: ci must be a (low, high) pair, got {ci!r}")
+        if p_value is not None:
+            p_value = to_jsonable(p_value)
+            if p_value is not None and not (isinstance(p_value, (int, float)) and 0.0 <= p_value <= 1.0):
+                raise EvidenceError(f"{where}: p_value must be in [0, 1], got {p_value!r}")
+        self.measured, self.passed, self.refuted = to_jsonable(measured), passed, refuted
+        self.ci, self.p_value, self.detail = ci, p_value, str(detail)
+        self.recorded = True
+        if self._on_record is not None:
+            self._on_record(self)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "prediction": self.prediction,
+                             "threshold": to_jsonable(self.threshold), "measured": self.measured,
+                             "passed": bool(self.recorded and self.passed)}
+        if self.p_value is not None:
+            d["p_value"] = self.p_value
+        if self.ci is not None:
+            d["ci"] = self.ci
+        d.update(test=self.test, refuted=bool(self.recorded and self.refuted), recorded=self.recorded,
+                 counts=self.counts, fast=self.fast, detail=self.detail)
+        return d
+
+
+def _as_bool(value: Any, where: str) -> bool:
+    if hasattr(value, "item"):  # numpy / torch booleans
+        value = value.item()
+    if not isinstance(value, bool):
+        raise EvidenceError(f"{where} must be a bool, got {value!r}")
+    return value
+
+
+class Evidence:
+    """The record one claim test writes to; see docs/ARCHITECTURE.md for the calling pattern."""
+
+    def __init__(self, report_dir: Path, claim_id: str | None = None, fast: bool = False) -> None:
+        self.report_dir = Path(report_dir)
+        self.fast = fast
+        self.id: str | None = claim_id
+        self.title = self.statement = self.strength = self.limitation = ""
+        self.kind = "claim"
+        self.declared = False
+        self.criteria: list[Criterion] = []
+        self.metrics: dict[str, float | int | None] = {}
+        self.figures: list[str] = []
+        self.tables: dict[str, list[dict[str, Any]]] = {}
+        self.notes: list[str] = []
+        self.gates: dict[str, dict[str, Any]] = {}
+        self.headline_metric: str | None = None
+        self._first_measurement: str | None = None
+
+    # -- declaration -------------------------------------------------------------------------
+    def claim(self, id: str, *, title: str, statement: str, strength: str, kind: str = "claim",
+              limitation: str = "") -> "Evidence":
+        """Declare the claim: id, a short title, the statement quoted from the note, the note's strength."""
+        if self.declared:
+            raise EvidenceError(f"claim {self.id!r} is already declared in this test")
+        if not isinstance(id, str) or not _CLAIM_ID.fullmatch(id):
+            raise EvidenceError(f"claim id must look like 'C4' (letters, digits, _ or -), got {id!r}")
+        if self.id is not None and id != self.id:
+            raise EvidenceError(f"ev.claim({id!r}) in a test marked pytest.mark.claim({self.id!r}); make them agree")
+        if kind not in KINDS:
+            raise EvidenceError(f"claim {id}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        for fname, value in (("title", title), ("statement", statement), ("strength", strength)):
+            if not isinstance(value, str) or not value.strip():
+                raise EvidenceError(f"claim {id}: {fname} must be a non-empty string")
+        self.id, self.title, self.statement, self.strength = id, title, statement, strength
+        self.kind, self.limitation, self.declared = kind, str(limitation), True
+        return self
+
+    def criterion(self, name: str, *, prediction: str, threshold: Any, test: str, counts: bool = True,
+                  fast: bool = False) -> Criterion:
+        """Declare a criterion before measuring. ``counts=False``: reported, not in the verdict.
+
+        ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10); in a fast run the verdict
+        is over the fast criteria only.
+        """
+        self._require_claim("ev.criterion")
+        if self._first_measurement is not None:
+            raise EvidenceError(
+                f"claim {self.id}: criterion {name!r} declared after measuring ({self._first_measurement}); "
+                "declare every criterion before the first measurement")
+        if not isinstance(name, str) or not name.strip():
+            raise EvidenceError(f"claim {self.id}: criterion name must be a non-empty string")
+        if any(c.name == name for c in self.criteria):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r} declared twice")
+        for fname, value in (("prediction", prediction), ("test", test)):
+            if not isinstance(value, str) or not value.strip():
+                raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
+        crit = Criterion(name=name, prediction=prediction, threshold=threshold, test=test,
+                         counts=bool(counts), fast=bool(fast), claim_id=self.id or "",
+                         _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
+        self.criteria.append(crit)
+        return crit
+
+    def gate(self, metric: str, *, direction: str, tolerance: float, relative: bool = False) -> None:
+        """Gate CI on ``metric``: with --baseline, moving beyond ``tolerance`` in the bad direction fails.
+
+        ``direction``: "higher" (higher is better), "lower" (lower is better), or "both" (any move is
+        bad). ``tolerance`` is absolute, or a fraction of the baseline's magnitude with ``relative=True``
+        (for ratios such as R3's, which vary in scale).
+        """
+        self._require_claim("ev.gate")
+        if direction not in GATE_DIRECTIONS:
+            raise EvidenceError(f"claim {self.id}: gate {metric!r}: direction must be one of "
+                                f"{', '.join(GATE_DIRECTIONS)}, got {direction!r}")
+        tol = to_jsonable(tolerance)
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or tol < 0:
+            raise EvidenceError(f"claim {self.id}: gate {metric!r}: tolerance must be a finite number >= 0, "
+                                f"got {tolerance!r}")
+        self.gates[metric] = {"direction": direction, "tolerance": float(tol), "relative": bool(relative)}
+
+    # -- measurements ------------------------------------------------------------------------
+    def metric(self, name: str, value: Any) -> float | int | None:
+        """A named number (the names issues give are a contract). Non-finite values are kept as null."""
+        self._require_claim("ev.metric")
+        if not isinstance(name, str) or not name.strip():
+            raise EvidenceError(f"claim {self.id}: metric name must be a non-empty string")
+        if name in self.metrics:
+            raise EvidenceError(f"claim {self.id}: metric {name!r} recorded twice")
+        v = to_jsonable(value)
+        if isinstance(v, bool):
+            v = int(v)
+        if v is not None and not isinstance(v, (int, float)):
+            raise EvidenceError(f"claim {self.id}: metric {name!r} must be a number, got {value!r}")
+        if v is None and not (isinstance(value, float) or _is_nonfinite(value)):
+            raise EvidenceError(f"claim {self.id}: metric {name!r} must be a number, got {value!r}")
+        self._measuring(f"metric {name!r}")
+        self.metrics[name] = v
+        return v
+
+    def table(self, name: str, data: Any) -> None:
+        """A per-run table (pandas DataFrame, list of dicts, or dict of columns), stored as records."""
+        self._require_claim("ev.table")
+        self._check_file_name("table", name)
+        if name in self.tables:
+            raise EvidenceError(f"claim {self.id}: table {name!r} recorded twice")
+        if hasattr(data, "to_dict") and hasattr(data, "columns"):  # pandas DataFrame
+            import pandas as pd
+
+            if not isinstance(data.index, pd.RangeIndex) or data.index.name is not None:
+                data = data.reset_index()
+            records = data.to_dict(orient="records")
+        elif isinstance(data, dict):
+            columns = list(data)
+            n = len(data[columns[0]]) if columns else 0
+            if any(len(data[c]) != n for c in columns):
+                raise EvidenceError(f"claim {self.id}: table {name!r}: columns have different lengths")
+            records = [{c: data[c][i] for c in columns} for i in range(n)]
+        elif isinstance(data, (list, tuple)) and all(isinstance(r, dict) for r in data):
+            records = list(data)
+        else:
+            raise EvidenceError(f"claim {self.id}: table {name!r} must be a DataFrame, a list of dicts "
+                                f"or a dict of columns, got {type(data).__name__}")
+        self._measuring(f"table {name!r}")
+        self.tables[name] = to_jsonable(records)
+
+    def figure(self, name: str, fig: Any) -> str:
+        """Save a matplotlib figure as ``<report-dir>/figures/<ID>/<name>.png``; returns the relative path."""
+        self._require_claim("ev.figure")
+        self._check_file_name("figure", name)
+        rel = f"figures/{self.id}/{name}.png"
+        if rel in self.figures:
+            raise EvidenceError(f"claim {self.id}: figure {name!r} recorded twice")
+        path = self.report_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._measuring(f"figure {name!r}")
+        fig.savefig(path, format="png", dpi=100, bbox_inches="tight")
+        if "matplotlib.pyplot" in sys.modules:  # free pyplot's reference, or long runs leak figures
+            sys.modules["matplotlib.pyplot"].close(fig)
+        self.figures.append(rel)
+        return rel
+
+    def note(self, text: str) -> None:
+        """Free text shown in the claim's report section (not a measurement: allowed any time)."""
+        self.notes.append(str(text))
+
+    def headline(self, metric: str) -> None:
+        """Name the metric shown in the summary table and terminal line."""
+        self._require_claim("ev.headline")
+        self.headline_metric = metric
+
+    # -- output ------------------------------------------------------------------------------
+    def to_record(self) -> dict[str, Any]:
+        """The claim's results.json record, before the plugin adds verdict, duration and regression."""
+        notes = list(self.notes)
+        if self.headline_metric is not None and self.headline_metric not in self.metrics:
+            notes.append(f"headline metric {self.headline_metric!r} was never recorded")
+        return {
+            "id": self.id, "title": self.title, "statement": self.statement, "strength": self.strength,
+            "kind": self.kind, "limitation": self.limitation,
+            "criteria": [c.to_dict() for c in self.criteria], "metrics": dict(self.metrics),
+            "figures": list(self.figures), "tables": dict(self.tables), "notes": notes,
+            "headline": self.headline_metric, "gates": dict(self.gates), "fast": self.fast,
+        }
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _require_claim(self, what: str) -> None:
+        if not self.declared:
+            raise EvidenceError(f"{what} before ev.claim(...): declare the claim first")
+
+    def _measuring(self, what: str) -> None:
+        if self._first_measurement is None:
+            self._first_measurement = what
+
+    def _check_file_name(self, what: str, name: str) -> None:
+        if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
+            raise EvidenceError(f"claim {self.id}: {what} name must be letters, digits, '_', '-' or '.' "
+                                f"(it becomes a file name), got {name!r}")
+
+
+def _is_nonfinite(value: Any) -> bool:
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,581 @@
+"""The suite's pytest plugin: options, fixtures, claim outcomes, results.json, the report and the gate (issue 4).
+
+Registered by the root ``conftest.py``. A *claim test* is a test that uses the ``evidence`` fixture
+(its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
+
+1. judges the recorded criteria (``harness.verdict``) and, with ``--baseline``, compares against the
+   baseline (``harness.baseline``);
+2. sets the pytest outcome: without a baseline a claim passes iff supported (a question unless it
+   errored); with one, it fails iff it regressed;
+3. ships the claim record in ``report.user_properties`` (JSON), which is how a record travels from an
+   xdist worker to the controller; ``pytest_runtest_logreport`` collects records on whichever process
+   writes the output, so a serial and a ``-n 2`` run merge the same records the same way.
+
+At session end (also after failures, crashes and Ctrl-C, then ``complete: false``) the controller
+writes ``<report-dir>/results.json`` and ``index.html`` atomically, and ``--update-baseline`` writes
+the baseline.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from harness import baseline as baseline_gate
+from harness import results as results_io
+from harness import verdict as verdicts
+from harness.evidence import Evidence
+from harness.profiles import PROFILE_NAMES, Profile, get_profile
+
+PART_PROPERTY = "attention_claims.part"
+SKIP_PROPERTY = "attention_claims.skipped"
+DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
+SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
+MAX_SEEDS = SEED_STRIDE
+PROGRESS_MIN_INTERVAL_S = 0.5
+_DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
+
+EVIDENCE_KEY = pytest.StashKey[Evidence]()
+ORDER_KEY = pytest.StashKey[int]()
+SETUP_S_KEY = pytest.StashKey[float]()
+STATE_KEY = pytest.StashKey["ClaimsSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-claims", "attention-claims: claim verification for NOTE-011")
+    group.addoption("--profile", default=None, metavar="NAME",
+                    help=f"budget profile: {', '.join(PROFILE_NAMES)} (default smoke)")
+    group.addoption("--device", default="auto", metavar="DEV",
+                    help=f"{DEVICE_CHOICES}; auto takes CUDA where available, and each xdist worker "
+                         "its own GPU (gwN -> cuda:N)")
+    group.addoption("--seeds", default=None, metavar="N", help="number of seeds, overriding the profile")
+    group.addoption("--master-seed", default="0", metavar="N",
+                    help=f"derive the seeds from N (seeds N*{SEED_STRIDE} + 0..n-1; default 0)")
+    group.addoption("--report-dir", default=None, metavar="PATH",
+                    help="where results.json, index.html and figures go (default reports/)")
+    group.addoption("--baseline", default=None, metavar="PATH",
+                    help="gate on regressions against this baseline results file (e.g. reports/baseline.json)")
+    group.addoption("--update-baseline", action="store_true", default=False,
+                    help="write this run's results as the baseline (to --baseline PATH, or "
+                         "<report-dir>/baseline.json) instead of gating")
+    group.addoption("--inject-fault", default=None, metavar="NAME",
+                    help="break the model with one named fault from model/faults.py for the session (issue 10)")
+    group.addoption("--fast", action="store_true", default=False,
+                    help="run each claim's fast criteria only, at smoke budgets (issue 10)")
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: str
+    device: str
+    n_seeds: int | None
+    master_seed: int
+    report_dir: Path
+    baseline: Path | None
+    update_baseline: bool
+    inject_fault: str | None
+    fast: bool
+
+    @property
+    def gate_active(self) -> bool:
+        return self.baseline is not None and not self.update_baseline
+
+    @property
+    def baseline_target(self) -> Path:
+        return self.baseline or self.report_dir / "baseline.json"
+
+
+def _int_option(name: str, raw: str, minimum: int, maximum: int | None = None) -> int:
+    try:
+        value = int(str(raw))
+    except ValueError:
+        value = None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise pytest.UsageError(f"{name} {raw!r} is not valid; it must be an integer {bound}")
+    return value
+
+
+def validate_device(spec: str) -> str:
+    """Check --device; a CUDA device on a machine without CUDA is a usage error that says so."""
+    m = _DEVICE_RE.fullmatch(spec)
+    if not m:
+        raise pytest.UsageError(f"--device {spec!r} is not valid; valid choices: {DEVICE_CHOICES}")
+    if spec.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            build = "a CPU-only torch build" if torch.version.cuda is None else "no GPU visible"
+            raise pytest.UsageError(f"--device {spec}: CUDA is not available on this machine (torch "
+                                    f"{torch.__version__}, {build}); use --device cpu or --device auto")
+        if m.group(1) is not None and int(m.group(1)) >= torch.cuda.device_count():
+            raise pytest.UsageError(f"--device {spec}: only {torch.cuda.device_count()} CUDA device(s) "
+                                    f"visible (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+    return spec
+
+
+def _faults_module():
+    """model/faults.py, imported only when --inject-fault is used."""
+    try:
+        return importlib.import_module("model.faults")
+    except ImportError as exc:
+        raise pytest.UsageError(f"--inject-fault needs model/faults.py, which cannot be imported: {exc}") from None
+
+
+def parse_settings(config: pytest.Config) -> Settings:
+    """Every option checked up front: a bad value is a usage error (exit 4) naming the valid choices."""
+    opt = config.option
+    fast = bool(opt.fast)
+    profile = opt.profile or "smoke"
+    if profile not in PROFILE_NAMES:
+        raise pytest.UsageError(f"--profile {profile!r} is not valid; valid choices: {', '.join(PROFILE_NAMES)}")
+    if fast and profile != "smoke":
+        raise pytest.UsageError(f"--fast runs at smoke budgets; it cannot be combined with --profile {profile}")
+    device = validate_device(str(opt.device))
+    n_seeds = None if opt.seeds is None else _int_option("--seeds", opt.seeds, 1, MAX_SEEDS)
+    master_seed = _int_option("--master-seed", opt.master_seed, 0, 10**6)
+    invocation_dir = Path(config.invocation_params.dir)
+    report_dir = (invocation_dir / opt.report_dir) if opt.report_dir else (config.rootpath / "reports")
+    if report_dir.exists() and not report_dir.is_dir():
+        raise pytest.UsageError(f"--report-dir {report_dir} exists and is not a directory")
+    baseline = (invocation_dir / opt.baseline) if opt.baseline else None
+    fault = opt.inject_fault
+    if fault is not None:
+        faults = _faults_module()
+        if fault not in faults.FAULTS:
+            raise pytest.UsageError(f"--inject-fault {fault!r} is not a known fault; valid choices: "
+                                    f"{', '.join(faults.FAULTS)}")
+    return Settings(profile=profile, device=device, n_seeds=n_seeds, master_seed=master_seed,
+                    report_dir=report_dir.resolve(), baseline=baseline.resolve() if baseline else None,
+                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast)
+
+
+def derive_seeds(master_seed: int, n: int) -> list[int]:
+    """The seeds of a run: readable (master 0 gives 0, 1, 2, ...), and disjoint across master seeds."""
+    return [master_seed * SEED_STRIDE + i for i in range(n)]
+
+
+def resolve_device(spec: str, worker_id: str | None = None) -> str:
+    """auto/cuda -> a concrete device; under xdist, worker gwN takes cuda:N (mod the GPU count)."""
+    if spec == "cpu":
+        return "cpu"
+    import torch
+
+    if spec == "auto" and not torch.cuda.is_available():
+        return "cpu"
+    if spec in ("auto", "cuda"):
+        index = int(worker_id[2:]) if worker_id and worker_id[2:].isdigit() else 0
+        return f"cuda:{index % max(1, torch.cuda.device_count())}"
+    return spec
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "claim(id): a claim-verification test for the note's item <id>")
+    os.environ["MPLBACKEND"] = "Agg"  # plots are rendered headless, on every machine (issue 4)
+    settings = parse_settings(config)
+    baseline = None
+    if settings.gate_active:
+        try:
+            baseline = baseline_gate.load_baseline(settings.baseline)
+        except baseline_gate.BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if settings.inject_fault:
+        _faults_module().set_fault(settings.inject_fault)
+    state = ClaimsSession(config, settings, baseline)
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(state, "attention_claims_session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None and state.settings.inject_fault:
+        _faults_module().set_fault(None)  # an in-process rerun must not inherit the fault
+
+
+def _state(config: pytest.Config) -> "ClaimsSession":
+    return config.stash[STATE_KEY]
+
+
+def _claim_marker_id(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("claim")
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"{item.nodeid}: use pytest.mark.claim('C4') with one claim id")
+    return marker.args[0]
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def report_dir(pytestconfig: pytest.Config) -> Path:
+    """Where this run's results.json, index.html and figures go (``--report-dir``)."""
+    path = _state(pytestconfig).settings.report_dir
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def profile(pytestconfig: pytest.Config) -> Profile:
+    """The budget profile (``--profile``; ``--seeds`` overrides its seed count)."""
+    s = _state(pytestconfig).settings
+    return get_profile(s.profile, n_seeds=s.n_seeds)
+
+
+@pytest.fixture(scope="session")
+def device(pytestconfig: pytest.Config):
+    """The torch.device this process trains on (each xdist worker its own GPU where there are several)."""
+    import torch
+
+    state = _state(pytestconfig)
+    return torch.device(resolve_device(state.settings.device, state.worker_id))
+
+
+@pytest.fixture
+def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
+    """Seeds for this claim: ``--seeds``, else the claim's profile block ``seeds``, else the profile's
+    count; offset by ``--master-seed``."""
+    s = _state(request.config).settings
+    n = s.n_seeds
+    if n is None:
+        cid = _claim_marker_id(request.node)
+        block_n = profile.blocks.get(cid, {}).get("seeds") if cid else None
+        n = block_n if isinstance(block_n, int) and block_n > 0 else profile.n_seeds
+    return derive_seeds(s.master_seed, n)
+
+
+@pytest.fixture
+def fast(pytestconfig: pytest.Config) -> bool:
+    """True under ``--fast``: declare and run only the fast criteria (issue 10)."""
+    return _state(pytestconfig).settings.fast
+
+
+@pytest.fixture
+def progress(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """``progress(msg, force=False)``: a live line prefixed with the claim id, shown without ``-s``."""
+    return Progress(request.config, request.node)
+
+
+@pytest.fixture
+def evidence(request: pytest.FixtureRequest, report_dir: Path) -> Evidence:
+    """The claim's evidence record (docs/ARCHITECTURE.md, 'The evidence API')."""
+    state = _state(request.config)
+    ev = Evidence(report_dir, claim_id=_claim_marker_id(request.node), fast=state.settings.fast)
+    request.node.stash[EVIDENCE_KEY] = ev
+    state.in_flight[request.node.nodeid] = (request.node, ev, time.monotonic())
+    return ev
+
+
+class Progress:
+    """Live progress lines: capture suspended, written through the terminal (stderr on xdist workers)."""
+
+    def __init__(self, config: pytest.Config, item: pytest.Item) -> None:
+        self.config, self.item = config, item
+        self._last = 0.0
+
+    def _prefix(self) -> str:
+        ev = self.item.stash.get(EVIDENCE_KEY, None)
+        cid = (ev.id if ev is not None else None) or _claim_marker_id(self.item) or self.item.name
+        return f"[{cid}]"
+
+    def __call__(self, msg: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < PROGRESS_MIN_INTERVAL_S:
+            return  # rate limit: a per-step caller must not flood the terminal
+        self._last = now
+        line = f"{self._prefix()} {msg}"
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        ctx = capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+        with ctx:
+            worker = _state(self.config).worker_id
+            reporter = self.config.pluginmanager.getplugin("terminalreporter")
+            if worker is None and reporter is not None:
+                reporter.ensure_newline()
+                reporter.write_line(line)
+            else:
+                sys.stderr.write(f"[{worker}] {line}\n" if worker else f"{line}\n")
+                sys.stderr.flush()
+
+
+# -- the session --------------------------------------------------------------------------------
+class ClaimsSession:
+    """Per-run state and hooks (one instance per pytest config, so in-process reruns don't share it)."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, baseline: dict[str, Any] | None) -> None:
+        self.config, self.settings, self.baseline = config, settings, baseline
+        workerinput = getattr(config, "workerinput", None)
+        self.worker_id: str | None = workerinput["workerid"] if workerinput else None
+        self.parts: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.in_flight: dict[str, tuple[pytest.Item, Evidence, float]] = {}
+        self.claim_items_seen = False
+        self.started_at = dt.datetime.now(dt.timezone.utc)
+        self.started = time.monotonic()
+        self.results: dict[str, Any] | None = None
+        self.messages: list[str] = []
+
+    # collection --------------------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for i, item in enumerate(items):
+            item.stash[ORDER_KEY] = i  # the same on every xdist worker: merge order is collection order
+            if "evidence" in getattr(item, "fixturenames", ()):
+                self.claim_items_seen = True
+
+    # outcome -----------------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if "evidence" not in getattr(item, "fixturenames", ()):
+            return report
+        if report.when == "setup":
+            item.stash[SETUP_S_KEY] = call.duration
+            if report.skipped:
+                self._ship_skip(item, report)
+            elif report.failed:
+                self._ship_part(item, report, errored=True, error=_error_text(call))
+        elif report.when == "call":
+            if report.skipped:
+                self.in_flight.pop(item.nodeid, None)
+                self._ship_skip(item, report)
+            else:
+                duration = item.stash.get(SETUP_S_KEY, 0.0) + call.duration
+                part = self._ship_part(item, report, errored=report.failed,
+                                       error=_error_text(call) if report.failed else None, duration=duration)
+                if part is not None and report.passed and not self._passes(part):
+                    report.outcome = "failed"
+                    report.longrepr = self._failure_text(part)
+        return report
+
+    def _passes(self, part: dict[str, Any]) -> bool:
+        if self.settings.gate_active:
+            return not part["regression"]["regressed"]
+        return verdicts.test_passes(part["verdict"], part["kind"])
+
+    def _failure_text(self, part: dict[str, Any]) -> str:
+        if self.settings.gate_active:
+            reasons = "; ".join(part["regression"]["reasons"])
+            return f"{part['id']} regressed against the baseline: {reasons}\n\n{verdicts.explain(part)}"
+        return f"{part['id']} is {part['verdict']}, not supported:\n{verdicts.explain(part)}"
+
+    def _build_part(self, item: pytest.Item, ev: Evidence | None, *, errored: bool, error: str | None,
+                    duration: float, interrupted: bool = False) -> dict[str, Any] | None:
+        if ev is None:
+            ev = Evidence(self.settings.report_dir, claim_id=_claim_marker_id(item), fast=self.settings.fast)
+        part = ev.to_record()
+        if part["id"] is None:
+            self.messages.append(f"{item.nodeid}: uses `evidence` but declared no claim (ev.claim or "
+                                 "pytest.mark.claim); nothing recorded")
+            return None
+        funcargs = getattr(item, "funcargs", None) or {}  # None once an interrupted item is torn down
+        try:
+            module = str(item.path.relative_to(self.config.rootpath))
+        except ValueError:
+            module = str(item.path)
+        part.update(nodeid=item.nodeid, order=item.stash.get(ORDER_KEY, 0), module=module,
+                    duration_s=round(duration, 3), error=error, interrupted=interrupted,
+                    device=str(funcargs["device"]) if "device" in funcargs else None,
+                    seeds=funcargs.get("seeds"))
+        part["verdict"] = verdicts.decide(part["criteria"], kind=part["kind"], errored=errored,
+                                          fast_only=self.settings.fast)
+        if self.settings.gate_active:
+            part["regression"] = baseline_gate.compare_claim(part, self.baseline["claims"].get(part["id"]))
+        return part
+
+    def _ship_part(self, item: pytest.Item, report: pytest.TestReport, *, errored: bool, error: str | None,
+                   duration: float | None = None) -> dict[str, Any] | None:
+        self.in_flight.pop(item.nodeid, None)
+        part = self._build_part(item, item.stash.get(EVIDENCE_KEY, None), errored=errored, error=error,
+                                duration=report.duration if duration is None else duration)
+        if part is not None:
+            report.user_properties.append((PART_PROPERTY, json.dumps(results_io.to_jsonable(part))))
+            if errored:  # a verdict failure says this in its longrepr; a crash shows it beside the traceback
+                report.sections.append((f"claim {part['id']}", verdicts.explain(part)))
+        return part
+
+    def _ship_skip(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        skip = {"id": _claim_marker_id(item), "nodeid": item.nodeid, "reason": reason}
+        report.user_properties.append((SKIP_PROPERTY, json.dumps(skip)))
+
+    # collection of records (serial: this process; xdist: the controller) ----------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in getattr(report, "user_properties", ()):
+            if name == PART_PROPERTY:
+                self.parts.append(json.loads(value))
+                self.claim_items_seen = True
+            elif name == SKIP_PROPERTY:
+                self.skipped.append(json.loads(value))
+                self.claim_items_seen = True
+
+    # output ------------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.worker_id is not None:
+            return  # workers ship records; the controller writes
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        for item, ev, t0 in list(self.in_flight.values()):  # Ctrl-C mid-claim: keep what it recorded
+            part = self._build_part(item, ev, errored=True, duration=time.monotonic() - t0, interrupted=True,
+                                    error="interrupted before it finished; its evidence is partial")
+            if part is not None:
+                self.parts.append(part)
+        self.in_flight.clear()
+        if not (self.parts or self.skipped or self.claim_items_seen):
+            return  # not a suite run (e.g. `pytest tests`): leave reports/ alone
+        complete = not interrupted and exitstatus != pytest.ExitCode.INTERNAL_ERROR and not session.shouldstop
+        self.results = self.build_results(complete=complete, exitstatus=int(exitstatus),
+                                          stopped=str(session.shouldstop or "") or None)
+        out = self.settings.report_dir
+        results_io.write_json_atomic(out / "results.json", self.results)
+        try:
+            from harness import report as html_report
+
+            html_report.write_report(self.results, out)
+        except Exception as exc:  # the results file is the record; a rendering bug must not lose it
+            self.messages.append(f"index.html not written ({type(exc).__name__}: {exc}); rebuild with "
+                                 f"`python -m harness.report {out / 'results.json'}`")
+        if self.settings.update_baseline:
+            self._write_baseline(complete)
+
+    def _write_baseline(self, complete: bool) -> None:
+        target = self.settings.baseline_target
+        if not complete:
+            self.messages.append(f"baseline NOT updated: the run is incomplete ({target} left as it was)")
+            return
+        results_io.write_json_atomic(target, baseline_gate.for_baseline(self.results))
+        errored = [cid for cid, c in self.results["claims"].items() if c["verdict"] == verdicts.ERROR]
+        self.messages.append(f"baseline written: {target}")
+        if errored:
+            self.messages.append(f"WARNING: the new baseline holds errored claims ({', '.join(errored)}); "
+                                 "an error cannot regress, so they are not gated")
+
+    def build_results(self, *, complete: bool, exitstatus: int, stopped: str | None) -> dict[str, Any]:
+        s = self.settings
+        claims = results_io.merge_parts(self.parts)
+        base_claims = self.baseline["claims"] if self.baseline else {}
+        if s.gate_active:
+            for cid, claim in claims.items():
+                claim["regression"] = baseline_gate.compare_claim(claim, base_claims.get(cid))
+        devices = sorted({p["device"] for p in self.parts if p.get("device")})
+        run = {
+            "profile": s.profile,
+            "device": ", ".join(devices) if devices else _describe_device(s.device),
+            "seeds": derive_seeds(s.master_seed, s.n_seeds or get_profile(s.profile).n_seeds),
+            "torch_version": _torch_version(),
+            "git_commit": _git(self.config.rootpath, "rev-parse", "HEAD"),
+            "started_at": self.started_at.isoformat(timespec="seconds"),
+            "duration_s": round(time.monotonic() - self.started, 3),
+            "complete": complete,
+            "master_seed": s.master_seed,
+            "inject_fault": s.inject_fault,
+            "fast": s.fast,
+            "exit_status": exitstatus,
+            "stopped": stopped,
+            "git_dirty": _git(self.config.rootpath, "status", "--porcelain", "--untracked-files=no") not in (None, ""),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "workers": self.config.getoption("numprocesses", None) or 0,
+            "baseline": str(s.baseline) if s.gate_active else None,
+            "baseline_profile": self.baseline["run"].get("profile") if self.baseline else None,
+            "baseline_not_run": sorted(set(base_claims) - set(claims), key=results_io.claim_sort_key),
+            "skipped": self.skipped,
+        }
+        return {"schema_version": results_io.SCHEMA_VERSION, "run": run, "claims": claims}
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.worker_id is not None or self.results is None:
+            for msg in self.messages:
+                terminalreporter.write_line(msg, yellow=True)
+            return
+        tr, res, s = terminalreporter, self.results, self.settings
+        run = res["run"]
+        tr.write_sep("=", f"attention-claims: profile {run['profile']}, device {run['device']}, "
+                          f"seeds {run['seeds']}{', FAULT ' + s.inject_fault if s.inject_fault else ''}")
+        width = max([len(c) for c in res["claims"]] + [2])
+        for cid, claim in res["claims"].items():
+            tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
+        if not res["claims"]:
+            tr.write_line("no claim recorded in this run")
+        if run["baseline_not_run"]:
+            tr.write_line(f"in the baseline but not run: {', '.join(run['baseline_not_run'])}", yellow=True)
+        if s.gate_active and run["baseline_profile"] not in (None, run["profile"]):
+            tr.write_line(f"WARNING: baseline made with profile {run['baseline_profile']}, this run uses "
+                          f"{run['profile']}: gated metrics may not be comparable", yellow=True)
+        if not run["complete"]:
+            tr.write_line("run INCOMPLETE (interrupted or stopped early): results.json is marked complete=false",
+                          red=True)
+        for msg in self.messages:
+            tr.write_line(msg, yellow=True)
+        tr.write_line(f"results: {s.report_dir / 'results.json'}   report: {s.report_dir / 'index.html'}")
+
+
+def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: int) -> str:
+    head = claim.get("headline")
+    value = claim["metrics"].get(head) if head else None
+    headline = f"{head} = {_fmt(value)}" if head else "-"
+    if settings.gate_active:
+        reg = claim.get("regression") or {}
+        status = reg.get("status", "?")
+        regression = f"REGRESSED ({'; '.join(reg['reasons'])})" if reg.get("regressed") else status
+    else:
+        regression = "not gated"
+    return (f"{cid:<{width}}  {claim['verdict']:<26} {headline:<36} {claim.get('duration_s') or 0:7.1f} s  "
+            f"{regression}")
+
+
+def _verdict_markup(verdict: str) -> dict[str, bool]:
+    c = verdicts.canonical(verdict)
+    return {"green": True} if c == verdicts.SUPPORTED else {"red": True} if c in (verdicts.REFUTED, verdicts.ERROR) \
+        else {"yellow": True}
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _error_text(call: pytest.CallInfo) -> str | None:
+    if call.excinfo is None:
+        return None
+    text = call.excinfo.exconly().strip()
+    entry = call.excinfo.traceback[-1] if call.excinfo.traceback else None
+    where = f" (at {Path(str(entry.path)).name}:{entry.lineno + 1})" if entry is not None else ""
+    return (text[:800] + " ...") if len(text) > 800 else text + where
+
+
+def _describe_device(spec: str) -> str:
+    if spec == "cpu":
+        return "cpu"
+    try:
+        return resolve_device(spec)
+    except Exception:  # metadata only: never fail the run over it
+        return spec
+
+
+def _torch_version() -> str | None:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch.__version__
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None

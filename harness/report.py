@@ -1,0 +1,377 @@
+"""results.json -> one self-contained index.html (issue 4). Rendering only: no verdict logic here.
+
+``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything.
+
+The page embeds everything (CSS inline, figures as base64 PNG) and fetches nothing. Every string
+from data goes through jinja2 autoescape, so a statement like ``<script>`` renders as text.
+
+Optional inputs found beside results.json in the report dir:
+
+* ``benchmark*.json`` — pytest-benchmark JSON (``--benchmark-json``, R3 / issue 9): a table of the
+  benchmarks and a time-against-n plot (n from ``params["n"]`` or ``extra_info["n"]``).
+* ``sensitivity.json`` — the fault-injection run (issue 10), schema::
+
+      {"faults": {"<fault>": {"expected": ["R1", ...],      # claim ids that must go red
+                              "caught":   ["R1", ...],      # claim ids that did go red
+                              "description": "...",         # optional
+                              "verdicts": {"R1": "refuted"}}},  # optional, per claim
+       "sensitivity": 1.0,                                  # caught-and-expected / expected
+       "specificity": {...}}                                # optional, free-form key -> value
+
+  rendered as a fault x claim matrix (caught / missed / also red).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+
+from harness import results as results_io
+from harness import verdict as verdicts
+
+# The note's items, so the page can say which of them this run did not reach (not a verdict source).
+NOTE_ITEMS = {
+    "C1": "Attention alone suffices for sequence transduction",
+    "C2": "Relating two positions in O(1) operations helps long-range dependency",
+    "C3": "Unscaled dot products saturate the softmax at large d_k",
+    "C4": "1/√d_k is the right scale",
+    "C5": "Multi-head attention recovers resolution lost to averaging",
+    "R1": "Scale dot-product attention by 1/√d_k",
+    "R2": "When a compatibility function's magnitude grows with a dimension, check what that does to the softmax's gradients",
+    "R3": "Prefer the operation that maps to optimized matmul",
+    "Q1": "Does QK-norm fix the problem the scaling fixes, and does the scaling still earn its place?",
+    "Q2": "Is 'reduced effective resolution due to averaging' what the entropy-collapse and attention-sink literature measures?",
+    "Q3": "Does the variance argument, true at initialization, hold after training?",
+}
+MAX_TABLE_ROWS = 200
+_BADGE = {verdicts.SUPPORTED: "ok", verdicts.REFUTED: "bad", verdicts.INCONCLUSIVE: "meh", verdicts.ERROR: "err"}
+
+
+def fmt(value: Any) -> str:
+    """Numbers to 4 significant digits, pairs as [lo, hi], missing as an em dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    return str(value)
+
+
+def badge_class(verdict: str | None) -> str:
+    return _BADGE.get(verdicts.canonical(verdict) if verdict else None, "none")
+
+
+def slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(text))
+
+
+def _png_data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def embed_figure(report_dir: Path, rel: str) -> str | None:
+    """A figure file as a data URI; only PNGs inside the report dir (data never names other files)."""
+    root = report_dir.resolve()
+    path = (root / rel).resolve()
+    if path.suffix.lower() != ".png" or not path.is_relative_to(root) or not path.is_file():
+        return None
+    return _png_data_uri(path.read_bytes())
+
+
+def _table(records: Any) -> dict[str, Any]:
+    rows = records if isinstance(records, list) else []
+    columns: list[str] = []
+    for r in rows:
+        for k in (r if isinstance(r, dict) else {}):
+            if k not in columns:
+                columns.append(k)
+    shown = rows[:MAX_TABLE_ROWS]
+    return {"columns": columns, "rows": [[r.get(c) for c in columns] for r in shown if isinstance(r, dict)],
+            "truncated": max(0, len(rows) - len(shown))}
+
+
+def _figure_png(plot) -> str:
+    """Render with the Agg canvas directly (no pyplot state, no GUI backend) and return a data URI."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4))
+    FigureCanvasAgg(fig)
+    plot(fig.add_subplot(1, 1, 1))
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return _png_data_uri(buf.getvalue())
+
+
+def load_benchmarks(report_dir: Path) -> list[dict[str, Any]]:
+    """pytest-benchmark JSON files in the report dir, each with a table and (if n is known) a plot."""
+    out = []
+    for path in sorted(report_dir.glob("benchmark*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            benches = data["benchmarks"]
+            rows = []
+            for b in benches:
+                st, params = b.get("stats", {}), b.get("params") or {}
+                n = params.get("n", (b.get("extra_info") or {}).get("n"))
+                series = b.get("group") or b.get("name", "?").split("[")[0]
+                other = {k: v for k, v in params.items() if k != "n"}
+                if other:
+                    series += " " + ", ".join(f"{k}={v}" for k, v in sorted(other.items()))
+                rows.append({"name": b.get("name", "?"), "series": series, "n": n, "mean": st.get("mean"),
+                             "stddev": st.get("stddev"), "median": st.get("median"), "min": st.get("min"),
+                             "rounds": st.get("rounds"), "extra": b.get("extra_info") or {}})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            out.append({"file": path.name, "error": f"not a pytest-benchmark JSON ({type(exc).__name__}: {exc})"})
+            continue
+        plot = None
+        by_series: dict[str, list[tuple[float, float]]] = {}
+        for r in rows:
+            if isinstance(r["n"], (int, float)) and isinstance(r["mean"], (int, float)):
+                by_series.setdefault(r["series"], []).append((r["n"], r["mean"]))
+        if by_series:
+            def draw(ax, by_series=by_series):
+                for name, pts in sorted(by_series.items()):
+                    pts.sort()
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_xlabel("sequence length n")
+                ax.set_ylabel("mean time per call (s)")
+                ax.set_title("Time against n")
+                ax.legend(fontsize=8)
+                ax.grid(True, which="both", alpha=0.3)
+            plot = _figure_png(draw)
+        out.append({"file": path.name, "rows": rows, "plot": plot, "datetime": data.get("datetime"),
+                     "machine": (data.get("machine_info") or {}).get("cpu", {}).get("brand_raw")})
+    return out
+
+
+def load_sensitivity(report_dir: Path, claim_ids: list[str]) -> dict[str, Any] | None:
+    """sensitivity.json as a fault x claim matrix (schema in the module docstring)."""
+    path = report_dir / "sensitivity.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        faults = data["faults"]
+        ids = set()
+        for f in faults.values():
+            ids |= set(f.get("expected", [])) | set(f.get("caught", []))
+        columns = sorted(ids, key=results_io.claim_sort_key)
+        rows, n_expected, n_caught = [], 0, 0
+        for name, f in faults.items():
+            expected, caught = set(f.get("expected", [])), set(f.get("caught", []))
+            n_expected += len(expected)
+            n_caught += len(expected & caught)
+            cells = []
+            for cid in columns:
+                state = ("caught" if cid in caught else "missed") if cid in expected else \
+                    ("extra" if cid in caught else "")
+                cells.append({"state": state, "verdict": (f.get("verdicts") or {}).get(cid)})
+            rows.append({"fault": name, "description": f.get("description", ""), "cells": cells})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {"error": f"sensitivity.json is malformed ({type(exc).__name__}: {exc})"}
+    computed = n_caught / n_expected if n_expected else None
+    stored = data.get("sensitivity")
+    return {"columns": columns, "rows": rows, "computed": computed, "stored": stored,
+            "mismatch": stored is not None and computed is not None and abs(stored - computed) > 1e-9,
+            "specificity": data.get("specificity"), "extra_columns": [c for c in columns if c not in claim_ids]}
+
+
+def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any]:
+    claims = []
+    for cid, c in results["claims"].items():
+        head = c.get("headline")
+        claims.append({
+            **c,
+            "anchor": "claim-" + slug(cid),
+            "badge": badge_class(c["verdict"]),
+            "headline_text": f"{head} = {fmt(c['metrics'].get(head))}" if head else "—",
+            "figures_embedded": [{"path": f, "uri": embed_figure(report_dir, f)} for f in c.get("figures", [])],
+            "tables_view": {name: _table(t) for name, t in (c.get("tables") or {}).items()},
+            "metrics_sorted": sorted(c["metrics"].items()),
+            "notes": c.get("notes") or [],
+            "regression": c.get("regression"),
+        })
+    verdict_by_id = {cid: c["verdict"] for cid, c in results["claims"].items()}
+    run = results["run"]
+    return {
+        "run": run,
+        "claims": claims,
+        "gated": any(c.get("regression") for c in claims),
+        "not_run": [(cid, text) for cid, text in NOTE_ITEMS.items() if cid not in results["claims"]],
+        "practices": [{**p, "badge_verdicts": {cid: badge_class(v if v != "not run" else None)
+                                               for cid, v in p["verdicts"].items()}}
+                      for p in verdicts.practice_dispositions(verdict_by_id)],
+        "benchmarks": load_benchmarks(report_dir),
+        "sensitivity": load_sensitivity(report_dir, list(results["claims"])),
+        "run_items": [(k, v) for k, v in run.items() if k != "skipped"],
+    }
+
+
+_CSS = """
+body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1d2329;background:#f6f7f9;line-height:1.45}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 60px;background:#fff;min-height:100vh}
+h1{font-size:1.6em;margin:0 0 4px}h2{font-size:1.25em;margin:34px 0 10px;border-bottom:2px solid #e3e7ec;padding-bottom:4px}
+h3{font-size:1.05em;margin:18px 0 6px}
+.sub{color:#5b6672;margin:0 0 16px}
+table{border-collapse:collapse;width:100%;margin:8px 0 14px;font-size:.92em}
+th,td{border:1px solid #dde2e8;padding:5px 8px;text-align:left;vertical-align:top}
+th{background:#f0f3f6;font-weight:600}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+.badge{display:inline-block;padding:1px 9px;border-radius:10px;font-size:.85em;font-weight:600;color:#fff;white-space:nowrap}
+.badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
+.banner{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}
+.banner.bad{background:#fdecea;color:#8e1c1c;border:1px solid #f5c2c0}.banner.warn{background:#fff6e0;color:#7a5300;border:1px solid #f3dc9c}
+.banner.info{background:#e8f1fb;color:#1d4f84;border:1px solid #bcd6f2}
+blockquote{margin:6px 0 10px;padding:6px 12px;border-left:4px solid #9fb3c8;background:#f7f9fb;font-style:italic}
+.limitation{background:#fffaf0;border-left:4px solid #e0b050;padding:6px 12px;margin:8px 0}
+.claim{border-top:1px solid #e3e7ec;margin-top:26px}
+.meta{color:#5b6672;font-size:.9em}
+figure{margin:10px 0;display:inline-block;max-width:100%}figure img{max-width:100%;border:1px solid #e3e7ec}
+figcaption{font-size:.85em;color:#5b6672}
+pre{background:#f7f7f9;padding:8px;overflow-x:auto;white-space:pre-wrap}
+.cell-caught{background:#d9f2dc;text-align:center}.cell-missed{background:#f9d6d5;text-align:center;font-weight:700}
+.cell-extra{background:#fff0c9;text-align:center}.cell-{color:#aab;text-align:center}
+.pass{color:#2e7d32;font-weight:700}.fail{color:#c62828;font-weight:700}.unk{color:#8a949e}
+dl.run{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;font-size:.92em}dl.run dt{font-weight:600}dl.run dd{margin:0}
+"""
+
+_TEMPLATE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>attention-claims report — {{ run.profile }}</title>
+<style>{{ css | safe }}</style></head>
+<body><main>
+<h1>attention-claims: <i>Attention Is All You Need</i>, checked</h1>
+<p class="sub">Claims, recommendations and open questions of NOTE-011, each measured in this run against criteria written before the measurement.
+Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.seeds) }}, started {{ run.started_at }}, {{ fmt(run.duration_s) }} s.</p>
+{% if not run.complete %}<div class="banner bad">INCOMPLETE RUN: interrupted or stopped early{% if run.stopped %} ({{ run.stopped }}){% endif %}. Claims that did not finish are missing or marked as errors.</div>{% endif %}
+{% if run.inject_fault %}<div class="banner warn">FAULT INJECTED: <code>{{ run.inject_fault }}</code>. The model was deliberately broken for this run; verdicts measure the suite's sensitivity, not the paper.</div>{% endif %}
+{% if run.fast %}<div class="banner info">Fast mode: only each claim's fast criteria were run and judged.</div>{% endif %}
+{% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}).{% if run.baseline_not_run %} In the baseline but not run: {{ run.baseline_not_run | join(", ") }}.{% endif %}</div>{% endif %}
+
+<h2 id="summary">Summary</h2>
+<table><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>headline</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
+{% for c in claims %}<tr><td><a href="#{{ c.anchor }}">{{ c.id }}</a></td><td>{{ c.statement or c.title }}</td><td>{{ c.strength }}</td>
+<td><span class="badge {{ c.badge }}">{{ c.verdict }}</span></td><td class="num">{{ c.headline_text }}</td>
+{% if gated %}<td>{% if c.regression %}{% if c.regression.regressed %}<span class="fail">REGRESSED</span>{% else %}{{ c.regression.status }}{% endif %}{% endif %}</td>{% endif %}
+<td class="num">{{ fmt(c.duration_s) }} s</td></tr>
+{% else %}<tr><td colspan="7">No claim was recorded in this run.</td></tr>{% endfor %}
+</tbody></table>
+{% if not_run %}<p class="meta">Not run in this session: {% for cid, text in not_run %}<b>{{ cid }}</b> ({{ text }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>{% endif %}
+{% if run.skipped %}<p class="meta">Skipped: {% for s in run.skipped %}{{ s.nodeid }} — {{ s.reason }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+
+<h2 id="bearing">Bearing on the record</h2>
+<p class="meta">The practice this note is the source for, with its disposition as this run's verdicts give it: confirmed if every deciding claim is supported, not confirmed if any is refuted, open otherwise.</p>
+<table><thead><tr><th>practice</th><th>the note says</th><th>deciding claims (this run)</th><th>this run</th></tr></thead><tbody>
+{% for p in practices %}<tr><td><b>{{ p.id }}</b> {{ p.practice }}</td><td>{{ p.note_disposition }}</td>
+<td>{% for cid, v in p.verdicts.items() %}{{ cid }} <span class="badge {{ p.badge_verdicts[cid] }}">{{ v }}</span>{% if not loop.last %}&nbsp; {% endif %}{% endfor %}</td>
+<td><b>{{ p.disposition }}</b></td></tr>{% endfor %}
+</tbody></table>
+
+{% for c in claims %}
+<section class="claim" id="{{ c.anchor }}">
+<h2>{{ c.id }} — {{ c.title or c.statement }} <span class="badge {{ c.badge }}">{{ c.verdict }}</span></h2>
+<p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}</p>
+<blockquote>{{ c.statement }}</blockquote>
+{% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}
+{% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline: {{ c.regression.reasons | join("; ") }}</div>{% endif %}
+<h3>Criteria (stated before measuring)</h3>
+<table><thead><tr><th>criterion</th><th>prediction</th><th>threshold</th><th>test</th><th>measured</th><th>passed</th><th>p</th><th>CI</th></tr></thead><tbody>
+{% for k in c.criteria %}<tr><td>{{ k.name }}{% if k.counts is defined and not k.counts %}<br><span class="meta">(reported, not counted)</span>{% endif %}</td>
+<td>{{ k.prediction }}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}</td><td>{{ fmt(k.threshold) }}</td><td>{{ k.test }}</td><td class="num">{{ fmt(k.measured) }}</td>
+<td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">yes</span>{% else %}<span class="fail">no</span>{% endif %}</td>
+<td class="num">{{ fmt(k.p_value) }}</td><td class="num">{{ fmt(k.ci) }}</td></tr>
+{% else %}<tr><td colspan="8">No criterion was declared.</td></tr>{% endfor %}
+</tbody></table>
+{% if c.metrics_sorted %}<h3>Metrics</h3><table><thead><tr><th>metric</th><th>value</th>{% if c.regression %}<th>baseline</th><th>gate</th>{% endif %}</tr></thead><tbody>
+{% for name, value in c.metrics_sorted %}<tr><td><code>{{ name }}</code></td><td class="num">{{ fmt(value) }}</td>
+{% if c.regression %}{% set g = c.regression.metrics | selectattr("metric", "equalto", name) | first %}<td class="num">{{ fmt(g.baseline) if g else "" }}</td><td>{% if g %}{{ g.status }} ({{ g.direction }}, ±{{ fmt(g.tolerance) }}{% if g.relative %} rel{% endif %}){% endif %}</td>{% endif %}</tr>{% endfor %}
+</tbody></table>{% endif %}
+{% if c.notes %}<h3>Notes</h3><ul>{% for n in c.notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
+{% for f in c.figures_embedded %}<figure>{% if f.uri %}<img src="{{ f.uri }}" alt="{{ f.path }}">{% else %}<div class="banner warn">figure missing: {{ f.path }}</div>{% endif %}<figcaption>{{ f.path }}</figcaption></figure>{% endfor %}
+{% for name, t in c.tables_view.items() %}<h3>Table: {{ name }}</h3><table><thead><tr>{% for col in t.columns %}<th>{{ col }}</th>{% endfor %}</tr></thead><tbody>
+{% for row in t.rows %}<tr>{% for v in row %}<td class="num">{{ fmt(v) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+{% if t.truncated %}<p class="meta">{{ t.truncated }} more rows in results.json.</p>{% endif %}{% endfor %}
+{% if c.limitation %}<div class="limitation"><b>The note's limitation that bears on it:</b> {{ c.limitation }}</div>{% endif %}
+</section>
+{% endfor %}
+
+{% if benchmarks %}<h2 id="benchmarks">R3 benchmarks (pytest-benchmark)</h2>
+{% for b in benchmarks %}<h3>{{ b.file }}</h3>
+{% if b.error %}<div class="banner warn">{{ b.error }}</div>{% else %}
+<p class="meta">{% if b.datetime %}{{ b.datetime }}{% endif %}{% if b.machine %} · {{ b.machine }}{% endif %}</p>
+{% if b.plot %}<figure><img src="{{ b.plot }}" alt="time against n"><figcaption>mean time per call against n (log-log)</figcaption></figure>{% endif %}
+<table><thead><tr><th>benchmark</th><th>n</th><th>mean (s)</th><th>stddev (s)</th><th>median (s)</th><th>min (s)</th><th>rounds</th></tr></thead><tbody>
+{% for r in b.rows %}<tr><td>{{ r.name }}</td><td class="num">{{ fmt(r.n) }}</td><td class="num">{{ fmt(r.mean) }}</td><td class="num">{{ fmt(r.stddev) }}</td><td class="num">{{ fmt(r.median) }}</td><td class="num">{{ fmt(r.min) }}</td><td class="num">{{ fmt(r.rounds) }}</td></tr>{% endfor %}
+</tbody></table>{% endif %}{% endfor %}{% endif %}
+
+{% if sensitivity %}<h2 id="sensitivity">Fault-injection sensitivity</h2>
+{% if sensitivity.error %}<div class="banner warn">{{ sensitivity.error }}</div>{% else %}
+<p>Each fault breaks the model in one documented way; the claims about it must go red. <b>sensitivity = {{ fmt(sensitivity.computed) }}</b> (caught / expected){% if sensitivity.mismatch %} <span class="fail">— the file states {{ fmt(sensitivity.stored) }}</span>{% endif %}.</p>
+<table><thead><tr><th>fault</th>{% for cid in sensitivity.columns %}<th>{{ cid }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in sensitivity.rows %}<tr><td><code>{{ r.fault }}</code>{% if r.description %}<br><span class="meta">{{ r.description }}</span>{% endif %}</td>
+{% for cell in r.cells %}<td class="cell-{{ cell.state }}" title="{{ cell.verdict or '' }}">{% if cell.state == "caught" %}caught{% elif cell.state == "missed" %}MISSED{% elif cell.state == "extra" %}also red{% else %}·{% endif %}</td>{% endfor %}</tr>{% endfor %}
+</tbody></table>
+<p class="meta">caught: expected to go red and did; MISSED: expected and did not; also red: went red without being expected; ·: not expected, stayed green.</p>
+{% if sensitivity.specificity %}<h3>Specificity (no fault)</h3><table><tbody>{% for k, v in sensitivity.specificity.items() %}<tr><td>{{ k }}</td><td>{{ fmt(v) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+{% endif %}{% endif %}
+
+<h2 id="run">Run</h2>
+<dl class="run">{% for k, v in run_items %}<dt>{{ k }}</dt><dd>{{ fmt(v) }}</dd>{% endfor %}</dl>
+</main></body></html>
+"""
+
+_ENV = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined, trim_blocks=True, lstrip_blocks=True)
+_ENV.globals["fmt"] = fmt
+
+
+def render_html(results: Mapping[str, Any], report_dir: Path) -> str:
+    """The page for a results dict; figures are read from ``report_dir``."""
+    return _ENV.from_string(_TEMPLATE).render(css=_CSS, **build_context(results, Path(report_dir)))
+
+
+def write_report(results: Mapping[str, Any], report_dir: Path) -> Path:
+    out = Path(report_dir) / "index.html"
+    results_io.write_text_atomic(out, render_html(results, report_dir))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.report",
+                                     description="Rebuild index.html from a results.json without rerunning.")
+    parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
+    parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
+    args = parser.parse_args(argv)
+    try:
+        results = results_io.load(args.results)
+    except results_io.ResultsFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report_dir = args.results.resolve().parent
+    if args.output is None:
+        out = write_report(results, report_dir)
+    else:
+        out = args.output
+        results_io.write_text_atomic(out, render_html(results, report_dir))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

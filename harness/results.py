@@ -1,0 +1,211 @@
+"""The results.json contract: JSON-safe values, claim ordering, merging parts, validation, atomic writes.
+
+One place for the schema that the plugin writes, the report reads and the baseline gate compares
+(issue 4), so that the three cannot drift apart. Required keys are the contract; everything else
+(``kind``, ``notes``, ``tables``, ``headline``, ``limitation``, ``gates``, ...) is an extra that a
+reader must not require.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from harness import verdict as verdicts
+
+SCHEMA_VERSION = 1
+RUN_KEYS = ("profile", "device", "seeds", "torch_version", "git_commit", "started_at", "duration_s", "complete")
+CLAIM_KEYS = ("id", "title", "statement", "strength", "verdict", "criteria", "metrics", "figures", "duration_s")
+CRITERION_KEYS = ("name", "prediction", "threshold", "measured", "passed")
+
+# C before R before Q (the note's order), then the suite's own model checks, then anything else.
+_ID_PREFIX_ORDER = {"C": 0, "R": 1, "Q": 2, "M": 3}
+
+
+class ResultsFormatError(ValueError):
+    """A results/baseline file that does not follow the schema; the message names the file and the field."""
+
+
+def claim_sort_key(claim_id: str) -> tuple:
+    """C1 < C2 < ... < C10 < R1 < Q1 < M0 < anything else (alphabetical): one order everywhere."""
+    m = re.fullmatch(r"([A-Za-z]+)(\d+)(.*)", claim_id)
+    if not m:
+        return (9, claim_id, 0, "")
+    prefix, num, rest = m.groups()
+    return (_ID_PREFIX_ORDER.get(prefix.upper(), 8), prefix.upper(), int(num), rest)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON types from numpy/torch/pandas values; non-finite floats become None (JSON has no NaN)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, torch tensors
+        return to_jsonable(value.tolist())
+    if hasattr(value, "item"):
+        return to_jsonable(value.item())
+    if hasattr(value, "isoformat"):  # datetime, pandas Timestamp
+        return value.isoformat()
+    try:
+        return to_jsonable(float(value))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temp file in the same folder, then rename: a reader never sees a truncated file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n")
+
+
+def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Claim records from test parts (one per test function), in one deterministic order.
+
+    A claim is usually one test; a module may split it over several (or parametrize), each writing
+    the same claim id. Parts are merged in collection order, whatever order xdist finished them in,
+    so a serial and a ``-n 2`` run give the same record. The verdict is recomputed over the merged
+    criteria (error if any part errored).
+    """
+    by_id: dict[str, list[Mapping[str, Any]]] = {}
+    for part in parts:
+        by_id.setdefault(part["id"], []).append(part)
+    merged: dict[str, dict[str, Any]] = {}
+    for cid in sorted(by_id, key=claim_sort_key):
+        ordered = sorted(by_id[cid], key=lambda p: (p.get("order", 0), p.get("nodeid", "")))
+        merged[cid] = _merge_one(cid, ordered)
+    return merged
+
+
+def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
+    first = parts[0]
+    claim: dict[str, Any] = {k: first.get(k) for k in ("id", "title", "statement", "strength", "kind", "limitation")}
+    for k in ("title", "statement", "strength", "limitation"):
+        claim[k] = next((p.get(k) for p in parts if p.get(k)), claim[k])
+    claim.update(criteria=[], metrics={}, figures=[], tables={}, notes=[], gates={}, headline=None,
+                 duration_s=0.0, parts=[], errors=[], fast=any(p.get("fast") for p in parts))
+    seen_criteria: set[str] = set()
+    for p in parts:
+        test_name = p.get("nodeid", "").split("::")[-1] or "?"
+        claim["parts"].append(p.get("nodeid"))
+        for c in p.get("criteria", []):
+            c = dict(c)
+            if c["name"] in seen_criteria:
+                c["name"] = f"{c['name']} [{test_name}]"
+            seen_criteria.add(c["name"])
+            claim["criteria"].append(c)
+        for name, value in p.get("metrics", {}).items():
+            if name in claim["metrics"] and claim["metrics"][name] != value:
+                claim["notes"].append(f"metric {name} recorded by two tests; kept {test_name}'s value {value}")
+            claim["metrics"][name] = value
+        claim["figures"] += [f for f in p.get("figures", []) if f not in claim["figures"]]
+        for name, table in p.get("tables", {}).items():
+            claim["tables"][name if name not in claim["tables"] else f"{name} [{test_name}]"] = table
+        claim["notes"] += [n for n in p.get("notes", []) if n not in claim["notes"]]
+        claim["gates"].update(p.get("gates", {}))
+        claim["headline"] = claim["headline"] or p.get("headline")
+        claim["duration_s"] += float(p.get("duration_s") or 0.0)
+        if p.get("error"):
+            claim["errors"].append(f"{test_name}: {p['error']}" if len(parts) > 1 else p["error"])
+        for k in ("device", "seeds", "module"):
+            claim.setdefault(k, p.get(k))
+        if p.get("interrupted"):
+            claim["interrupted"] = True
+    errored = any(p.get("verdict") == "error" for p in parts)
+    claim["verdict"] = verdicts.decide(claim["criteria"], kind=claim.get("kind") or "claim",
+                                       errored=errored, fast_only=bool(claim["fast"]))
+    claim["error"] = "; ".join(claim.pop("errors")) or None
+    return claim
+
+
+def _fail(source: str, where: str, problem: str) -> None:
+    raise ResultsFormatError(f"{source}: {where}: {problem}")
+
+
+def validate(data: Any, source: str = "results") -> dict[str, Any]:
+    """Check ``data`` against the results.json contract; raise ResultsFormatError naming the field."""
+    if not isinstance(data, dict):
+        _fail(source, "top level", f"expected a JSON object, got {type(data).__name__}")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        _fail(source, "schema_version", f"expected {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    run = data.get("run")
+    if not isinstance(run, dict):
+        _fail(source, "run", "missing or not an object")
+    for key in RUN_KEYS:
+        if key not in run:
+            _fail(source, f"run.{key}", "missing")
+    claims = data.get("claims")
+    if not isinstance(claims, dict):
+        _fail(source, "claims", "missing or not an object")
+    for cid, claim in claims.items():
+        where = f"claims[{cid!r}]"
+        if not isinstance(claim, dict):
+            _fail(source, where, "not an object")
+        for key in CLAIM_KEYS:
+            if key not in claim:
+                _fail(source, f"{where}.{key}", "missing")
+        if claim["verdict"] not in verdicts.ALL_VERDICTS:
+            _fail(source, f"{where}.verdict", f"{claim['verdict']!r} is not one of {', '.join(verdicts.ALL_VERDICTS)}")
+        if not isinstance(claim["criteria"], list):
+            _fail(source, f"{where}.criteria", "not a list")
+        for i, crit in enumerate(claim["criteria"]):
+            if not isinstance(crit, dict):
+                _fail(source, f"{where}.criteria[{i}]", "not an object")
+            for key in CRITERION_KEYS:
+                if key not in crit:
+                    _fail(source, f"{where}.criteria[{i}].{key}", "missing")
+        if not isinstance(claim["metrics"], dict):
+            _fail(source, f"{where}.metrics", "not an object")
+        for name, value in claim["metrics"].items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                _fail(source, f"{where}.metrics[{name!r}]", f"expected a number, got {value!r}")
+        if not isinstance(claim["figures"], list):
+            _fail(source, f"{where}.figures", "not a list")
+    return data
+
+
+def load(path: Path, what: str = "results file") -> dict[str, Any]:
+    """Read and validate a results.json; every failure is a ResultsFormatError with a readable message."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsFormatError(f"{what} not found: {path}") from None
+    except OSError as exc:
+        raise ResultsFormatError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsFormatError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} "
+                                 f"column {exc.colno}") from None
+    return validate(data, source=f"{what} {path}")
