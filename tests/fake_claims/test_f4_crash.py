@@ -1,0 +1,16 @@
+"""F4: a claim module that crashes after declaring its criteria (verdict error); FAKE_F4_CRASH=0 fixes it."""
+import os
+
+import pytest
+
+pytestmark = pytest.mark.claim("F4")
+
+
+def test_f4_crash(evidence):
+    ev = evidence
+    ev.claim("F4", title="A fake claim whose module crashes", statement="It never gets measured",
+             strength="strong")
+    crit = ev.criterion("anything", prediction="it runs", threshold="-", test="none")
+    if os.environ.get("FAKE_F4_CRASH", "1") == "1":
+        raise RuntimeError("fake crash in the measurement")
+    crit.record(measured=1, passed=True)

@@ -1,0 +1,25 @@
+"""F6: one claim split over several tests (one plain, one parametrized): the plugin merges the parts."""
+import pytest
+
+pytestmark = pytest.mark.claim("F6")
+
+STATEMENT = dict(title="A fake claim in parts", statement="Every part holds", strength="moderate")
+
+
+def test_f6_part_a(evidence):
+    evidence.claim("F6", **STATEMENT)
+    crit = evidence.criterion("a", prediction="part a holds", threshold="-", test="none")
+    crit.record(measured=1, passed=True)
+    evidence.metric("a_value", 1.0)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_f6_part_b(evidence, k):
+    evidence.claim("F6", **STATEMENT)
+    crit = evidence.criterion("b", prediction="part b holds", threshold="-", test="none")
+    crit.record(measured=k, passed=True)
+    evidence.metric(f"b_value/{k}", float(k))
+
+
+def test_f7_skipped(evidence):
+    pytest.skip("needs a corpus (fake)")

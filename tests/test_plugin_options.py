@@ -1,0 +1,104 @@
+"""Option validation: a bad value is a usage error (exit 4) that names the valid choices."""
+import sys
+import types
+
+import pytest
+
+
+ONE_CLAIM = """
+import pytest
+pytestmark = pytest.mark.claim("F8")
+
+def test_f8(evidence, seeds, profile, fast):
+    evidence.claim("F8", title="t", statement="s", strength="strong")
+    c = evidence.criterion("c", prediction="p", threshold="-", test="none", fast=True)
+    c.record(measured=seeds, passed=True)
+    evidence.note(f"profile={profile.name} n_seeds={profile.n_seeds} fast={fast}")
+"""
+
+
+@pytest.fixture
+def suite(fake_suite, pytester):
+    fake_suite(only=[])  # just the conftest that registers the plugin
+    pytester.makepyfile(test_f8=ONE_CLAIM)
+    return pytester
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--profile", "huge"], "--profile 'huge' is not valid; valid choices: smoke, standard, full"),
+    (["--device", "tpu"], "--device 'tpu' is not valid; valid choices: auto, cpu, cuda, cuda:N"),
+    (["--seeds", "0"], "--seeds '0' is not valid; it must be an integer between 1 and 1000"),
+    (["--seeds", "many"], "--seeds 'many' is not valid"),
+    (["--master-seed", "-1"], "--master-seed '-1' is not valid"),
+    (["--fast", "--profile", "full"], "--fast runs at smoke budgets"),
+])
+def test_bad_option_is_a_usage_error(suite, args, message):
+    result = suite.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_cuda_without_cuda_says_so(suite):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = suite.runpytest_inprocess("--device", "cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "CUDA is not available" in result.stderr.str()
+
+
+def test_unknown_fault_names_the_valid_ones(suite, monkeypatch):
+    fake = types.ModuleType("model.faults")
+    fake.FAULTS = {"no_scale": "...", "single_head": "..."}
+    fake.set_fault = lambda name: setattr(fake, "active", name)
+    monkeypatch.setitem(sys.modules, "model.faults", fake)
+    result = suite.runpytest_inprocess("--inject-fault", "no_sclae", "--device", "cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--inject-fault 'no_sclae' is not a known fault; valid choices: no_scale, single_head" in result.stderr.str()
+    # a valid one is applied for the session, recorded in the run, and cleared afterwards
+    result = suite.runpytest_inprocess("--inject-fault", "single_head", "--device", "cpu")
+    assert result.ret == 0
+    assert fake.active is None
+    import json
+    run = json.loads((suite.path / "reports" / "results.json").read_text())["run"]
+    assert run["inject_fault"] == "single_head"
+
+
+def test_malformed_baseline_is_a_clear_error_not_a_traceback(suite):
+    (suite.path / "baseline.json").write_text('{"schema_version": 1, "claims": ')
+    result = suite.runpytest_inprocess("--baseline", "baseline.json", "--device", "cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "baseline file" in err and "is not valid JSON" in err and "--update-baseline" in err
+    assert "Traceback" not in err + result.stdout.str()
+    result = suite.runpytest_inprocess("--baseline", "missing.json", "--device", "cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "baseline file not found" in result.stderr.str()
+
+
+def test_seeds_come_from_the_profile_or_override_and_the_master_seed(suite):
+    import json
+
+    def run(*args):
+        assert suite.runpytest_inprocess("--device", "cpu", *args).ret == 0
+        claim = json.loads((suite.path / "reports" / "results.json").read_text())["claims"]["F8"]
+        return claim["criteria"][0]["measured"], claim["notes"][0]
+
+    assert run() == ([0, 1, 2], "profile=smoke n_seeds=3 fast=False")
+    assert run("--seeds", "2", "--master-seed", "4") == ([4000, 4001], "profile=smoke n_seeds=2 fast=False")
+    assert run("--profile", "standard")[1] == "profile=standard n_seeds=5 fast=False"
+    assert run("--fast")[1] == "profile=smoke n_seeds=3 fast=True"
+
+
+def test_report_dir_option(suite):
+    result = suite.runpytest_inprocess("--device", "cpu", "--report-dir", "out/r")
+    assert result.ret == 0
+    assert (suite.path / "out" / "r" / "results.json").is_file() and (suite.path / "out" / "r" / "index.html").is_file()
+    assert not (suite.path / "reports").exists()
+
+
+def test_a_run_without_claim_tests_leaves_the_report_dir_alone(pytester):
+    pytester.makeconftest('pytest_plugins = ["harness.plugin"]')
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    assert pytester.runpytest_inprocess().ret == 0
+    assert not (pytester.path / "reports").exists()

@@ -1,0 +1,144 @@
+"""The plugin end to end on the fake claim set: outcomes, results.json, report, gate, xdist merge, Ctrl-C.
+
+Three runs are shared by the tests of this module (they are the slow part): a serial run that also
+writes a baseline, the same run under ``-n 2``, and a gated run against that baseline in which F1's
+metric drops beyond its tolerance, F2's verdict worsens, and F3 and F4 improve.
+"""
+import concurrent.futures as cf
+import json
+import re
+
+import pytest
+
+from harness import report as html_report
+from harness import results as R
+
+from conftest import copy_fake_claims, run_pytest
+
+VERDICTS = {"F1": "supported", "F2": "inconclusive", "F3": "refuted", "F4": "error", "F5": "supported",
+            "F6": "supported", "Q9": "answered yes"}
+GATE_ENV = {"FAKE_F1_SCORE": "0.84", "FAKE_F2_MODE": "refuted", "FAKE_F3_MODE": "fixed", "FAKE_F4_CRASH": "0"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fake_suite")
+    copy_fake_claims(root)
+    common = ["--device", "cpu", "-p", "no:randomly"]
+    serial_args = [*common, "--report-dir", "serial", "--update-baseline", "--baseline", "baseline.json"]
+    xdist_args = [*common, "--report-dir", "xdist", "-n", "2"]
+    with cf.ThreadPoolExecutor(2) as pool:  # the serial and the xdist run are independent: side by side
+        serial_f = pool.submit(run_pytest, root, *serial_args)
+        xdist_f = pool.submit(run_pytest, root, *xdist_args)
+        serial, xdist = serial_f.result(), xdist_f.result()
+    gate = run_pytest(root, *common, "--report-dir", "gate", "--baseline", "baseline.json", env=GATE_ENV)
+    load = lambda d: json.loads((root / d / "results.json").read_text())  # noqa: E731
+    return {"root": root, "serial": serial, "xdist": xdist, "gate": gate,
+            "serial_results": load("serial"), "xdist_results": load("xdist"), "gate_results": load("gate")}
+
+
+def test_claim_test_passes_iff_supported(runs):
+    out = runs["serial"].stdout
+    assert runs["serial"].returncode == 1, out
+    assert re.search(r"3 failed, 6 passed, 1 skipped", out), out
+    for nodeid in ("test_f2_borderline.py::test_f2_borderline", "test_f3_refuted.py::test_f3_refuted",
+                   "test_f4_crash.py::test_f4_crash"):
+        assert f"FAILED {nodeid}" in out
+    assert "F2 is inconclusive, not supported" in out and "gap_small: not passed" in out
+    assert "F3 is refuted, not supported" in out and "value_high: REFUTED" in out
+    assert "RuntimeError: fake crash in the measurement" in out
+
+
+def test_results_json_follows_the_contract(runs):
+    res = runs["serial_results"]
+    R.validate(res)
+    assert res["schema_version"] == 1
+    assert set(R.RUN_KEYS) <= set(res["run"]) and res["run"]["complete"] is True
+    assert res["run"]["seeds"] == [0, 1, 2] and res["run"]["profile"] == "smoke"
+    assert res["run"]["inject_fault"] is None and res["run"]["master_seed"] == 0
+    assert {cid: c["verdict"] for cid, c in res["claims"].items()} == VERDICTS
+    assert list(res["claims"]) == ["Q9", "F1", "F2", "F3", "F4", "F5", "F6"]  # the note's order, then others
+    f1 = res["claims"]["F1"]
+    for key in (*R.CLAIM_KEYS, "kind", "notes", "tables", "headline", "limitation"):
+        assert key in f1
+    assert f1["metrics"] == {"score": pytest.approx(0.901)} and f1["headline"] == "score"
+    assert f1["criteria"][0]["ci"] == pytest.approx([0.891, 0.911]) and f1["criteria"][0]["p_value"] == 0.01
+    assert f1["figures"] == ["figures/F1/score_by_seed.png"]
+    assert (runs["root"] / "serial" / f1["figures"][0]).is_file()
+    assert f1["tables"]["per_seed"][2] == {"seed": 2, "score": pytest.approx(0.902)}
+    assert res["claims"]["F4"]["error"].startswith("RuntimeError: fake crash")
+    assert res["claims"]["F2"]["kind"] == "recommendation"
+    f6 = res["claims"]["F6"]  # one claim over three tests, merged in collection order
+    assert [c["name"] for c in f6["criteria"]] == ["a", "b", "b [test_f6_part_b[2]]"]
+    assert len(f6["parts"]) == 3 and set(f6["metrics"]) == {"a_value", "b_value/1", "b_value/2"}
+    assert res["run"]["skipped"][0]["nodeid"] == "test_f6_parts.py::test_f7_skipped"
+
+
+def test_progress_is_live_without_dash_s_and_summary_has_a_line_per_claim(runs):
+    out = runs["serial"].stdout
+    assert "[F1] profile smoke seed 0: step 10/10 loss 0.01" in out
+    for cid, verdict in VERDICTS.items():
+        assert re.search(rf"^{cid}\s+{verdict}\s", out, re.M), cid
+    assert re.search(r"^F1\s+supported\s+score = 0\.901\s+\d+\.\d s\s+not gated", out, re.M)
+    assert "baseline written:" in out
+
+
+def test_report_is_written_escaped_and_rebuildable(runs, capsys):
+    out_dir = runs["root"] / "serial"
+    html = (out_dir / "index.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(" in html
+    assert "data:image/png;base64," in html
+    assert html_report.main([str(out_dir / "results.json"), "-o", str(out_dir / "rebuilt.html")]) == 0
+    assert (out_dir / "rebuilt.html").read_text() == html  # same page from the same results, nothing rerun
+
+
+def test_xdist_merge_equals_serial(runs):
+    assert runs["xdist"].returncode == 1, runs["xdist"].stdout
+    strip = lambda res: {cid: {k: v for k, v in c.items() if k != "duration_s"}  # noqa: E731
+                         for cid, c in res["claims"].items()}
+    serial, xdist = strip(runs["serial_results"]), strip(runs["xdist_results"])
+    assert list(xdist) == list(serial)
+    for cid in serial:
+        assert xdist[cid] == serial[cid], cid
+    assert runs["xdist_results"]["run"]["skipped"] == runs["serial_results"]["run"]["skipped"]
+    assert (runs["root"] / "xdist" / "figures" / "F1" / "score_by_seed.png").is_file()
+    assert re.search(r"\[gw\d\] \[F1\] profile smoke seed 0", runs["xdist"].stdout + runs["xdist"].stderr)
+
+
+def test_gate_fails_regressions_only(runs):
+    gate, res = runs["gate"], runs["gate_results"]
+    out = gate.stdout
+    assert gate.returncode == 1, out
+    assert re.search(r"2 failed, 7 passed, 1 skipped", out), out
+    # F1: still supported, but its gated metric dropped beyond the tolerance
+    assert "FAILED test_f1_supported.py::test_f1_supported" in out
+    assert "score 0.901 -> 0.841, beyond tolerance 0.05 (higher is better)" in out
+    assert res["claims"]["F1"]["verdict"] == "supported" and res["claims"]["F1"]["regression"]["regressed"]
+    # F2: inconclusive -> refuted
+    assert "FAILED test_f2_borderline.py::test_f2_borderline" in out
+    assert res["claims"]["F2"]["regression"]["reasons"] == ["verdict inconclusive -> refuted"]
+    # F3 refuted -> supported and F4 error -> supported are improvements: they pass
+    for cid in ("F3", "F4"):
+        assert res["claims"][cid]["regression"]["status"] == "improved"
+        assert f"FAILED test_{cid.lower()}" not in out
+    assert res["claims"]["F5"]["regression"]["status"] == "ok"
+    assert res["run"]["baseline"].endswith("baseline.json") and res["run"]["baseline_profile"] == "smoke"
+    assert re.search(r"^F1\s+supported\s+score = 0\.841\s+\d+\.\d s\s+REGRESSED", out, re.M)
+    assert "REGRESSED" in (runs["root"] / "gate" / "index.html").read_text()
+
+
+def test_report_written_on_ctrl_c_and_marked_incomplete(fake_suite, pytester, monkeypatch):
+    fake_suite(only=["test_f3_refuted.py", "test_f5_interrupt.py", "test_f6_parts.py"])
+    monkeypatch.setenv("FAKE_INTERRUPT", "1")
+    result = pytester.runpytest_inprocess("--device", "cpu", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out_dir = pytester.path / "reports"
+    res = R.load(out_dir / "results.json")
+    assert res["run"]["complete"] is False
+    assert res["claims"]["F3"]["verdict"] == "refuted"  # finished before the interrupt: kept
+    f5 = res["claims"]["F5"]  # cut short: its partial evidence is kept, marked
+    assert f5["interrupted"] is True and f5["verdict"] == "error" and f5["metrics"] == {"partial": 1.5}
+    assert "F6" not in res["claims"]
+    assert "INCOMPLETE RUN" in (out_dir / "index.html").read_text()
+    assert sorted(p.name for p in out_dir.iterdir()) == ["index.html", "results.json"]  # no temp files left
+    assert "run INCOMPLETE" in result.stdout.str()

@@ -1,0 +1,94 @@
+"""Verdict logic (harness/verdict.py): criteria records -> supported / inconclusive / refuted / error."""
+import pytest
+
+from harness import verdict as V
+
+
+def crit(name="c", passed=False, refuted=False, recorded=True, counts=True, fast=False):
+    return {"name": name, "prediction": "p", "threshold": "t", "measured": 1.0, "passed": passed,
+            "refuted": refuted, "recorded": recorded, "counts": counts, "fast": fast}
+
+
+def test_every_counted_criterion_passing_is_supported():
+    assert V.decide([crit("a", passed=True), crit("b", passed=True)]) == "supported"
+
+
+def test_a_failing_criterion_contradicted_with_significance_is_refuted():
+    assert V.decide([crit("a", passed=True), crit("b", refuted=True)]) == "refuted"
+
+
+def test_a_borderline_criterion_is_inconclusive():
+    # missed the threshold, but not contradicted with significance
+    assert V.decide([crit("a", passed=True), crit("b", passed=False, refuted=False)]) == "inconclusive"
+
+
+def test_a_criterion_declared_but_never_recorded_is_inconclusive():
+    assert V.decide([crit("a", passed=True), crit("b", recorded=False)]) == "inconclusive"
+
+
+def test_no_counted_criterion_supports_nothing():
+    assert V.decide([]) == "inconclusive"
+    assert V.decide([crit("a", passed=True, counts=False)]) == "inconclusive"
+
+
+def test_uncounted_criteria_do_not_enter_the_verdict():
+    assert V.decide([crit("a", passed=True), crit("b", refuted=True, counts=False)]) == "supported"
+
+
+def test_a_crash_is_error_whatever_was_recorded():
+    assert V.decide([crit("a", passed=True)], errored=True) == "error"
+
+
+def test_fast_mode_judges_the_fast_criteria_only():
+    criteria = [crit("a", passed=True, fast=True), crit("slow", recorded=False)]
+    assert V.decide(criteria, fast_only=True) == "supported"
+    assert V.decide(criteria) == "inconclusive"
+
+
+def test_questions_read_as_answers():
+    assert V.decide([crit(passed=True)], kind="question") == "answered yes"
+    assert V.decide([crit(refuted=True)], kind="question") == "answered no"
+    assert V.decide([crit()], kind="question") == "inconclusive at this scale"
+    assert V.decide([crit()], kind="question", errored=True) == "error"
+
+
+def test_unknown_kind_names_the_valid_ones():
+    with pytest.raises(ValueError, match="claim, recommendation, question"):
+        V.decide([], kind="hunch")
+
+
+def test_pytest_outcome_without_baseline():
+    assert V.test_passes("supported", "claim")
+    assert not V.test_passes("inconclusive", "recommendation")
+    assert not V.test_passes("refuted", "claim")
+    assert V.test_passes("answered no", "question")
+    assert V.test_passes("inconclusive at this scale", "question")
+    assert not V.test_passes("error", "question")
+
+
+def test_verdict_order_for_the_gate():
+    assert V.is_worse("inconclusive", "supported", "claim")
+    assert V.is_worse("refuted", "inconclusive", "claim")
+    assert V.is_worse("error", "refuted", "claim")
+    assert not V.is_worse("supported", "refuted", "claim")
+    assert not V.is_worse("answered no", "answered yes", "question")  # a changed answer is not worse
+    assert V.is_worse("error", "answered no", "question")
+
+
+@pytest.mark.parametrize("verdicts,expected", [
+    ({"C3": "supported", "C4": "supported", "R1": "supported"}, "confirmed"),
+    ({"C3": "refuted", "C4": "supported", "R1": "supported"}, "not confirmed"),
+    ({"C3": "inconclusive", "C4": "supported", "R1": "supported"}, "open"),
+    ({"C4": "supported"}, "open"),
+    ({}, "not run"),
+])
+def test_sota_050_disposition_follows_c3_c4_r1(verdicts, expected):
+    (row,) = V.practice_dispositions(verdicts)
+    assert row["id"] == "SOTA-050" and row["disposition"] == expected
+    assert set(row["verdicts"]) == {"C3", "C4", "R1"}
+
+
+def test_explain_names_the_failing_criterion():
+    text = V.explain({"id": "C9", "verdict": "refuted", "statement": "s",
+                      "criteria": [crit("slope_ci", refuted=True) | {"ci": [0.1, 0.2], "p_value": 0.001}]})
+    assert "slope_ci: REFUTED" in text and "CI [0.1, 0.2]" in text and "p=0.001" in text

@@ -1,0 +1,114 @@
+"""The HTML report (harness/report.py): self-contained, escaped, with the optional sections."""
+import base64
+import json
+import re
+
+import pytest
+
+from harness import report
+from harness import results as R
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+def results(**claims):
+    run = {"profile": "smoke", "device": "cpu", "seeds": [0, 1, 2], "torch_version": "2.13.0+cpu",
+           "git_commit": "abc", "started_at": "2026-01-01T00:00:00+00:00", "duration_s": 12.5, "complete": True}
+    return {"schema_version": 1, "run": run, "claims": claims}
+
+
+def claim(cid, verdict="supported", statement="a statement", **extra):
+    c = {"id": cid, "title": f"title of {cid}", "statement": statement, "strength": "strong", "verdict": verdict,
+         "criteria": [{"name": "crit", "prediction": "pred", "threshold": "[0.95, 1.05]", "measured": 1.0,
+                       "passed": verdict == "supported", "p_value": 0.01, "ci": [0.97, 1.02]}],
+         "metrics": {"slope": 1.0}, "figures": [], "duration_s": 3.2, "headline": "slope"}
+    c.update(extra)
+    return c
+
+
+def test_statement_with_script_renders_escaped(tmp_path):
+    evil = '<script>alert("x")</script>'
+    html = report.render_html(results(C4=claim("C4", statement=evil, notes=[evil], limitation=evil,
+                                                tables={"t": [{"col<script>": evil}]})), tmp_path)
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html
+
+
+def test_page_is_self_contained(tmp_path):
+    (tmp_path / "figures" / "C4").mkdir(parents=True)
+    (tmp_path / "figures" / "C4" / "f.png").write_bytes(PNG)
+    html = report.render_html(results(C4=claim("C4", figures=["figures/C4/f.png"])), tmp_path)
+    assert "data:image/png;base64," + base64.b64encode(PNG).decode() in html
+    assert "<style>" in html
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing fetched from the network
+    assert '<link' not in html
+
+
+def test_figures_outside_the_report_dir_are_not_embedded(tmp_path):
+    secret = tmp_path.parent / "secret.png"
+    secret.write_bytes(PNG)
+    html = report.render_html(results(C4=claim("C4", figures=["../secret.png", "figures/C4/gone.png"])), tmp_path)
+    assert "base64," not in html
+    assert "figure missing: ../secret.png" in html and "figure missing: figures/C4/gone.png" in html
+
+
+def test_summary_has_badges_headline_and_time(tmp_path):
+    html = report.render_html(results(C3=claim("C3", "refuted"), C4=claim("C4")), tmp_path)
+    assert '<span class="badge bad">refuted</span>' in html and '<span class="badge ok">supported</span>' in html
+    assert "slope = 1" in html and "3.2 s" in html
+    assert "[0.97, 1.02]" in html and "[0.95, 1.05]" in html
+    assert "Not run in this session:" in html and "<b>C1</b>" in html
+
+
+def test_bearing_on_the_record_derives_sota_050(tmp_path):
+    html = report.render_html(results(C3=claim("C3"), C4=claim("C4"), R1=claim("R1", "refuted")), tmp_path)
+    row = re.search(r"SOTA-050.*?</tr>", html, re.S).group(0)
+    assert "scale attention weights by 1/sqrt(head_dim)" in row and "<b>not confirmed</b>" in row
+    html = report.render_html(results(C4=claim("C4")), tmp_path)
+    row = re.search(r"SOTA-050.*?</tr>", html, re.S).group(0)
+    assert "not run" in row and "<b>open</b>" in row
+
+
+def test_incomplete_and_fault_banners(tmp_path):
+    r = results(C4=claim("C4"))
+    r["run"].update(complete=False, inject_fault="no_scale")
+    html = report.render_html(r, tmp_path)
+    assert "INCOMPLETE RUN" in html and "FAULT INJECTED" in html and "no_scale" in html
+
+
+def test_benchmark_section_from_pytest_benchmark_json(tmp_path):
+    benches = [{"name": f"test_r3[{v}-{n}]", "group": v, "params": {"n": n}, "extra_info": {},
+                "stats": {"mean": n * (80e-6 if v == "additive" else 1e-6), "stddev": 1e-7, "median": 1e-6,
+                          "min": 1e-6, "rounds": 5}}
+               for v in ("dot", "additive") for n in (64, 128, 256)]
+    (tmp_path / "benchmark_r3.json").write_text(json.dumps({"benchmarks": benches, "datetime": "now"}))
+    html = report.render_html(results(R3=claim("R3")), tmp_path)
+    assert "R3 benchmarks" in html and "test_r3[additive-256]" in html
+    assert html.count("data:image/png;base64,") == 1  # the time-against-n plot
+
+
+def test_sensitivity_matrix(tmp_path):
+    (tmp_path / "sensitivity.json").write_text(json.dumps({
+        "faults": {"no_scale": {"expected": ["R1", "C4"], "caught": ["R1", "C4", "C3"]},
+                   "single_head": {"expected": ["C5"], "caught": [], "description": "<h is 1>"}},
+        "sensitivity": 0.5}))
+    html = report.render_html(results(C4=claim("C4")), tmp_path)
+    assert "Fault-injection sensitivity" in html and "sensitivity = 0.6667" in html
+    assert "the file states 0.5" in html
+    assert "MISSED" in html and "also red" in html and "&lt;h is 1&gt;" in html
+
+
+def test_cli_rebuilds_the_page_and_reports_bad_files(tmp_path, capsys):
+    R.write_json_atomic(tmp_path / "results.json", results(C4=claim("C4", statement="rebuilt statement")))
+    assert report.main([str(tmp_path / "results.json")]) == 0
+    assert "rebuilt statement" in (tmp_path / "index.html").read_text()
+    (tmp_path / "broken.json").write_text("{nope")
+    assert report.main([str(tmp_path / "broken.json")]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    assert report.main([str(tmp_path / "missing.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value,text", [(None, "—"), (0.123456, "0.1235"), ([1.0, 2.5], "[1, 2.5]"), (True, "yes")])
+def test_number_formatting(value, text):
+    assert report.fmt(value) == text
