@@ -1,0 +1,382 @@
+"""Measurement probes over the model's taps. Measurement only: numbers in, numbers out; no verdicts.
+
+Tensor conventions are the taps' (model/taps.py): q, k ``(B, h, T|S, d_k)``, logits and weights ``(B, h, T, S)``.
+A ``pad_mask`` is ``(B, T)`` with True at padded *query* positions (those rows are left out); masked keys
+already carry zero weight. Per-head results are numpy arrays of shape ``(h,)``.
+
+* C4 / Q3: ``qk_logit_variance``, ``component_variance``, ``qk_component_correlation``.
+* C3 / R2: ``softmax_grad_magnitude`` (mean |dL/dlogits|), ``softmax_jacobian_norm``, ``saturation_check``.
+* C3 / C5 / Q2: ``attention_entropy``, ``max_attention_weight``, ``saturated_fraction``, ``sink_mass``.
+* C2: ``path_length`` (float64 Jacobians), ``input_grad_vs_distance``.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from model import capture
+
+from . import stats
+from .tasks import Batch
+from .training import eval_mode, forward_batch, task_loss
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _rows(weights: Tensor, pad_mask: Tensor | None) -> Tensor:
+    """(B, h, T) bool: the query rows that count (not padded, with some weight)."""
+    keep = weights.sum(-1) > 0
+    if pad_mask is not None:
+        keep = keep & ~pad_mask[:, None, :].to(weights.device)
+    return keep
+
+
+def _per_head_mean(values: Tensor, keep: Tensor) -> np.ndarray:
+    """Mean over (B, T) of (B, h, T) values where keep, per head."""
+    v = values.double() * keep
+    return (v.sum((0, 2)) / keep.sum((0, 2)).clamp_min(1)).cpu().numpy()
+
+
+def _valid_logits(logits: Tensor, mask: Tensor | None) -> Tensor:
+    """The entries of ``logits`` where ``mask`` (broadcastable, True = counted) holds, flattened."""
+    if mask is None:
+        return logits.reshape(-1)
+    return logits[mask.to(logits.device).expand_as(logits)]
+
+
+# ------------------------------------------------------------------------------- variance argument
+def qk_logit_variance(q: Tensor, k: Tensor, scale: float = 1.0, mask: Tensor | None = None,
+                      per_head: bool = False) -> float | np.ndarray:
+    """Var(scale * q.k) over all (query, key) pairs (C4: unscaled, ~d_k when components are iid with unit
+    variance). ``mask`` (broadcastable to (B, h, T, S), True = counted) drops masked pairs."""
+    logits = torch.matmul(q.double(), k.double().transpose(-2, -1)) * scale
+    m = None if mask is None else mask.expand_as(logits)
+    if per_head:
+        return np.array([_valid_logits(logits[:, i], None if m is None else m[:, i]).var().item()
+                         for i in range(logits.shape[1])])
+    return float(_valid_logits(logits, m).var())
+
+
+def logit_std(logits: Tensor, mask: Tensor | None = None) -> float:
+    """Standard deviation of attention logits (the tap, after scaling): C3's mediator."""
+    return float(_valid_logits(logits.double(), mask).std())
+
+
+def component_variance(x: Tensor, per_head: bool = False) -> float | np.ndarray:
+    """Per-component variance of q or k (B, h, T, d): the variance of each component over batch and positions,
+    averaged over components (and heads unless ``per_head``). The footnote assumes 1; PyTorch's default Linear
+    init gives about 1/3 (C4 (b))."""
+    v = x.double().permute(1, 3, 0, 2).reshape(x.shape[1], x.shape[3], -1).var(-1)   # (h, d)
+    return v.mean(-1).cpu().numpy() if per_head else float(v.mean())
+
+
+def _corr_offdiag(x: Tensor) -> float:
+    """Mean |correlation| between distinct components of x (n, d)."""
+    c = torch.corrcoef(x.T)
+    d = c.shape[0]
+    off = c[~torch.eye(d, dtype=torch.bool, device=c.device)]
+    return float(off.abs().nan_to_num().mean()) if d > 1 else 0.0
+
+
+def qk_component_correlation(q: Tensor, k: Tensor) -> dict[str, float]:
+    """How far q and k are from the footnote's independence (Q3), averaged over heads:
+
+    * ``q_offdiag`` / ``k_offdiag``: mean |corr(q_i, q_j)| (i != j) over samples (batch x positions);
+    * ``qk_same_index``: mean |corr(q_i, k_i)| at the same position (a token's query against its own key).
+
+    0 for independent components (up to sampling noise ~ 1/sqrt(samples))."""
+    B, h, T, d = q.shape
+    qs = q.double().permute(1, 0, 2, 3).reshape(h, -1, d)
+    ks = k.double().permute(1, 0, 2, 3).reshape(h, -1, k.shape[-1])
+    out = {"q_offdiag": 0.0, "k_offdiag": 0.0, "qk_same_index": 0.0}
+    for i in range(h):
+        out["q_offdiag"] += _corr_offdiag(qs[i]) / h
+        out["k_offdiag"] += _corr_offdiag(ks[i]) / h
+        if q.shape[2] == k.shape[2]:
+            qc, kc = qs[i] - qs[i].mean(0), ks[i] - ks[i].mean(0)
+            r = (qc * kc).sum(0) / (qc.norm(dim=0) * kc.norm(dim=0)).clamp_min(1e-300)
+            out["qk_same_index"] += float(r.abs().mean()) / h
+        else:
+            out["qk_same_index"] = math.nan
+    return out
+
+
+# ----------------------------------------------------------------------------------- softmax probes
+def softmax_grad_magnitude(grad: Tensor, mask: Tensor | None = None) -> float:
+    """Mean |dL/dlogits| (e.g. ``cache.grad("...logits")``) over unmasked entries: the gradient that reaches
+    the scores through the softmax (C3: it shrinks as the softmax saturates)."""
+    return float(_valid_logits(grad.double().abs(), mask).mean())
+
+
+def softmax_jacobian_norm(weights: Tensor, pad_mask: Tensor | None = None) -> float:
+    """Mean over query rows of the Frobenius norm of the softmax Jacobian J = diag(p) - p p^T, from the weights
+    alone: ||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2. 0 for a one-hot row; sqrt(1/n - 1/n^2) for uniform."""
+    p = weights.double()
+    s2, s3 = (p ** 2).sum(-1), (p ** 3).sum(-1)
+    norm = (s2 - 2 * s3 + s2 ** 2).clamp_min(0).sqrt()
+    keep = _rows(weights, pad_mask)
+    return float((norm * keep).sum() / keep.sum().clamp_min(1))
+
+
+def attention_entropy(weights: Tensor, pad_mask: Tensor | None = None) -> np.ndarray:
+    """Per head: -sum_j p_j ln p_j (nats) averaged over query rows (and batch). ln n for uniform over n keys,
+    0 for one-hot (C3, C5, Q2)."""
+    p = weights.double()
+    ent = -(p * torch.log(p.clamp_min(1e-300))).sum(-1)
+    return _per_head_mean(ent, _rows(weights, pad_mask))
+
+
+def max_attention_weight(weights: Tensor, pad_mask: Tensor | None = None) -> np.ndarray:
+    """Per head: the row maximum of the attention weights, averaged over query rows."""
+    return _per_head_mean(weights.double().amax(-1), _rows(weights, pad_mask))
+
+
+def saturated_fraction(weights: Tensor, thr: float = 0.99, pad_mask: Tensor | None = None) -> np.ndarray:
+    """Per head: fraction of query rows whose max weight exceeds ``thr`` (C3: saturated rows)."""
+    if not 0.0 < thr < 1.0:
+        raise ValueError(f"thr must be in (0, 1), got {thr!r}")
+    return _per_head_mean((weights.amax(-1) > thr).double(), _rows(weights, pad_mask))
+
+
+def sink_mass(weights: Tensor, pad_mask: Tensor | None = None, position: int = 0) -> np.ndarray:
+    """Per head: mean attention that query rows put on key ``position`` (0: the first token; Gu et al. 2024's
+    importance of that position, Q2)."""
+    return _per_head_mean(weights.double()[..., position], _rows(weights, pad_mask))
+
+
+# -------------------------------------------------------------------------------- taps on a batch
+def run_with_taps(model: nn.Module, batch: Batch, patterns: Sequence[str], n_classes: int | None = None,
+                  backward: bool = False):
+    """Forward ``batch`` through ``model`` with taps ``patterns`` captured (eval mode: no dropout). With
+    ``backward=True`` the task loss (needs ``n_classes`` = task.tgt_vocab) is back-propagated, so
+    ``cache.grad(name)`` holds dL/d(tap); parameter gradients are cleared afterwards.
+    Returns (cache, logits)."""
+    was = model.training
+    model.eval()
+    try:
+        with capture(model, *patterns, retain_grad=backward) as cache:
+            with torch.set_grad_enabled(backward):
+                logits = forward_batch(model, batch)
+                if backward:
+                    if n_classes is None:
+                        raise ValueError("run_with_taps(backward=True) needs n_classes (task.tgt_vocab)")
+                    task_loss(logits, batch.targets, n_classes).backward()
+        if backward:
+            model.zero_grad(set_to_none=True)
+        return cache, logits.detach()
+    finally:
+        model.train(was)
+
+
+# ---------------------------------------------------------------------------------- path length (C2)
+# A dependency is "present" when the float64 Jacobian block |d y_i / d x_{i-d}| exceeds PATH_TOL. Why this
+# threshold: an absent path is *exactly* zero in any precision (no edge in the graph, a causal pad, or a
+# masked attention weight that is exactly 0), while a present one decays geometrically with depth/steps
+# and can underflow float32 (deep convs, LSTMs over dozens of steps measured exactly 0.0 there). float64 keeps
+# it: the smallest present value we measured for d <= 128 is ~1e-61 (kernel-3 conv, 64 layers, d=128; LSTM at
+# d=128: ~1e-28), far above 1e-200, and float64 rounding never turns an exact zero into a nonzero.
+PATH_TOL = 1e-200
+
+
+def _supports_window(model: nn.Module) -> bool:
+    return "window" in inspect.signature(model.features).parameters
+
+
+def _float64_copy(model: nn.Module) -> nn.Module:
+    m = copy.deepcopy(model).double()
+    m.eval()
+    return m
+
+
+def _input_states(model: nn.Module, seq_len: int, batch: int, seed: int) -> Tensor:
+    g = torch.Generator().manual_seed(seed)
+    vocab = model.embedding.tok.num_embeddings
+    x = torch.randint(0, vocab, (batch, seq_len), generator=g)
+    with torch.no_grad():
+        return model.embed(x).double()
+
+
+def dependency_magnitude(model: nn.Module, h: Tensor, i: int, n_layers: int | None = None,
+                         window: int | None = None, n_proj: int = 4, seed: int = 0) -> np.ndarray:
+    """|d y_i / d h_j| for every input position j: the norm over ``n_proj`` random projections of output i
+    (a random projection of a nonzero Jacobian block is nonzero with probability 1), averaged over the batch.
+    ``model`` must be float64 (``features(h, n_layers)``; ``window`` for the recurrent tagger)."""
+    g = torch.Generator().manual_seed(seed)
+    h = h.detach().clone().requires_grad_(True)
+    kw = {"window": window} if window is not None else {}
+    y = model.features(h, n_layers=n_layers, **kw)[:, i]                     # (B, d)
+    r = torch.randn(n_proj, y.shape[-1], generator=g, dtype=y.dtype)
+    sq = torch.zeros(h.shape[:2], dtype=torch.float64)
+    for p in range(n_proj):
+        (gr,) = torch.autograd.grad((y * r[p]).sum(), h, retain_graph=p + 1 < n_proj)
+        sq += gr.pow(2).sum(-1)
+    return sq.sqrt().mean(0).numpy()
+
+
+def path_length(model: nn.Module, d: int, max_layers: int | None = None, seq_len: int | None = None,
+                batch: int = 1, seed: int = 0, tol: float = PATH_TOL, n_proj: int = 1) -> int | None:
+    """C2's path length at distance ``d``, measured: the smallest depth n (layers of ``features(h, n)``) at which
+    output i = seq_len-1 depends on input i-d, from float64 autograd Jacobians (``tol``: see PATH_TOL).
+    For a recurrent tagger (``features(..., window=w)``: y_i from a zero state over inputs i-w+1..i) it is the
+    number of sequential recurrent steps from x_{i-d} to y_i: the smallest window w with a dependency, minus one
+    (= d for an LSTM), found by bisection over w.
+    None when no depth up to ``max_layers`` (default: all the model's layers / windows up to seq_len) connects
+    them. Searches depths in order, so it does not assume the dependency is monotone in depth."""
+    if not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be an integer >= 1, got {d!r}")
+    seq_len = d + 1 if seq_len is None else seq_len
+    if seq_len < d + 1:
+        raise ValueError(f"seq_len ({seq_len}) must be >= d + 1 ({d + 1})")
+    m = _float64_copy(model)
+    h = _input_states(m, seq_len, batch, seed)
+    i = seq_len - 1
+    if _supports_window(m):
+        limit = seq_len if max_layers is None else min(max_layers + 1, seq_len)
+
+        def present(w: int) -> bool:
+            return dependency_magnitude(m, h, i, window=w, n_proj=n_proj, seed=seed)[i - d] > tol
+
+        # bisection over windows (a window contains every smaller one, so presence is monotone in w); every
+        # step measures, and the answer hi is measured present with hi - 1 measured absent (or hi = 1)
+        if not present(limit):
+            return None
+        lo, hi = 0, limit              # invariant: absent at lo (window 0 sees nothing), present at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if present(mid) else (mid, hi)
+        return hi - 1
+    total = len(m.layers) if hasattr(m, "layers") else _n_layers(m)
+    limit = total if max_layers is None else min(max_layers, total)
+    for n in range(1, limit + 1):
+        if dependency_magnitude(m, h, i, n_layers=n, n_proj=n_proj, seed=seed)[i - d] > tol:
+            return n
+    return None
+
+
+def _n_layers(model: nn.Module) -> int:
+    for name in ("encoder", "decoder"):
+        stack = getattr(model, name, None)
+        if stack is not None and hasattr(stack, "layers"):
+            return len(stack.layers)
+    raise ValueError(f"cannot tell how many layers {type(model).__name__} has; pass max_layers")
+
+
+def input_grad_vs_distance(model: nn.Module, ds: Iterable[int], seq_len: int | None = None, batch: int = 8,
+                           seed: int = 0, n_proj: int = 4) -> dict[int, float]:
+    """C2 (b): |d y_t / d x_{t-d}| for each distance d (t = seq_len-1, the full model, float64), averaged over
+    ``batch`` random inputs and ``n_proj`` random output projections. Measured at whatever state the model is
+    in (at init for C2)."""
+    ds = sorted(set(int(d) for d in ds))
+    if not ds or ds[0] < 0:
+        raise ValueError(f"ds must be non-negative distances, got {ds}")
+    seq_len = ds[-1] + 1 if seq_len is None else seq_len
+    if seq_len < ds[-1] + 1:
+        raise ValueError(f"seq_len ({seq_len}) must exceed the largest distance ({ds[-1]})")
+    m = _float64_copy(model)
+    h = _input_states(m, seq_len, batch, seed)
+    mag = dependency_magnitude(m, h, seq_len - 1, n_proj=n_proj, seed=seed)
+    return {d: float(mag[seq_len - 1 - d]) for d in ds}
+
+
+# ------------------------------------------------------------------------------ saturation check (R2)
+ScoreFactory = Callable[[int, torch.Generator], Callable[[Tensor, Tensor], Tensor]]
+
+
+@dataclass
+class SaturationReport:
+    """``measurements``: one row per (dim, seed) with logit_std, entropy, entropy_ratio (entropy / ln n_keys),
+    grad_mean_abs (mean |dL/dlogits|), jacobian_norm, saturated_fraction, max_weight. ``slopes``: log-log
+    slope (``stats.loglog_slope``) of logit_std, grad_mean_abs and jacobian_norm against dim, and the
+    slope of entropy_ratio against ln dim. ``logit_trend``: "grows" if the logit-std slope CI lies above
+    +min_slope, "shrinks" if below -min_slope, else "flat". The verdict is the caller's."""
+    measurements: Any                      # pandas.DataFrame
+    slopes: dict[str, stats.SlopeFit]
+    min_slope: float
+    n_keys: int
+    logit_trend: str = "flat"
+    trends: dict[str, str] = field(default_factory=dict)
+
+
+def _trend(fit: stats.SlopeFit, min_slope: float) -> str:
+    if fit.lo > min_slope:
+        return "grows"
+    if fit.hi < -min_slope:
+        return "shrinks"
+    return "flat"
+
+
+def saturation_check(score_fn: ScoreFactory, dims: Sequence[int], n_keys: int = 64, n_queries: int = 32,
+                     batch: int = 16, seeds: Sequence[int] = (0, 1, 2), min_slope: float = 0.1,
+                     sample_qk: Callable[[int, torch.Generator], tuple[Tensor, Tensor]] | None = None
+                     ) -> SaturationReport:
+    """R2's diagnostic for any compatibility function. For each dim and seed: ``score = score_fn(dim, gen)``
+    builds the function (its parameters seeded by ``gen``); q (batch, n_queries, dim) and k (batch, n_keys, dim)
+    are iid N(0, 1) (or ``sample_qk(dim, gen)``); logits = score(q, k) (batch, n_queries, n_keys).
+    The softmax gradient is taken for a loss on the attention output, L = sum(softmax(logits) V * G) with
+    random V, G ~ N(0, 1): dL/dlogits passes through the softmax Jacobian, so it vanishes when the softmax
+    saturates (a loss on the weights themselves would not show that).
+
+    ``min_slope``: the log-log slope magnitude below which a trend counts as flat (0.1: the std changes by
+    less than 7% per doubling of dim); callers state it in their criterion."""
+    import pandas as pd
+
+    dims = [int(x) for x in dims]
+    if len(dims) < 2 or min(dims) < 1:
+        raise ValueError(f"dims needs at least two positive dimensions, got {dims}")
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    if len(dims) * len(seeds) < 3:
+        raise ValueError("need at least 3 (dim, seed) points for a slope CI")
+    rows = []
+    for dim in dims:
+        for seed in seeds:
+            g = torch.Generator().manual_seed(int(seed) * 100_003 + dim)
+            fn = score_fn(dim, g)
+            if sample_qk is None:
+                q = torch.randn(batch, n_queries, dim, generator=g)
+                k = torch.randn(batch, n_keys, dim, generator=g)
+            else:
+                q, k = sample_qk(dim, g)
+            v = torch.randn(batch, k.shape[1], 8, generator=g)
+            up = torch.randn(batch, q.shape[1], 8, generator=g)
+            logits = fn(q, k)
+            if logits.shape != (q.shape[0], q.shape[1], k.shape[1]):
+                raise ValueError(f"score_fn(dim={dim}) returned logits of shape {tuple(logits.shape)}, expected "
+                                 f"{(q.shape[0], q.shape[1], k.shape[1])}")
+            logits = logits.detach().double().requires_grad_(True)
+            w = torch.softmax(logits, -1)
+            (grad,) = torch.autograd.grad((w @ v.double() * up.double()).sum(), logits)
+            w = w.detach().unsqueeze(1)                                     # (B, 1, T, S): one "head"
+            rows.append({
+                "dim": dim, "seed": int(seed),
+                "logit_std": float(logits.detach().std()),
+                "entropy": float(attention_entropy(w)[0]),
+                "entropy_ratio": float(attention_entropy(w)[0]) / math.log(k.shape[1]),
+                "grad_mean_abs": float(grad.abs().mean()),
+                "jacobian_norm": softmax_jacobian_norm(w),
+                "saturated_fraction": float(saturated_fraction(w)[0]),
+                "max_weight": float(max_attention_weight(w)[0]),
+            })
+    df = pd.DataFrame(rows)
+    slopes: dict[str, stats.SlopeFit] = {}
+    for col in ("logit_std", "grad_mean_abs", "jacobian_norm"):
+        y = df[col].to_numpy()
+        if np.all(y > 0):
+            slopes[col] = stats.loglog_slope(df["dim"], y)
+    slopes["entropy_ratio"] = stats.linear_slope(np.log(df["dim"].to_numpy(float)), df["entropy_ratio"].to_numpy())
+    trends = {name: _trend(fit, min_slope) for name, fit in slopes.items()}
+    return SaturationReport(df, slopes, min_slope, n_keys, trends.get("logit_std", "flat"), trends)
+
+
+def dot_score(scale_exponent: float = 0.5) -> ScoreFactory:
+    """A parameter-free score for ``saturation_check``: q.k * dim^-alpha (alpha 0: unscaled, 0.5: the paper,
+    1: scaled by 1/d)."""
+    def factory(dim: int, generator: torch.Generator) -> Callable[[Tensor, Tensor], Tensor]:
+        return lambda q, k: (q @ k.transpose(-2, -1)) * dim ** -scale_exponent
+    return factory
