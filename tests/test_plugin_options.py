@@ -102,3 +102,26 @@ def test_a_run_without_claim_tests_leaves_the_report_dir_alone(pytester):
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
     assert pytester.runpytest_inprocess().ret == 0
     assert not (pytester.path / "reports").exists()
+
+
+def test_each_xdist_worker_takes_its_own_gpu(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from harness.plugin import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    assert resolve_device("auto", None) == "cuda:0"
+    assert resolve_device("auto", "gw2") == "cuda:2"
+    assert resolve_device("cuda", "gw5") == "cuda:1"  # more workers than GPUs: shared round-robin
+    assert resolve_device("cuda:3", "gw0") == "cuda:3"  # an explicit device is kept
+    assert resolve_device("cpu", "gw1") == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto", "gw1") == "cpu"
+
+
+def test_master_seeds_give_disjoint_seed_sets():
+    from harness.plugin import derive_seeds
+
+    sets = [set(derive_seeds(m, 5)) for m in range(3)]
+    assert derive_seeds(0, 3) == [0, 1, 2]
+    assert not (sets[0] & sets[1] or sets[1] & sets[2] or sets[0] & sets[2])
