@@ -7,7 +7,9 @@ already carry zero weight. Per-head results are numpy arrays of shape ``(h,)``.
 * C4 / Q3: ``qk_logit_variance``, ``component_variance``, ``qk_component_correlation``.
 * C3 / R2: ``softmax_grad_magnitude`` (mean |dL/dlogits|), ``softmax_jacobian_norm``, ``saturation_check``.
 * C3 / C5 / Q2: ``attention_entropy``, ``max_attention_weight``, ``saturated_fraction``, ``sink_mass``.
-* C2: ``path_length`` (float64 Jacobians), ``input_grad_vs_distance``.
+* C2: ``path_lengths`` / ``path_length`` (float64 Jacobians), ``input_grad_vs_distance``.
+* C1 / M0: ``forbidden_modules`` (recurrent / convolutional), ``dependency_matrix`` (causal structure),
+  ``greedy_texts`` and ``corpus_bleu`` (sacrebleu).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from model import capture
 
 from . import stats
 from .tasks import Batch
-from .training import eval_mode, forward_batch, task_loss
+from .training import eval_mode, forward_batch, greedy_decode, task_loss
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -207,56 +209,88 @@ def dependency_magnitude(model: nn.Module, h: Tensor, i: int, n_layers: int | No
     """|d y_i / d h_j| for every input position j: the norm over ``n_proj`` random projections of output i
     (a random projection of a nonzero Jacobian block is nonzero with probability 1), averaged over the batch.
     ``model`` must be float64 (``features(h, n_layers)``; ``window`` for the recurrent tagger)."""
+    kw = {"window": window} if window is not None else {}
+    return output_dependency(lambda x: model.features(x, n_layers=n_layers, **kw), h, i, n_proj, seed)
+
+
+def output_dependency(fn: Callable[[Tensor], Tensor], h: Tensor, i: int, n_proj: int = 4, seed: int = 0
+                      ) -> np.ndarray:
+    """|d fn(h)_i / d h_j| for every input position j, for any position-wise map ``fn``: (B, T, d) -> (B, T', d'):
+    the norm over ``n_proj`` random projections of output i, averaged over the batch (float64 ``h`` keeps a
+    structural zero exactly zero and a present dependency far from it: see PATH_TOL)."""
     g = torch.Generator().manual_seed(seed)
     h = h.detach().clone().requires_grad_(True)
-    kw = {"window": window} if window is not None else {}
-    y = model.features(h, n_layers=n_layers, **kw)[:, i]                     # (B, d)
+    y = fn(h)[:, i]                                                          # (B, d')
     r = torch.randn(n_proj, y.shape[-1], generator=g, dtype=y.dtype)
     sq = torch.zeros(h.shape[:2], dtype=torch.float64)
     for p in range(n_proj):
         (gr,) = torch.autograd.grad((y * r[p]).sum(), h, retain_graph=p + 1 < n_proj)
-        sq += gr.pow(2).sum(-1)
+        sq += gr.pow(2).sum(-1).double()
     return sq.sqrt().mean(0).numpy()
 
 
-def path_length(model: nn.Module, d: int, max_layers: int | None = None, seq_len: int | None = None,
-                batch: int = 1, seed: int = 0, tol: float = PATH_TOL, n_proj: int = 1) -> int | None:
-    """C2's path length at distance ``d``, measured: the smallest depth n (layers of ``features(h, n)``) at which
-    output i = seq_len-1 depends on input i-d, from float64 autograd Jacobians (``tol``: see PATH_TOL).
-    For a recurrent tagger (``features(..., window=w)``: y_i from a zero state over inputs i-w+1..i) it is the
-    number of sequential recurrent steps from x_{i-d} to y_i: the smallest window w with a dependency, minus one
-    (= d for an LSTM), found by bisection over w.
-    None when no depth up to ``max_layers`` (default: all the model's layers / windows up to seq_len) connects
-    them. Searches depths in order, so it does not assume the dependency is monotone in depth."""
-    if not isinstance(d, int) or d < 1:
-        raise ValueError(f"d must be an integer >= 1, got {d!r}")
-    seq_len = d + 1 if seq_len is None else seq_len
-    if seq_len < d + 1:
-        raise ValueError(f"seq_len ({seq_len}) must be >= d + 1 ({d + 1})")
+def dependency_matrix(fn: Callable[[Tensor], Tensor], h: Tensor, n_proj: int = 4, seed: int = 0) -> np.ndarray:
+    """(T', T) matrix of ``output_dependency`` for every output position i (rows) and input position j
+    (columns). M0: a causal stack has exact zeros above the diagonal."""
+    n_out = fn(h.detach()).shape[1]
+    return np.stack([output_dependency(fn, h, i, n_proj, seed) for i in range(n_out)])
+
+
+def path_lengths(model: nn.Module, ds: Iterable[int], max_layers: int | None = None, seq_len: int | None = None,
+                 batch: int = 1, seed: int = 0, tol: float = PATH_TOL, n_proj: int = 1) -> dict[int, int | None]:
+    """C2's path length at each distance d in ``ds``, measured: the smallest depth n (layers of
+    ``features(h, n)``) at which output i = seq_len-1 depends on input i-d, from float64 autograd Jacobians
+    (``tol``: see PATH_TOL). Depths are searched in order (no monotonicity assumed); one Jacobian row per depth
+    serves every d. For a recurrent tagger (``features(..., window=w)``: y_i from a zero state over inputs
+    i-w+1..i) it is the number of sequential recurrent steps from x_{i-d} to y_i: the smallest window w with a
+    dependency, minus one (= d for an LSTM), found by bisection over w (a window contains every smaller one).
+    None where no depth up to ``max_layers`` (default: all the model's layers / windows up to seq_len) connects
+    the two positions."""
+    ds = list(ds)
+    if not ds or any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in ds):
+        raise ValueError(f"ds must be integers >= 1, got {ds!r}")
+    seq_len = max(ds) + 1 if seq_len is None else seq_len
+    if seq_len < max(ds) + 1:
+        raise ValueError(f"seq_len ({seq_len}) must be >= the largest d + 1 ({max(ds) + 1})")
     m = _float64_copy(model)
     h = _input_states(m, seq_len, batch, seed)
     i = seq_len - 1
+    out: dict[int, int | None] = {d: None for d in ds}
     if _supports_window(m):
         limit = seq_len if max_layers is None else min(max_layers + 1, seq_len)
+        mags: dict[int, np.ndarray] = {}
 
-        def present(w: int) -> bool:
-            return dependency_magnitude(m, h, i, window=w, n_proj=n_proj, seed=seed)[i - d] > tol
+        def present(w: int, d: int) -> bool:
+            if w not in mags:
+                mags[w] = dependency_magnitude(m, h, i, window=w, n_proj=n_proj, seed=seed)
+            return bool(mags[w][i - d] > tol)
 
-        # bisection over windows (a window contains every smaller one, so presence is monotone in w); every
-        # step measures, and the answer hi is measured present with hi - 1 measured absent (or hi = 1)
-        if not present(limit):
-            return None
-        lo, hi = 0, limit              # invariant: absent at lo (window 0 sees nothing), present at hi
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if present(mid) else (mid, hi)
-        return hi - 1
+        for d in out:
+            if not present(limit, d):
+                continue
+            lo, hi = 0, limit          # invariant: absent at lo (window 0 sees nothing), measured present at hi
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if present(mid, d) else (mid, hi)
+            out[d] = hi - 1
+        return out
     total = len(m.layers) if hasattr(m, "layers") else _n_layers(m)
     limit = total if max_layers is None else min(max_layers, total)
+    remaining = set(out)
     for n in range(1, limit + 1):
-        if dependency_magnitude(m, h, i, n_layers=n, n_proj=n_proj, seed=seed)[i - d] > tol:
-            return n
-    return None
+        if not remaining:
+            break
+        mag = dependency_magnitude(m, h, i, n_layers=n, n_proj=n_proj, seed=seed)
+        for d in sorted(remaining):
+            if mag[i - d] > tol:
+                out[d] = n
+                remaining.discard(d)
+    return out
+
+
+def path_length(model: nn.Module, d: int, max_layers: int | None = None, **kw: Any) -> int | None:
+    """``path_lengths(model, [d], ...)[d]``: the measured path length at one distance."""
+    return path_lengths(model, [d], max_layers, **kw)[d]
 
 
 def _n_layers(model: nn.Module) -> int:
@@ -380,3 +414,39 @@ def dot_score(scale_exponent: float = 0.5) -> ScoreFactory:
     def factory(dim: int, generator: torch.Generator) -> Callable[[Tensor, Tensor], Tensor]:
         return lambda q, k: (q @ k.transpose(-2, -1)) * dim ** -scale_exponent
     return factory
+
+
+# ---------------------------------------------------------------------------- structure and BLEU (C1, M0)
+# What "no recurrence, no convolution" (C1) rules out: every recurrent layer or cell and every convolution.
+RECURRENT_OR_CONV: tuple[type, ...] = (nn.RNNBase, nn.RNNCellBase, nn.modules.conv._ConvNd)
+
+
+def forbidden_modules(model: nn.Module, forbidden: tuple[type, ...] = RECURRENT_OR_CONV) -> list[tuple[str, str]]:
+    """(name, type) of every module of ``model`` (walking ``named_modules()``) that is an instance of
+    ``forbidden``; C1 (a) expects none in the Transformer."""
+    return [(name or "<root>", type(m).__name__) for name, m in model.named_modules() if isinstance(m, forbidden)]
+
+
+def greedy_texts(model: nn.Module, batch: Batch, to_text: Callable[[Tensor], str], max_len: int,
+                 device: torch.device | str | None = None, chunk: int = 512) -> list[str]:
+    """Greedy translations of ``batch.src`` as text (``to_text(ids)`` of each decoded row, ids up to EOS:
+    e.g. ``task.text_tokens`` or ``task.detokenize``), in chunks of ``chunk`` rows, eval mode."""
+    device = device or next(model.parameters()).device
+    texts: list[str] = []
+    with eval_mode(model):
+        for a in range(0, len(batch), chunk):
+            b = batch[a: a + chunk].to(device)
+            out = greedy_decode(model, b.src, b.src_pad_mask, max_len).cpu()
+            texts.extend(to_text(row) for row in out)
+    return texts
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a") -> float:
+    """Corpus BLEU (0-100) with sacrebleu, one reference per hypothesis. ``tokenize="none"`` scores
+    already-tokenised text split on spaces (C1's number words: German morphemes)."""
+    import sacrebleu
+
+    if len(hypotheses) != len(references) or not hypotheses:
+        raise ValueError(f"need as many hypotheses as references (and at least one), got {len(hypotheses)} "
+                         f"and {len(references)}")
+    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)], tokenize=tokenize).score)
