@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from model import capture
+from model import ModelConfig, MultiHeadAttention, capture
 
 from . import stats
 from .tasks import Batch
@@ -415,6 +415,35 @@ def dot_score(scale_exponent: float = 0.5) -> ScoreFactory:
         return lambda q, k: (q @ k.transpose(-2, -1)) * dim ** -scale_exponent
     return factory
 
+
+
+def attention_score(make_cfg: Callable[[int], ModelConfig]) -> ScoreFactory:
+    """A score for ``saturation_check`` that IS the model's compatibility function: for each dim, a one-head
+    ``MultiHeadAttention(make_cfg(dim))`` (d_model = d_k = dim; its own init for v_a and the QK-norm gain, seeded
+    from the check's generator) with W^Q, W^K set to the identity, so the check's q and k enter the score
+    unchanged; the logits are read from its ``logits`` tap. Everything the module does to a score runs (scale,
+    scale_exponent, additive, qk_norm and any active fault from ``model.faults``): R2 applies the check to
+    the model's default attention, not to a re-implementation of it."""
+    def factory(dim: int, generator: torch.Generator) -> Callable[[Tensor, Tensor], Tensor]:
+        cfg = make_cfg(dim)
+        if (cfg.n_heads, cfg.d_model, cfg.d_k) != (1, dim, dim):
+            raise ValueError(f"attention_score: make_cfg({dim}) must give n_heads=1 and d_model=d_k={dim}, got "
+                             f"n_heads={cfg.n_heads}, d_model={cfg.d_model}, d_k={cfg.d_k}")
+        fork = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(fork)
+            mha = MultiHeadAttention(cfg).eval()
+        with torch.no_grad():
+            for proj in (mha.q_proj, mha.k_proj):
+                proj.weight.copy_(torch.eye(dim))
+                proj.bias.zero_()
+
+        def score(q: Tensor, k: Tensor) -> Tensor:
+            with torch.no_grad(), capture(mha, "logits") as cache:
+                mha(q, memory=k)
+            return cache["logits"][:, 0]
+        return score
+    return factory
 
 # ---------------------------------------------------------------------------- structure and BLEU (C1, M0)
 # What "no recurrence, no convolution" (C1) rules out: every recurrent layer or cell and every convolution.
