@@ -19,6 +19,27 @@ DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 # One block per claim id; each block has a "smoke", "standard" and "full" entry.
 CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # filled by each claim module's issue; keys are the module's own budget names
+    # R3 (issue 9): forward+backward of one attention layer, dot (SDPA / plain matmul) vs additive.
+    # ns: sequence lengths; criterion_n: where additive/dot >= 5 is tested; variants: from
+    # harness.bench.ATTENTION_VARIANTS (additive_chunked costs as much time as additive: standard/full only);
+    # min_round_s / max_iterations: back-to-back calls per timed round of a cheap cell; reuse_profiled_s: a
+    # cell whose memory-profiled call took this long reuses it as seed 0's timed round (profiler overhead is
+    # per op); max_memory_fraction: skip a cell whose estimated peak exceeds this share of free memory
+    # (additive at n=1024 needs ~35 GB: a GPU's, not the dev box's).
+    "R3": {
+        "smoke": {"ns": [64, 128, 256], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64, "seeds": 3,
+                  "variants": ["dot_sdpa", "dot_matmul", "additive"], "additive_chunk": 16,
+                  "min_round_s": 0.05, "max_iterations": 20, "reuse_profiled_s": 1.0, "threads": 1,
+                  "max_memory_fraction": 0.5},
+        "standard": {"ns": [64, 128, 256, 512], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
+                     "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
+                     "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 50, "reuse_profiled_s": 1.0,
+                     "threads": 2, "max_memory_fraction": 0.5},
+        "full": {"ns": [64, 128, 256, 512, 1024], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
+                 "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
+                 "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 100, "reuse_profiled_s": 1.0,
+                 "threads": 2, "max_memory_fraction": 0.6},
+    },
 }
 
 

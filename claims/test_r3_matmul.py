@@ -1,0 +1,367 @@
+"""R3: prefer the operation that maps to optimized matmul (NOTE-011, recommendation R3, strength moderate).
+
+The paper chose dot-product over additive attention on cost, not quality: "much faster and more space-efficient,
+since it can be implemented using highly optimized matrix multiplication code". We time forward+backward of ONE
+multi-head attention layer (batch 8, h 4, d_k 64; n from the profile) in four forms of the same
+``MultiHeadAttention`` (harness.bench): dot-product through SDPA (the fast path), dot-product through plain
+matmul (the explicit path), the model's additive score (materialises B*h*n*n*d_k), and, where the profile asks,
+the memory-lean additive form (``ModelConfig.additive_chunk``). "dot" in the metric names is the plain-matmul
+form: the paper's comparison, both written out, no fused kernel on either side.
+
+Criteria (issue 9), declared before measuring:
+
+* ``additive_time_ratio``: additive / dot time >= 5 at n = 256, per-seed paired ratios (interleaved rounds,
+  fresh weights and input per seed), 95% t interval on log ratios.
+* ``memory_ratio_grows``: the peak-memory ratio additive / dot grows with n (exact torch allocator bytes).
+* ``chunked_additive_time_ratio`` (reported, not counted; only where the profile measures the lean form):
+  the same ratio for additive written without materialising, i.e. is the speed gap the materialisation or
+  the score?
+
+"Applies when two formulations are of similar quality" is C3's measurement, cross-referenced in a note (claims
+do not read each other's results; nothing is retrained here).
+
+Timings are ``time.perf_counter`` per call, not the pytest-benchmark fixture: one claim test times a whole grid
+of cells, the fixture times one callable per test and switches itself off under xdist. The numbers go to
+``<report-dir>/benchmark_r3.json`` in pytest-benchmark's JSON format (its ``Stats``), which the report renders
+and ``pytest-benchmark compare`` reads. Gates are on ratios, which travel across machines; absolute times do not.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from harness import stats
+from harness.bench import (attention_step, available_memory_bytes, benchmark_record, estimated_peak_bytes,
+                           iterations_for, peak_memory_bytes, time_per_call, write_benchmark_json)
+
+pytestmark = pytest.mark.claim("R3")
+
+CLAIM_ID = "R3"
+TIME_RATIO_MIN = 5.0            # issue 9: "the additive/dot time ratio is at least 5 at n = 256"
+DOT, SDPA, ADDITIVE, CHUNKED = "dot_matmul", "dot_sdpa", "additive", "additive_chunked"
+BENCHMARK_FILE = "benchmark_r3.json"   # harness/report.py renders every benchmark*.json in the report dir
+
+
+# ============================================================================== measurement
+def measure_r3(budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+               progress: Callable[[str], None] = lambda msg: None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Time and peak memory of every (variant, n) cell of the budget.
+
+    Returns ``times`` (variant, n, seed, seconds, iterations: one row per timed round; a round is one seed's
+    fresh layer, timed over ``iterations`` back-to-back calls) and ``memory`` (variant, n, peak_bytes, or
+    skipped with a reason). Per n, each variant's first call is measured for memory (and is its warm-up);
+    the timed rounds then run seed by seed with the variant order rotated, so drifting load from other
+    processes falls on every variant alike. A cell whose profiled call took ``reuse_profiled_s`` or more
+    counts that call as seed 0's round: the profiler costs microseconds per op, nothing against seconds.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(budget.get("threads", 1)))   # both sides of every ratio on the same threads
+    try:
+        return _measure(budget, seeds, device, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _measure(budget: dict[str, Any], seeds: list[int], device: torch.device | str,
+             progress: Callable[[str], None]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    shape = dict(batch=int(budget["batch"]), n_heads=int(budget["n_heads"]), d_k=int(budget["d_k"]))
+    variants = list(budget["variants"])
+    chunk = int(budget.get("additive_chunk", 16))
+    headroom = float(budget.get("max_memory_fraction", 0.5)) * available_memory_bytes(device)
+    time_rows, mem_rows = [], []
+    for n in (int(v) for v in budget["ns"]):
+        live, iters = [], {}
+        for v in variants:
+            need = estimated_peak_bytes(v, n=n, additive_chunk=chunk, **shape)
+            if need > headroom:
+                mem_rows.append({"variant": v, "n": n, "peak_bytes": None,
+                                 "skipped": f"needs ~{need / 2**30:.1f} GiB, {headroom / 2**30:.1f} GiB allowed"})
+            else:
+                live.append(v)
+        for i, seed in enumerate(seeds):
+            steps = {v: attention_step(v, n=n, seed=seed, device=device, additive_chunk=chunk, **shape)
+                     for v in live}
+            done = set()
+            if i == 0:
+                for v in live:
+                    progress(f"n={n} {v}: peak memory (and warm-up)")
+                    t0 = _now(device)
+                    peak = peak_memory_bytes(steps[v], device)
+                    secs = _now(device) - t0
+                    iters[v] = iterations_for(secs, float(budget["min_round_s"]), int(budget["max_iterations"]))
+                    mem_rows.append({"variant": v, "n": n, "peak_bytes": int(peak), "skipped": None})
+                    if secs >= float(budget["reuse_profiled_s"]):
+                        # a slow cell: the profiler's per-op cost (microseconds) is lost in seconds of
+                        # elementwise work, so this call is also seed 0's timed round (saves a call)
+                        time_rows.append({"variant": v, "n": n, "seed": int(seed), "seconds": secs,
+                                          "iterations": 1})
+                        done.add(v)
+            order = live[i % len(live):] + live[:i % len(live)] if live else []
+            for v in (v for v in order if v not in done):
+                progress(f"n={n} seed {seed}: {v} x{iters[v]}")
+                secs = time_per_call(steps[v], iters[v], device)
+                time_rows.append({"variant": v, "n": n, "seed": int(seed), "seconds": secs,
+                                  "iterations": iters[v]})
+            del steps
+    return (pd.DataFrame(time_rows, columns=["variant", "n", "seed", "seconds", "iterations"]),
+            pd.DataFrame(mem_rows, columns=["variant", "n", "peak_bytes", "skipped"]))
+
+
+def _now(device: torch.device | str) -> float:
+    import time
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
+# ============================================================================== verdict functions
+def time_ratio(times: pd.DataFrame, n: int, num: str, den: str) -> dict[str, Any]:
+    """Geometric mean over seeds of the paired ratio t_num / t_den at n, with a 95% t interval on log ratios."""
+    cell = times[times["n"] == n].pivot_table(index="seed", columns="variant", values="seconds")
+    if num not in cell or den not in cell:
+        return {"ratio": math.nan, "ci": (math.nan, math.nan), "per_seed": [], "n_seeds": 0}
+    per_seed = (cell[num] / cell[den]).dropna()
+    logs = np.log(per_seed.to_numpy(dtype=float))
+    if logs.size == 0:
+        return {"ratio": math.nan, "ci": (math.nan, math.nan), "per_seed": [], "n_seeds": 0}
+    ci = stats.t_ci(logs)
+    return {"ratio": float(math.exp(ci.mean)), "ci": (math.exp(ci.lo), math.exp(ci.hi)) if logs.size > 1
+            else (math.nan, math.nan), "per_seed": per_seed.round(4).tolist(), "n_seeds": int(logs.size)}
+
+
+def evaluate_time_ratio(times: pd.DataFrame, n: int, num: str = ADDITIVE, den: str = DOT,
+                        threshold: float = TIME_RATIO_MIN) -> dict[str, Any]:
+    """Criterion record for "t_num / t_den >= threshold at n": passed when the CI's lower bound clears the
+    threshold, refuted when its upper bound is below it, inconclusive otherwise (or with fewer than 2 seeds)."""
+    r = time_ratio(times, n, num, den)
+    lo, hi = r["ci"]
+    if r["n_seeds"] == 0:
+        return {"measured": None, "passed": False, "refuted": False, "ci": None,
+                "detail": f"no paired timings of {num} and {den} at n={n}"}
+    if r["n_seeds"] < 2:
+        return {"measured": r["ratio"], "passed": False, "refuted": False, "ci": None,
+                "detail": f"{num}/{den} = {r['ratio']:.3g} at n={n} from 1 seed: an interval needs >= 2"}
+    detail = (f"{num}/{den} at n={n}: {r['ratio']:.3g} [{lo:.3g}, {hi:.3g}] (geometric mean, 95% t CI on log "
+              f"ratios, {r['n_seeds']} seeds; per seed {r['per_seed']})")
+    return {"measured": r["ratio"], "passed": bool(lo >= threshold), "refuted": bool(hi < threshold),
+            "ci": (lo, hi), "detail": detail}
+
+
+def memory_ratios(memory: pd.DataFrame, num: str, den: str) -> pd.Series:
+    """peak_bytes(num) / peak_bytes(den) per n (n where either was skipped are left out)."""
+    m = memory.dropna(subset=["peak_bytes"]).pivot_table(index="n", columns="variant", values="peak_bytes")
+    if num not in m or den not in m:
+        return pd.Series(dtype=float)
+    return (m[num] / m[den]).dropna().sort_index()
+
+
+def evaluate_memory_growth(memory: pd.DataFrame, num: str = ADDITIVE, den: str = DOT) -> dict[str, Any]:
+    """Criterion record for "the memory ratio num/den grows with n": passed when it increases at every step
+    of the n grid, refuted when at the largest n it is not above its value at the smallest."""
+    r = memory_ratios(memory, num, den)
+    if len(r) < 2:
+        return {"measured": None, "passed": False, "refuted": False, "ci": None,
+                "detail": f"memory ratio {num}/{den} measured at {len(r)} n; growth needs >= 2"}
+    steps = np.diff(r.to_numpy(dtype=float))
+    slope_txt = ""
+    if len(r) >= 3:
+        fit = stats.loglog_slope(r.index.to_numpy(dtype=float), r.to_numpy(dtype=float))
+        slope_txt = f"; log-log slope of the ratio against n {fit}"
+    pairs = ", ".join(f"n={n}: {v:.3g}" for n, v in r.items())
+    return {"measured": {str(n): float(v) for n, v in r.items()}, "passed": bool(np.all(steps > 0)),
+            "refuted": bool(r.iloc[-1] <= r.iloc[0]), "ci": None,
+            "detail": f"peak-memory ratio {num}/{den}: {pairs} (exact allocator bytes, deterministic){slope_txt}"}
+
+
+def memory_exponents(memory: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: the log-log slope of peak bytes against n (2 = O(n^2), 1 = O(n))."""
+    rows = []
+    for v, g in memory.dropna(subset=["peak_bytes"]).groupby("variant"):
+        g = g.sort_values("n")
+        if len(g) >= 3:
+            fit = stats.loglog_slope(g["n"].to_numpy(dtype=float), g["peak_bytes"].to_numpy(dtype=float))
+            rows.append({"variant": v, "exponent": fit.slope, "lo": fit.lo, "hi": fit.hi, "n_points": len(g)})
+    return pd.DataFrame(rows, columns=["variant", "exponent", "lo", "hi", "n_points"])
+
+
+# ============================================================================== rendering helpers
+def benchmark_records(times: pd.DataFrame, memory: pd.DataFrame, shape: dict[str, Any],
+                      device: str) -> list[dict[str, Any]]:
+    """pytest-benchmark entries, one per (variant, n), the rounds being the seeds."""
+    peaks = {(r.variant, r.n): r.peak_bytes for r in memory.itertuples()}
+    out = []
+    for (v, n), g in times.groupby(["variant", "n"], sort=True):
+        out.append(benchmark_record(
+            f"r3_attention[{v}-n{n}]", v, g["seconds"].tolist(), params={"n": int(n)},
+            iterations=[int(i) for i in g["iterations"]], fullname=f"claims/test_r3_matmul.py::{v}[n={n}]",
+            extra_info={"n": int(n), "peak_memory_bytes": peaks.get((v, n)), "device": device,
+                        "seeds": [int(s) for s in g["seed"]], "forward_backward": True, **shape}))
+    return out
+
+
+def _figure(times: pd.DataFrame, memory: pd.DataFrame, ratio_rows: pd.DataFrame):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for v, g in times.groupby("variant"):
+        agg = g.groupby("n")["seconds"].agg(["median", "min", "max"])
+        axes[0].errorbar(agg.index, agg["median"], yerr=[agg["median"] - agg["min"], agg["max"] - agg["median"]],
+                         marker="o", capsize=3, label=v)
+    for v, g in memory.dropna(subset=["peak_bytes"]).groupby("variant"):
+        g = g.sort_values("n")
+        axes[1].plot(g["n"], g["peak_bytes"].astype(float) / 2**20, marker="o", label=v)
+    for col, label in (("time_additive_over_dot", "time additive/dot"),
+                       ("memory_additive_over_dot", "memory additive/dot"),
+                       ("time_matmul_over_sdpa", "time matmul/SDPA")):
+        if col in ratio_rows:
+            axes[2].plot(ratio_rows["n"], ratio_rows[col], marker="o", label=label)
+    axes[2].axhline(TIME_RATIO_MIN, color="grey", ls="--", lw=1, label=f"criterion ({TIME_RATIO_MIN:g}x)")
+    titles = ("forward+backward time (median, min-max over seeds)", "peak memory per call",
+              "ratios")
+    ylabels = ("seconds per call", "MiB allocated above start", "ratio")
+    for ax, title, ylabel in zip(axes, titles, ylabels):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length n")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ============================================================================== the claim
+def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast):
+    if fast:
+        pytest.skip("R3 has no fast criterion: no fault in model.faults changes what attention costs")
+    budget = profile.claim(CLAIM_ID)
+    ev = evidence
+    ev.claim(CLAIM_ID, title="Prefer the operation that maps to optimized matmul",
+             statement="R3 — Prefer the operation that maps to optimized matmul. Applies when: two formulations "
+                       "are of similar quality; this paper chose on that basis and was right. (Dot-product "
+                       "attention is chosen over additive as \u201cmuch faster and more space-efficient, since it "
+                       "can be implemented using highly optimized matrix multiplication code\u201d.)",
+             strength="moderate", kind="recommendation",
+             limitation="2017 hardware and translation benchmarks; the choice was made on a practical argument, "
+                        "not a quality one. We measure one layer on this machine's CPU (or GPU in the full "
+                        "profile), not the paper's P100s.")
+    n_crit = int(budget["criterion_n"])
+    variants = list(budget["variants"])
+    c_time = ev.criterion(
+        "additive_time_ratio",
+        prediction=f"forward+backward of the model's additive attention takes at least {TIME_RATIO_MIN:g}x as long "
+                   f"as dot-product attention through plain matmul at n = {n_crit}",
+        threshold=f">= {TIME_RATIO_MIN:g}",
+        test="per-seed paired ratio t_additive / t_dot (interleaved rounds, fresh weights and input per seed); "
+             "geometric mean with a 95% Student-t interval on log ratios across seeds: passed if the lower bound "
+             f">= {TIME_RATIO_MIN:g}, refuted if the upper bound < {TIME_RATIO_MIN:g}")
+    c_mem = ev.criterion(
+        "memory_ratio_grows",
+        prediction="the peak-memory ratio additive / dot grows with n (additive materialises B*h*n*n*d_k)",
+        threshold="ratio increases at every step of the n grid",
+        test="exact torch allocator bytes of one call per (variant, n) (profiler allocation events on CPU, "
+             "torch.cuda.max_memory_allocated on CUDA; deterministic, so no sampling interval): passed if the "
+             "ratio increases at each step, refuted if at the largest n it is not above the smallest n's; "
+             "log-log slope (scipy linregress) reported")
+    c_chunk = None
+    if CHUNKED in variants:
+        c_chunk = ev.criterion(
+            "chunked_additive_time_ratio", counts=False,
+            prediction=f"additive attention written without materialising (query chunks, tanh recomputed in "
+                       f"backward) is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {n_crit}: the gap "
+                       "is the score, not its memory traffic",
+            threshold=f">= {TIME_RATIO_MIN:g}", test="as additive_time_ratio, for the chunked form")
+    for name in (f"time_ratio_additive_over_dot/{n_crit}", f"time_ratio_matmul_over_sdpa/{n_crit}"):
+        ev.gate(name, direction="higher", tolerance=0.5, relative=True)   # timing ratios: +-50% across machines
+    ev.gate(f"memory_ratio_additive_over_dot/{n_crit}", direction="higher", tolerance=0.2, relative=True)
+
+    # ---------------------------------------------------------------- measure
+    times, memory = measure_r3(budget, seeds, device, progress)
+
+    # ---------------------------------------------------------------- test and record
+    c_time.record(**evaluate_time_ratio(times, n_crit, ADDITIVE, DOT))
+    c_mem.record(**evaluate_memory_growth(memory, ADDITIVE, DOT))
+    if c_chunk is not None:
+        c_chunk.record(**evaluate_time_ratio(times, n_crit, CHUNKED, DOT))
+
+    ratio_rows = []
+    for n in sorted(times["n"].unique()):
+        row: dict[str, Any] = {"n": int(n)}
+        for label, num, den in (("additive_over_dot", ADDITIVE, DOT), ("matmul_over_sdpa", DOT, SDPA),
+                                ("additive_over_sdpa", ADDITIVE, SDPA), ("additive_chunked_over_dot", CHUNKED, DOT)):
+            if num in variants and den in variants:
+                r = time_ratio(times, int(n), num, den)
+                row[f"time_{label}"] = r["ratio"]
+                row[f"time_{label}_ci"] = [round(x, 4) for x in r["ci"]]
+                mr = memory_ratios(memory, num, den)
+                row[f"memory_{label}"] = float(mr[n]) if n in mr.index else None
+        ratio_rows.append(row)
+    ratio_df = pd.DataFrame(ratio_rows)
+    for row in ratio_rows:
+        n = row["n"]
+        for metric, col in (("time_ratio_additive_over_dot", "time_additive_over_dot"),
+                            ("memory_ratio_additive_over_dot", "memory_additive_over_dot"),
+                            ("time_ratio_matmul_over_sdpa", "time_matmul_over_sdpa"),
+                            ("time_ratio_additive_over_sdpa", "time_additive_over_sdpa"),
+                            ("memory_ratio_additive_over_sdpa", "memory_additive_over_sdpa"),
+                            ("time_ratio_additive_chunked_over_dot", "time_additive_chunked_over_dot"),
+                            ("memory_ratio_additive_chunked_over_dot", "memory_additive_chunked_over_dot")):
+            if col in row:
+                ev.metric(f"{metric}/{n}", row[col] if row[col] is not None else math.nan)
+    ev.headline(f"time_ratio_additive_over_dot/{n_crit}")
+
+    memory_out = memory.assign(peak_mib=memory["peak_bytes"].astype(float) / 2**20)
+    exponents = memory_exponents(memory)
+    ev.table("ratios", ratio_df)
+    ev.table("peak_memory", memory_out)
+    ev.table("memory_exponent_in_n", exponents)
+    ev.table("timings_per_seed", times)
+    ev.figure("time_memory_vs_n", _figure(times, memory, ratio_df))
+    shape = {k: int(budget[k]) for k in ("batch", "n_heads", "d_k")}
+    path = write_benchmark_json(report_dir / BENCHMARK_FILE, benchmark_records(times, memory, shape, str(device)),
+                                device=device)
+
+    # ---------------------------------------------------------------- notes
+    dev = torch.device(device)
+    where = str(dev) if dev.type == "cuda" else f"{dev} with {int(budget.get('threads', 1))} torch thread(s)"
+    ev.note(f"One self-attention layer, forward + backward of sum(output): batch {shape['batch']}, h "
+            f"{shape['n_heads']}, d_k = d_v = {shape['d_k']}, n in {sorted(int(n) for n in budget['ns'])}, "
+            f"float32 on {where}; "
+            f"{len(seeds)} seeds (fresh weights and input each). 'dot' = the module's explicit matmul path "
+            "(q k^T -> softmax -> @ v); SDPA = its fast path (F.scaled_dot_product_attention).")
+    ev.note(f"Timing: time.perf_counter per call (CUDA synchronised), the variant order rotated each seed; a cheap "
+            f"cell is timed over enough back-to-back calls to last {budget['min_round_s']} s. Not the "
+            "pytest-benchmark fixture (one callable per test, and it switches itself off under xdist); the numbers "
+            f"are stored in its JSON format with its Stats in {path.name} (table and time-against-n plot in the "
+            f"R3 benchmarks section; `pytest-benchmark compare {path}` reads it). Peak memory: "
+            + ("torch.cuda.max_memory_allocated over one call." if dev.type == "cuda" else
+               "the torch profiler's allocator events over one call (exact bytes torch allocates; tracemalloc "
+               "does not see them, and RSS hides reuse of freed heap)."))
+    if len(exponents):
+        ev.note("Peak memory grows with n as " + ", ".join(
+            f"{r.variant} n^{r.exponent:.2f}" for r in exponents.itertuples())
+            + ". Against plain-matmul dot (also O(n^2), the logits) the additive ratio tends to a constant "
+              "(about d_k times more per (query, key) pair); it grows over this grid because the n^2*d_k term "
+              "overtakes dot's O(n*d_model) projections. Against SDPA, which never stores the n x n logits, "
+              "it keeps growing.")
+    skipped = memory[memory["skipped"].notna()]
+    if len(skipped):
+        ev.note("Skipped for memory: " + "; ".join(f"{r.variant} at n={r.n} ({r.skipped})"
+                                                    for r in skipped.itertuples()))
+    if CHUNKED not in variants:
+        ev.note("The memory-lean additive form (ModelConfig.additive_chunk) is not timed in this profile "
+                "(it costs as much time as the materialised one); the standard and full profiles time it.")
+    ev.note("Cross-reference, 'of similar quality': R3 applies when the two formulations are of similar quality. "
+            "That is C3's measurement (additive against dot-product at small and large d_k, e.g. its metric "
+            "acc_additive_minus_unscaled_large_dk and the small-d_k comparison; see C3's section of this report). "
+            "This module does not retrain or read C3's results, so R3's verdict covers the cost half of the "
+            "recommendation only.")

@@ -1,0 +1,77 @@
+"""R3's criteria can fail: if additive attention cost what dot-product costs, the time criterion must go red
+(refuted), and if its memory did not outgrow dot-product's, so must the memory criterion.
+
+Fabricated tables pin the decision rule; one real tiny measurement runs the module's own measurement through
+the model with the additive score swapped for a dot product (an "additive" that maps to matmul) and shows the
+verdict flips, while the real additive score passes the same tiny budget.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+import model.attention as attention
+from claims.test_r3_matmul import (ADDITIVE, DOT, SDPA, evaluate_memory_growth, evaluate_time_ratio,
+                                   measure_r3)
+
+SEEDS = [0, 1, 2]
+TINY = {"ns": [32, 64, 128], "criterion_n": 128, "batch": 2, "n_heads": 2, "d_k": 64,
+        "variants": [SDPA, DOT, ADDITIVE], "additive_chunk": 16, "min_round_s": 0.05, "max_iterations": 20,
+        "reuse_profiled_s": 1.0, "threads": 1, "max_memory_fraction": 0.5}
+
+
+def _times(ratio_by_seed, n=256, dot_s=0.01):
+    rows = []
+    for seed, r in enumerate(ratio_by_seed):
+        rows.append({"variant": DOT, "n": n, "seed": seed, "seconds": dot_s, "iterations": 10})
+        rows.append({"variant": ADDITIVE, "n": n, "seed": seed, "seconds": dot_s * r, "iterations": 1})
+    return pd.DataFrame(rows)
+
+
+def _memory(ratios, ns=(64, 128, 256)):
+    rows = []
+    for n, r in zip(ns, ratios):
+        rows += [{"variant": DOT, "n": n, "peak_bytes": 1000 * n, "skipped": None},
+                 {"variant": ADDITIVE, "n": n, "peak_bytes": int(1000 * n * r), "skipped": None}]
+    return pd.DataFrame(rows)
+
+
+def test_time_criterion_decision_rule():
+    assert evaluate_time_ratio(_times([40, 45, 52]), 256)["passed"]
+    cheap = evaluate_time_ratio(_times([1.0, 1.1, 0.95]), 256)          # additive as cheap as dot
+    assert not cheap["passed"] and cheap["refuted"]
+    noisy = evaluate_time_ratio(_times([2.0, 30.0, 6.0]), 256)           # straddles 5: no verdict either way
+    assert not noisy["passed"] and not noisy["refuted"]
+    one = evaluate_time_ratio(_times([50.0]), 256)                       # one seed: no interval, no verdict
+    assert not one["passed"] and not one["refuted"]
+    missing = evaluate_time_ratio(_times([40, 45, 52]), 128)             # nothing measured at that n
+    assert not missing["passed"] and missing["measured"] is None
+
+
+def test_memory_criterion_decision_rule():
+    assert evaluate_memory_growth(_memory([10, 20, 40]))["passed"]
+    flat = evaluate_memory_growth(_memory([10, 10, 10]))                 # additive no hungrier as n grows
+    assert not flat["passed"] and flat["refuted"]
+    bumpy = evaluate_memory_growth(_memory([10, 9, 30]))
+    assert not bumpy["passed"] and not bumpy["refuted"]
+
+
+def _dot_scored_additive(q, k, v_a, scale, chunk=None):
+    """The fault: an 'additive' layer whose score is a plain q k^T (v_a unused), i.e. maps to matmul."""
+    return attention.dot_logits(q, k, scale)
+
+
+@pytest.mark.parametrize("cheap_additive", [False, True])
+def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additive):
+    if cheap_additive:
+        monkeypatch.setattr(attention, "additive_logits", _dot_scored_additive)
+    times, memory = measure_r3(TINY, SEEDS)
+    assert set(times["variant"]) == {SDPA, DOT, ADDITIVE} and len(times) == 3 * 3 * len(SEEDS)
+    t = evaluate_time_ratio(times, TINY["criterion_n"])
+    m = evaluate_memory_growth(memory)
+    if cheap_additive:
+        assert not t["passed"] and t["refuted"], t["detail"]
+        assert not m["passed"], m["detail"]
+    else:
+        assert t["passed"], t["detail"]
+        assert m["passed"], m["detail"]
+        assert np.all(memory["peak_bytes"].notna())
