@@ -1,0 +1,228 @@
+"""The shared training sweep of issue 5: small attention models on one task over attention variants x d_k x seeds.
+
+C3 (b)(c) (gradients during training, quality), R1 (b) (the default is never worse) and C4 (c) (the alpha sweep)
+all train the same kind of model and differ only in the variants they compare, so they share
+``attention_variant_sweep``. It returns one row per (variant, d_k, seed) with the final held-out accuracy, steps
+to the target accuracy, the learning curve, the logit std (C3's mediator, recorded beside every result) at init
+and after training, and mean |dL/dlogits| over the first K training steps (read from the ``*.logits`` taps).
+
+Runs are memoised in-process on what they actually compute: the model config with the attention scale *resolved*
+(the scale each attention module uses in forward, after any active fault), the task, the training config, the
+seed, the device and the active fault. So C3's explicit ``scale_exponent=0.5``, R1's ``scale="default"`` and C4's
+alpha = 0.5 are one training run when no fault is active (bit-identical computations), and a fault never reuses
+a clean run. Under pytest-xdist each worker has its own cache (recomputation, not wrong results).
+
+Budget (a profile block, ``budget`` below), every key optional except ``train``::
+
+    {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.tasks.make_task
+     "model": {"d_model": 64, "n_heads": 1, ...},        # ModelConfig fields shared by every variant
+     "model_name": "encoder_tagger",                     # model.registry name (a tagger)
+     "train": {"steps": 300, "batch_size": 64, ...},     # TrainConfig fields
+     "grad_steps": 50,                                   # K: steps whose dL/dlogits are recorded
+     "target_accuracy": 0.9,                             # steps_to_target threshold on held-out accuracy
+     "probe_size": 256}                                  # held-out examples for the init/final probes
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from model import MultiHeadAttention, ModelConfig, active_fault
+
+from . import probes
+from .tasks import Task, make_task
+from .training import TrainConfig, build_for_task, train
+
+BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size")
+DEFAULT_TASK = {"name": "kv_lookup", "n_pairs": 16}
+LOGIT_TAPS = "*.logits"
+SOFTMAX_TAPS = ("*.logits", "*.weights", "*.q", "*.k")
+
+# (effective config, task, train, K, target, probe, seed, device, fault) -> row dict
+_RUN_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def clear_sweep_cache() -> None:
+    """Forget memoised runs (tests; or to force retraining in one process)."""
+    _RUN_CACHE.clear()
+
+
+# ------------------------------------------------------------------------------------------ probing
+def probe_softmax_state(model: nn.Module, batch, n_classes: int, patterns: Sequence[str] = SOFTMAX_TAPS
+                        ) -> dict[str, float]:
+    """The state of every attention softmax in ``model`` on ``batch`` (eval mode, task loss back-propagated):
+    logit std (the mediator: d_k * var_q * var_k before scaling), entropy, fraction of saturated rows (max weight
+    > 0.99), mean |dL/dlogits| over all logits, and the per-component variance of q and k. Averaged over the
+    attention modules (layers) and heads."""
+    cache, _ = probes.run_with_taps(model, batch, patterns, n_classes=n_classes, backward=True)
+    names = cache.names("*.logits")
+    if not names:
+        raise ValueError("probe_softmax_state: the model has no attention logits tap")
+    out = {"logit_std": [], "entropy": [], "saturated_fraction": [], "grad_abs_mean": [], "q_var": [], "k_var": []}
+    for name in names:
+        base = name[: -len("logits")]
+        out["logit_std"].append(probes.logit_std(cache[name]))
+        out["entropy"].append(float(np.mean(probes.attention_entropy(cache[base + "weights"]))))
+        out["saturated_fraction"].append(float(np.mean(probes.saturated_fraction(cache[base + "weights"]))))
+        out["grad_abs_mean"].append(probes.softmax_grad_magnitude(cache.grad(name)))
+        out["q_var"].append(probes.component_variance(cache[base + "q"]))
+        out["k_var"].append(probes.component_variance(cache[base + "k"]))
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def effective_scales(model: nn.Module) -> list[float]:
+    """The scale each attention module of ``model`` uses in a forward now (after any active fault)."""
+    return [m.effective_scale() for m in model.modules() if isinstance(m, MultiHeadAttention)]
+
+
+# -------------------------------------------------------------------------------------------- budget
+def _check_budget(budget: Mapping[str, Any]) -> None:
+    unknown = sorted(set(budget) - set(BUDGET_KEYS))
+    if unknown:
+        raise ValueError(f"attention_variant_sweep budget has unknown key(s) {unknown}; valid: {list(BUDGET_KEYS)}")
+    if "train" not in budget:
+        raise ValueError("attention_variant_sweep budget needs 'train' (TrainConfig fields: steps, batch_size, ...)")
+    k = budget.get("grad_steps", 0)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+        raise ValueError(f"attention_variant_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
+    t = budget.get("target_accuracy", 0.9)
+    if not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
+        raise ValueError(f"attention_variant_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
+
+
+def _make_task(spec: Mapping[str, Any]) -> Task:
+    spec = dict(spec)
+    name = spec.pop("name", None)
+    if name is None:
+        raise ValueError(f"attention_variant_sweep budget 'task' needs a 'name', got {spec!r}")
+    return make_task(name, **spec)
+
+
+def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed: int, device: str) -> str:
+    resolved = cfg.to_dict()
+    resolved.pop("scale"), resolved.pop("scale_exponent")
+    resolved["effective_scales"] = effective_scales(model)
+    return json.dumps({"cfg": resolved, "budget": budget, "seed": seed, "device": device,
+                       "fault": active_fault()}, sort_keys=True, default=str)
+
+
+# --------------------------------------------------------------------------------------------- sweep
+def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+             task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
+    try:
+        base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **budget.get("model", {})})
+    except TypeError as e:
+        raise ValueError(f"attention_variant_sweep budget 'model': {e}") from None
+    try:
+        cfg = base.replace(d_k=int(d_k), **dict(overrides))
+    except TypeError as e:
+        raise ValueError(f"variant {variant!r}: {e}") from None
+    model_name = budget.get("model_name", "encoder_tagger")
+    model = build_for_task(model_name, task, cfg, seed)
+    key = _run_key(model, cfg, budget, seed, device)
+    if key in _RUN_CACHE:
+        return {**_RUN_CACHE[key], "variant": variant, "cached": True}
+
+    tcfg = TrainConfig.from_dict({**budget["train"], "device": device}).replace(
+        target_metric="accuracy", target_value=float(budget.get("target_accuracy", 0.9)), stop_at_target=False)
+    K = int(budget.get("grad_steps", 0))
+    probe_batch = task.heldout(int(budget.get("probe_size", 256))).to(device)
+    model.to(device)
+    init = probe_softmax_state(model, probe_batch, task.tgt_vocab)
+
+    grads, stds = [], []
+
+    def on_step(step, model, batch, loss, cache=None):
+        if cache is None:
+            return
+        names = cache.names(LOGIT_TAPS)
+        grads.append(float(np.mean([probes.softmax_grad_magnitude(cache.grad(n)) for n in names])))
+        stds.append(float(np.mean([probes.logit_std(cache[n]) for n in names])))
+
+    t0 = time.perf_counter()
+    kw = dict(taps=[LOGIT_TAPS], tap_steps=K, retain_grad=True) if K else {}
+    res = train(model, task, tcfg, seed, on_step=on_step if K else None, progress=progress, **kw)
+    final = probe_softmax_state(model, probe_batch, task.tgt_vocab)
+    steps = [int(c["step"]) for c in res.curve]
+    row = {
+        "variant": variant, "d_k": int(d_k), "seed": int(seed),
+        "score": cfg.score, "scale": float(np.mean(effective_scales(model))),
+        "final_accuracy": float(res.final.get("accuracy", math.nan)),
+        "final_loss": float(res.final.get("loss", math.nan)),
+        "steps_to_target": float(res.steps_to_target) if res.steps_to_target is not None else math.nan,
+        # unreached -> the budget: conservative for "X reaches the target sooner than Y" when Y misses it
+        "steps_to_target_censored": float(res.steps_to_target if res.steps_to_target is not None else res.steps_run),
+        "reached_target": res.steps_to_target is not None,
+        "diverged": bool(res.diverged),
+        **{f"{k}_init": v for k, v in init.items()},
+        **{f"{k}_final": v for k, v in final.items()},
+        "grad_abs_mean_first_k": float(np.mean(grads)) if grads else math.nan,
+        "logit_std_first_k": float(np.mean(stds)) if stds else math.nan,
+        "grad_steps": len(grads),
+        "curve_step": steps,
+        "curve_accuracy": [float(c.get("accuracy", math.nan)) for c in res.curve],
+        "grad_curve": grads,
+        "train_time_s": float(res.train_time_s),
+        "wall_time_s": time.perf_counter() - t0,
+        "cached": False,
+    }
+    _RUN_CACHE[key] = row
+    return row
+
+
+def attention_variant_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
+                            budget: Mapping[str, Any], seeds: Sequence[int], device: str | torch.device = "cpu",
+                            progress: Callable[[str], Any] | None = None) -> pd.DataFrame:
+    """Train one model per (variant, d_k, seed) and return one row per run (see the module docstring).
+
+    ``variants``: name -> ModelConfig overrides on top of ``budget["model"]`` (e.g. ``{"scaled":
+    {"scale_exponent": 0.5}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}``).
+    Columns: variant, d_k, seed, score, scale (resolved), final_accuracy, final_loss, steps_to_target (NaN if
+    not reached), steps_to_target_censored, reached_target, diverged, {logit_std, entropy, saturated_fraction,
+    grad_abs_mean, q_var, k_var}_{init,final}, grad_abs_mean_first_k and logit_std_first_k (mean over the first
+    K = ``grad_steps`` steps), grad_steps, curve_step / curve_accuracy / grad_curve (lists), train_time_s,
+    wall_time_s, cached (True when the run came from the in-process memo)."""
+    if not variants:
+        raise ValueError("attention_variant_sweep needs at least one variant")
+    if not d_ks or not seeds:
+        raise ValueError(f"attention_variant_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
+    _check_budget(budget)
+    budget = json.loads(json.dumps(budget))             # a plain copy (and it must be JSON: it is the memo key)
+    task = _make_task(budget.get("task", DEFAULT_TASK))
+    device = str(torch.device(device))
+    rows, n, i = [], len(variants) * len(d_ks) * len(seeds), 0
+    for d_k in d_ks:
+        for variant, overrides in variants.items():
+            for seed in seeds:
+                i += 1
+                if progress is not None:
+                    _announce(progress, f"sweep {i}/{n}: {variant} d_k={d_k} seed {seed}")
+                rows.append(_one_run(variant, overrides, int(d_k), int(seed), budget, task, device, progress))
+    return pd.DataFrame(rows)
+
+
+def _announce(progress: Callable[..., Any], msg: str) -> None:
+    """A line per run, past the plugin's rate limit (``force=True``) when the callable takes it."""
+    try:
+        progress(msg, force=True)
+    except TypeError:
+        progress(msg)
+
+
+def curves_frame(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Long format of the learning curves: one row per (variant, d_k, seed, step) with held-out accuracy."""
+    rows = [{"variant": r.variant, "d_k": r.d_k, "seed": r.seed, "step": s, "accuracy": a}
+            for r in sweep.itertuples() for s, a in zip(r.curve_step, r.curve_accuracy)]
+    return pd.DataFrame(rows, columns=["variant", "d_k", "seed", "step", "accuracy"])
+
+
+def summary_table(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The per-run table without list columns (for ``ev.table``)."""
+    return sweep.drop(columns=[c for c in ("curve_step", "curve_accuracy", "grad_curve") if c in sweep.columns])

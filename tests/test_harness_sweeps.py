@@ -1,0 +1,97 @@
+"""harness.sweeps: the shared variant x d_k sweep (issue 5) at a tiny budget: rows, memo, faults, errors."""
+import math
+
+import pytest
+import torch
+
+from harness.sweeps import (attention_variant_sweep, clear_sweep_cache, curves_frame, probe_softmax_state,
+                            summary_table)
+from model import inject, set_fault
+
+torch.set_num_threads(1)
+
+BUDGET = {"task": {"name": "kv_lookup", "n_pairs": 4, "n_values": 4},
+          "model": {"d_model": 16, "n_heads": 1, "d_v": 16, "d_ff": 32},
+          "train": {"steps": 4, "batch_size": 8, "schedule": "constant", "lr": 1e-3, "eval_every": 2,
+                    "eval_size": 32},
+          "grad_steps": 2, "probe_size": 16}
+VARIANTS = {"scaled": {"scale_exponent": 0.5}, "unscaled": {"scale": "none"}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    clear_sweep_cache()
+    set_fault(None)
+    yield
+    clear_sweep_cache()
+    set_fault(None)
+
+
+def test_rows_columns_and_curves():
+    lines = []
+    df = attention_variant_sweep({**VARIANTS, "additive": {"score": "additive"}}, [4, 32], BUDGET, [0],
+                                 progress=lines.append)
+    assert len(df) == 3 * 2 and not df.cached.any()
+    assert set(df.variant) == {"scaled", "unscaled", "additive"} and set(df.d_k) == {4, 32}
+    assert any("additive d_k=32 seed 0" in line for line in lines)
+    for col in ("final_accuracy", "steps_to_target_censored", "logit_std_init", "grad_abs_mean_first_k",
+                "entropy_final", "q_var_init"):
+        assert df[col].notna().all(), col
+    assert (df.grad_steps == 2).all()
+    assert all(s == [2, 4] for s in df.curve_step)
+    # the resolved scale: 1/sqrt(d_k) scaled, 1 unscaled and additive
+    row = df[(df.variant == "scaled") & (df.d_k == 32)].iloc[0]
+    assert row.scale == pytest.approx(32 ** -0.5)
+    assert (df[df.variant != "scaled"].scale == 1.0).all()
+    # unreached target: NaN steps, censored at the budget
+    missed = df[~df.reached_target]
+    assert missed.steps_to_target.isna().all() and (missed.steps_to_target_censored == 4).all()
+    # the mediator at init: unscaled logits are wider than scaled ones by ~sqrt(d_k)
+    sc = df[(df.variant == "scaled") & (df.d_k == 32)].logit_std_init.mean()
+    un = df[(df.variant == "unscaled") & (df.d_k == 32)].logit_std_init.mean()
+    assert un / sc == pytest.approx(math.sqrt(32), rel=1e-6)      # same seed: same weights
+    assert len(curves_frame(df)) == len(df) * 2
+    assert "curve_step" not in summary_table(df).columns
+
+
+def test_memo_shares_identical_computations_and_never_crosses_a_fault():
+    first = attention_variant_sweep(VARIANTS, [8], BUDGET, [0])
+    # "default" computes exactly what "scaled" (explicit d_k^-0.5) computes: one run
+    again = attention_variant_sweep({"default": {}, "scaled": {"scale_exponent": 0.5}}, [8], BUDGET, [0])
+    assert again.cached.all()
+    assert again.final_loss.iloc[0] == first[first.variant == "scaled"].final_loss.iloc[0]
+    with inject("no_scale"):
+        faulty = attention_variant_sweep({"default": {}, "unscaled": {"scale": "none"}}, [8], BUDGET, [0])
+    assert not faulty.cached.iloc[0]                     # the default now computes something else
+    assert faulty.scale.iloc[0] == 1.0
+    assert faulty.final_loss.iloc[0] == faulty.final_loss.iloc[1]    # = unscaled, bit for bit
+
+
+def test_bad_budget_and_variant_name_the_problem():
+    with pytest.raises(ValueError, match="unknown key.*stepz"):
+        attention_variant_sweep(VARIANTS, [8], {**BUDGET, "stepz": 3}, [0])
+    with pytest.raises(ValueError, match="needs 'train'"):
+        attention_variant_sweep(VARIANTS, [8], {k: v for k, v in BUDGET.items() if k != "train"}, [0])
+    with pytest.raises(ValueError, match="variant 'odd'.*scael"):
+        attention_variant_sweep({"odd": {"scael": 1.0}}, [8], BUDGET, [0])
+    with pytest.raises(ValueError, match="ModelConfig.scale"):
+        attention_variant_sweep({"odd": {"scale": "sqrt"}}, [8], BUDGET, [0])
+    with pytest.raises(ValueError, match="at least one variant"):
+        attention_variant_sweep({}, [8], BUDGET, [0])
+
+
+def test_probe_softmax_state_sees_saturation():
+    from harness.tasks import make_task
+    from harness.training import build_for_task
+    from model import ModelConfig
+
+    task = make_task("kv_lookup", n_pairs=8)
+    batch = task.heldout(64)
+    out = {}
+    for name, kw in (("scaled", {"scale_exponent": 0.5}), ("unscaled", {"scale": "none"})):
+        cfg = ModelConfig(d_model=32, n_heads=1, d_k=1024, n_encoder_layers=1, n_decoder_layers=0, **kw)
+        out[name] = probe_softmax_state(build_for_task("encoder_tagger", task, cfg, 0), batch, task.tgt_vocab)
+    assert out["unscaled"]["logit_std"] > 10 * out["scaled"]["logit_std"]
+    assert out["unscaled"]["entropy"] < 0.5 * out["scaled"]["entropy"]
+    assert out["unscaled"]["saturated_fraction"] > 0.2 and out["scaled"]["saturated_fraction"] == 0.0
+    assert out["unscaled"]["grad_abs_mean"] < out["scaled"]["grad_abs_mean"]
