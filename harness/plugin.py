@@ -168,18 +168,24 @@ def derive_seeds(master_seed: int, n: int) -> list[int]:
     return [master_seed * SEED_STRIDE + i for i in range(n)]
 
 
-def resolve_device(spec: str, worker_id: str | None = None) -> str:
+def pick_device(spec: str, worker_id: str | None, cuda_available: bool, n_gpus: int) -> str:
     """auto/cuda -> a concrete device; under xdist, worker gwN takes cuda:N (mod the GPU count)."""
+    if spec == "cpu" or (spec == "auto" and not cuda_available):
+        return "cpu"
+    if spec in ("auto", "cuda"):
+        index = int(worker_id[2:]) if worker_id and worker_id[2:].isdigit() else 0
+        return f"cuda:{index % max(1, n_gpus)}"
+    return spec
+
+
+def resolve_device(spec: str, worker_id: str | None = None) -> str:
+    """``pick_device`` on this machine's CUDA devices."""
     if spec == "cpu":
         return "cpu"
     import torch
 
-    if spec == "auto" and not torch.cuda.is_available():
-        return "cpu"
-    if spec in ("auto", "cuda"):
-        index = int(worker_id[2:]) if worker_id and worker_id[2:].isdigit() else 0
-        return f"cuda:{index % max(1, torch.cuda.device_count())}"
-    return spec
+    available = torch.cuda.is_available()
+    return pick_device(spec, worker_id, available, torch.cuda.device_count() if available else 0)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -320,7 +326,7 @@ class ClaimsSession:
         self.parts: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
         self.in_flight: dict[str, tuple[pytest.Item, Evidence, float]] = {}
-        self.claim_items_seen = False
+        self.claim_items_collected = False  # so that a Ctrl-C before the first claim finished still writes
         self.started_at = dt.datetime.now(dt.timezone.utc)
         self.started = time.monotonic()
         self.results: dict[str, Any] | None = None
@@ -332,7 +338,7 @@ class ClaimsSession:
         for i, item in enumerate(items):
             item.stash[ORDER_KEY] = i  # the same on every xdist worker: merge order is collection order
             if "evidence" in getattr(item, "fixturenames", ()):
-                self.claim_items_seen = True
+                self.claim_items_collected = True
 
     # outcome -----------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -415,10 +421,8 @@ class ClaimsSession:
         for name, value in getattr(report, "user_properties", ()):
             if name == PART_PROPERTY:
                 self.parts.append(json.loads(value))
-                self.claim_items_seen = True
             elif name == SKIP_PROPERTY:
                 self.skipped.append(json.loads(value))
-                self.claim_items_seen = True
 
     # output ------------------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
@@ -432,8 +436,8 @@ class ClaimsSession:
             if part is not None:
                 self.parts.append(part)
         self.in_flight.clear()
-        if not (self.parts or self.skipped or self.claim_items_seen):
-            return  # not a suite run (e.g. `pytest tests`): leave reports/ alone
+        if not (self.parts or self.skipped or (interrupted and self.claim_items_collected)):
+            return  # no claim ran (`pytest tests`, --collect-only): leave the last report alone
         complete = not interrupted and exitstatus != pytest.ExitCode.INTERNAL_ERROR and not session.shouldstop
         self.results = self.build_results(complete=complete, exitstatus=int(exitstatus),
                                           stopped=str(session.shouldstop or "") or None)

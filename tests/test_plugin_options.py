@@ -97,26 +97,22 @@ def test_report_dir_option(suite):
     assert not (suite.path / "reports").exists()
 
 
-def test_a_run_without_claim_tests_leaves_the_report_dir_alone(pytester):
-    pytester.makeconftest('pytest_plugins = ["harness.plugin"]')
-    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
-    assert pytester.runpytest_inprocess().ret == 0
-    assert not (pytester.path / "reports").exists()
+def test_a_run_without_claim_tests_leaves_the_report_dir_alone(suite):
+    suite.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    assert suite.runpytest_inprocess("test_plain.py").ret == 0
+    assert suite.runpytest_inprocess("--collect-only", "--device", "cpu").ret == 0  # claims collected, none run
+    assert not (suite.path / "reports").exists()
 
 
-def test_each_xdist_worker_takes_its_own_gpu(monkeypatch):
-    torch = pytest.importorskip("torch")
-    from harness.plugin import resolve_device
+def test_each_xdist_worker_takes_its_own_gpu():
+    from harness.plugin import pick_device
 
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
-    assert resolve_device("auto", None) == "cuda:0"
-    assert resolve_device("auto", "gw2") == "cuda:2"
-    assert resolve_device("cuda", "gw5") == "cuda:1"  # more workers than GPUs: shared round-robin
-    assert resolve_device("cuda:3", "gw0") == "cuda:3"  # an explicit device is kept
-    assert resolve_device("cpu", "gw1") == "cpu"
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert resolve_device("auto", "gw1") == "cpu"
+    assert pick_device("auto", None, True, 4) == "cuda:0"
+    assert pick_device("auto", "gw2", True, 4) == "cuda:2"
+    assert pick_device("cuda", "gw5", True, 4) == "cuda:1"  # more workers than GPUs: round-robin
+    assert pick_device("cuda:3", "gw0", True, 4) == "cuda:3"  # an explicit device is kept
+    assert pick_device("cpu", "gw1", True, 4) == "cpu"
+    assert pick_device("auto", "gw1", False, 0) == "cpu"
 
 
 def test_master_seeds_give_disjoint_seed_sets():
