@@ -45,7 +45,7 @@ SKIP_PROPERTY = "attention_claims.skipped"
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
 SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
 MAX_SEEDS = SEED_STRIDE
-PROGRESS_MIN_INTERVAL_S = 0.5
+PROGRESS_BURST, PROGRESS_PER_S = 5, 2.0  # progress lines: bursts of 5, then 2 a second
 _DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
 
 EVIDENCE_KEY = pytest.StashKey[Evidence]()
@@ -285,11 +285,16 @@ def evidence(request: pytest.FixtureRequest, report_dir: Path) -> Evidence:
 
 
 class Progress:
-    """Live progress lines: capture suspended, written through the terminal (stderr on xdist workers)."""
+    """Live progress lines: capture suspended, written through the terminal (stderr on xdist workers).
+
+    Rate-limited by a token bucket (bursts of PROGRESS_BURST lines, then PROGRESS_PER_S a second), so an
+    occasional "config X, seed 3" line always shows while a per-step caller cannot flood the terminal;
+    ``force=True`` bypasses it. A line after dropped ones says how many were dropped.
+    """
 
     def __init__(self, config: pytest.Config, item: pytest.Item) -> None:
         self.config, self.item = config, item
-        self._last = 0.0
+        self._tokens, self._last, self._dropped = float(PROGRESS_BURST), time.monotonic(), 0
 
     def _prefix(self) -> str:
         ev = self.item.stash.get(EVIDENCE_KEY, None)
@@ -298,10 +303,14 @@ class Progress:
 
     def __call__(self, msg: str, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self._last < PROGRESS_MIN_INTERVAL_S:
-            return  # rate limit: a per-step caller must not flood the terminal
+        self._tokens = min(float(PROGRESS_BURST), self._tokens + (now - self._last) * PROGRESS_PER_S)
         self._last = now
-        line = f"{self._prefix()} {msg}"
+        if self._tokens < 1.0 and not force:
+            self._dropped += 1
+            return
+        self._tokens = max(0.0, self._tokens - 1.0)
+        dropped, self._dropped = self._dropped, 0
+        line = f"{self._prefix()} {msg}" + (f"  (+{dropped} lines not shown)" if dropped else "")
         capman = self.config.pluginmanager.getplugin("capturemanager")
         ctx = capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
         with ctx:

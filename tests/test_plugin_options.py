@@ -121,3 +121,20 @@ def test_master_seeds_give_disjoint_seed_sets():
     sets = [set(derive_seeds(m, 5)) for m in range(3)]
     assert derive_seeds(0, 3) == [0, 1, 2]
     assert not (sets[0] & sets[1] or sets[1] & sets[2] or sets[0] & sets[2])
+
+
+def test_progress_is_rate_limited_but_says_what_it_dropped(suite):
+    suite.makepyfile(test_f9='''
+import pytest
+
+@pytest.mark.claim("F9")
+def test_f9(evidence, progress):
+    for i in range(50):
+        progress(f"step {i}")
+    progress("done", force=True)
+    evidence.claim("F9", title="t", statement="s", strength="strong")
+    evidence.criterion("c", prediction="p", threshold="-", test="none").record(measured=1, passed=True)
+''')
+    out = suite.runpytest_inprocess("test_f9.py", "--device", "cpu").stdout.str()
+    assert "[F9] step 0" in out and "[F9] step 4" in out and "[F9] step 5" not in out
+    assert "[F9] done  (+45 lines not shown)" in out
