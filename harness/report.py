@@ -27,6 +27,7 @@ import base64
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -66,7 +67,14 @@ def fmt(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt(v)}" for k, v in value.items())
     return str(value)
+
+
+def natural_key(name: str) -> list:
+    """'ratio/64' < 'ratio/128' < 'ratio/256': numbers inside names compare as numbers."""
+    return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.split(r"(\d+)", str(name)) if tok]
 
 
 def badge_class(verdict: str | None) -> str:
@@ -203,7 +211,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "headline_text": f"{head} = {fmt(c['metrics'].get(head))}" if head else "—",
             "figures_embedded": [{"path": f, "uri": embed_figure(report_dir, f)} for f in c.get("figures", [])],
             "tables_view": {name: _table(t) for name, t in (c.get("tables") or {}).items()},
-            "metrics_sorted": sorted(c["metrics"].items()),
+            "metrics_sorted": sorted(c["metrics"].items(), key=lambda kv: natural_key(kv[0])),
             "notes": c.get("notes") or [],
             "regression": c.get("regression"),
         })
@@ -232,7 +240,8 @@ h3{font-size:1.05em;margin:18px 0 6px}
 table{border-collapse:collapse;width:100%;margin:8px 0 14px;font-size:.92em}
 th,td{border:1px solid #dde2e8;padding:5px 8px;text-align:left;vertical-align:top}
 th{background:#f0f3f6;font-weight:600}
-td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}td.val{font-variant-numeric:tabular-nums;overflow-wrap:anywhere;min-width:6em}
+td{overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.scroll table{width:auto;min-width:60%}
 .badge{display:inline-block;padding:1px 9px;border-radius:10px;font-size:.85em;font-weight:600;color:#fff;white-space:nowrap}
 .badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
 .banner{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}
@@ -294,7 +303,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 <h3>Criteria (stated before measuring)</h3>
 <table><thead><tr><th>criterion</th><th>prediction</th><th>threshold</th><th>test</th><th>measured</th><th>passed</th><th>p</th><th>CI</th></tr></thead><tbody>
 {% for k in c.criteria %}<tr><td>{{ k.name }}{% if k.counts is defined and not k.counts %}<br><span class="meta">(reported, not counted)</span>{% endif %}</td>
-<td>{{ k.prediction }}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}</td><td>{{ fmt(k.threshold) }}</td><td>{{ k.test }}</td><td class="num">{{ fmt(k.measured) }}</td>
+<td>{{ k.prediction }}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}</td><td>{{ fmt(k.threshold) }}</td><td>{{ k.test }}</td><td class="val">{{ fmt(k.measured) }}</td>
 <td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">yes</span>{% else %}<span class="fail">no</span>{% endif %}</td>
 <td class="num">{{ fmt(k.p_value) }}</td><td class="num">{{ fmt(k.ci) }}</td></tr>
 {% else %}<tr><td colspan="8">No criterion was declared.</td></tr>{% endfor %}
@@ -305,8 +314,8 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 </tbody></table>{% endif %}
 {% if c.notes %}<h3>Notes</h3><ul>{% for n in c.notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 {% for f in c.figures_embedded %}<figure>{% if f.uri %}<img src="{{ f.uri }}" alt="{{ f.path }}">{% else %}<div class="banner warn">figure missing: {{ f.path }}</div>{% endif %}<figcaption>{{ f.path }}</figcaption></figure>{% endfor %}
-{% for name, t in c.tables_view.items() %}<h3>Table: {{ name }}</h3><table><thead><tr>{% for col in t.columns %}<th>{{ col }}</th>{% endfor %}</tr></thead><tbody>
-{% for row in t.rows %}<tr>{% for v in row %}<td class="num">{{ fmt(v) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+{% for name, t in c.tables_view.items() %}<h3>Table: {{ name }}</h3><div class="scroll"><table><thead><tr>{% for col in t.columns %}<th>{{ col }}</th>{% endfor %}</tr></thead><tbody>
+{% for row in t.rows %}<tr>{% for v in row %}<td class="num">{{ fmt(v) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
 {% if t.truncated %}<p class="meta">{{ t.truncated }} more rows in results.json.</p>{% endif %}{% endfor %}
 {% if c.limitation %}<div class="limitation"><b>The note's limitation that bears on it:</b> {{ c.limitation }}</div>{% endif %}
 </section>

@@ -112,3 +112,9 @@ def test_cli_rebuilds_the_page_and_reports_bad_files(tmp_path, capsys):
 @pytest.mark.parametrize("value,text", [(None, "—"), (0.123456, "0.1235"), ([1.0, 2.5], "[1, 2.5]"), (True, "yes")])
 def test_number_formatting(value, text):
     assert report.fmt(value) == text
+
+
+def test_metric_names_sort_numbers_as_numbers_and_dicts_read_plainly():
+    names = ["ratio/256", "ratio/64", "ratio/128", "acc"]
+    assert sorted(names, key=report.natural_key) == ["acc", "ratio/64", "ratio/128", "ratio/256"]
+    assert report.fmt({"64": 17.6821, "128": 29.7}) == "64: 17.68, 128: 29.7"
