@@ -333,31 +333,50 @@ class KeyValueLookup(SyntheticTask):
 class MultiPositionRetrieval(SyntheticTask):
     """C5: ``seq_len`` random tokens, ``n_marked`` of them carry distinct marks 1..M; a final query position must
     return all M marked tokens at once (slot j = the token marked j). One query gathers M positions, so a single
-    head must average them: the resolution question. Mark and token are fused in one id (as in fused
-    key-value lookup) so that one attention layer suffices. ``y`` is (B, T, M), targeted at the last position."""
-    kind = "tagging"
+    head must average them: the resolution question. ``y`` is (B, T, M), targeted at the last position.
 
-    def __init__(self, n_marked: int = 4, seq_len: int = 16, vocab: int = 16, heldout_fraction: float = 0.1):
+    ``binding`` says what tells the model which slot a gathered token fills:
+
+    * ``"token"`` (default): marks sit at random positions, fused with the token in one id (as in fused key-value
+      lookup), so one attention layer suffices. The value vector of a marked position carries its slot, so a
+      single head can average the M positions without losing which token fills which slot.
+    * ``"position"``: slot j is a fixed position (evenly spaced: ``j * seq_len // M + seq_len // (2M)``) and tokens
+      carry no mark. Only *where* attention looked says which slot a token fills; an average of the M positions'
+      values (token and positional encoding added) no longer binds token to slot. The case where averaging can
+      cost resolution (C5)."""
+    kind = "tagging"
+    BINDINGS = ("token", "position")
+
+    def __init__(self, n_marked: int = 4, seq_len: int = 16, vocab: int = 16, heldout_fraction: float = 0.1,
+                 binding: str = "token"):
         super().__init__(heldout_fraction)
         _check_positive("n_marked", n_marked)
         _check_positive("seq_len", seq_len)
         _check_positive("vocab", vocab, 2)
         if n_marked > seq_len:
             raise ValueError(f"n_marked ({n_marked}) must be <= seq_len ({seq_len})")
-        self.n_marked, self.seq_len, self.vocab = n_marked, seq_len, vocab
+        if binding not in self.BINDINGS:
+            raise ValueError(f"binding must be one of {self.BINDINGS}, got {binding!r}")
+        self.n_marked, self.seq_len, self.vocab, self.binding = n_marked, seq_len, vocab, binding
         self.name = "multi_retrieval"
         self.n_targets = n_marked
         self.tgt_vocab = vocab
         self.chance = 1.0 / vocab
-        self.query_token = N_SPECIAL + vocab * (n_marked + 1)
+        self.query_token = N_SPECIAL + vocab * (n_marked + 1 if binding == "token" else 1)
         self.src_vocab = self.query_token + 1
         self.max_src_len = seq_len + 1
 
     def params(self):
-        return {**super().params(), "n_marked": self.n_marked, "seq_len": self.seq_len, "vocab": self.vocab}
+        return {**super().params(), "n_marked": self.n_marked, "seq_len": self.seq_len, "vocab": self.vocab,
+                "binding": self.binding}
 
     def _sample(self, generator, n):
         tok = torch.randint(0, self.vocab, (n, self.seq_len), generator=generator)
+        if self.binding == "position":
+            positions = (torch.arange(self.n_marked) * self.seq_len // self.n_marked
+                         + self.seq_len // (2 * self.n_marked)).expand(n, -1).clone()
+            x = torch.cat([N_SPECIAL + tok, torch.full((n, 1), self.query_token)], 1)
+            return {"x": x, "target": tok.gather(1, positions), "positions": positions}
         positions = torch.rand(n, self.seq_len, generator=generator).argsort(dim=1)[:, : self.n_marked]
         mark = torch.zeros(n, self.seq_len, dtype=torch.int64)
         mark.scatter_(1, positions, torch.arange(1, self.n_marked + 1).expand(n, -1))

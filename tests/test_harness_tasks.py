@@ -68,6 +68,22 @@ def test_multi_retrieval_brute_force():
         assert all(row == [IGNORE_INDEX] * 3 for row in y[:-1])
 
 
+def test_multi_retrieval_position_binding():
+    """binding="position" (C5): slot j is a fixed, evenly spaced position and tokens carry no mark."""
+    task = tasks.MultiPositionRetrieval(n_marked=4, seq_len=16, vocab=7, binding="position")
+    b = task.train_batch(gen(5), 300)
+    assert b.y.shape == (300, 17, 4) and task.out_dim == 28 and task.src_vocab == N_SPECIAL + 7 + 1
+    assert (b.meta["marked_positions"] == torch.tensor([2, 6, 10, 14])).all()
+    assert (b.x[:, -1] == task.query_token).all() and (b.x[:, :-1] < N_SPECIAL + 7).all()
+    assert (b.y[:, -1] == b.x[:, [2, 6, 10, 14]] - N_SPECIAL).all()
+    assert (b.y[:, :-1] == IGNORE_INDEX).all()
+    assert task.params()["binding"] == "position"
+    assert tasks.MultiPositionRetrieval(n_marked=2, seq_len=16, binding="position").heldout(8).meta[
+        "marked_positions"][0].tolist() == [4, 12]
+    with pytest.raises(ValueError, match="binding"):
+        tasks.MultiPositionRetrieval(binding="mark")
+
+
 def test_first_equals_last_and_delayed_copy():
     task = tasks.FirstEqualsLast(d=7, vocab=4)
     b = task.train_batch(gen(3), 2000)
