@@ -272,6 +272,8 @@ def linear_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95, transform
         raise ValueError(f"x and y differ in length: {xs.size} vs {ys.size}")
     if np.all(xs == xs[0]):
         raise ValueError("x is constant: the slope is undefined")
+    if np.all(ys == ys[0]):  # an exact fit: slope 0 with no uncertainty (scipy returns a NaN stderr here)
+        return SlopeFit(0.0, 0.0, 0.0, float(ys[0]), 0.0, 0.0, 1.0, int(xs.size), confidence, transform)
     res = sps.linregress(xs, ys)
     half = float(sps.t.ppf(0.5 + confidence / 2, xs.size - 2)) * float(res.stderr)
     p = float(res.pvalue) if math.isfinite(res.pvalue) else (0.0 if res.slope != 0 else 1.0)

@@ -146,3 +146,12 @@ def test_correlation():
     assert s.r == pytest.approx(sps.spearmanr(x, y).statistic)
     none = stats.correlation(x, rng.normal(0, 1, 10))
     assert none.lo < 0 < none.hi or none.p_value > 0.05
+
+
+def test_linear_slope_of_constant_y_is_an_exact_zero():
+    """A constant y (e.g. C3's saturated fraction, 0 at every d_k for scaled attention) is an exact fit:
+    slope 0 with a zero-width CI that contains 0, not scipy's NaN stderr."""
+    fit = stats.linear_slope([1, 2, 3, 4], [0.0, 0.0, 0.0, 0.0])
+    assert (fit.slope, fit.lo, fit.hi, fit.stderr, fit.p_value) == (0.0, 0.0, 0.0, 0.0, 1.0)
+    assert fit.contains(0.0) and fit.intercept == 0.0
+    assert stats.loglog_slope([1, 2, 4], [3.0, 3.0, 3.0]).ci == (0.0, 0.0)
