@@ -457,6 +457,61 @@ class DelayedCopy(SyntheticTask):
         return Batch("tagging", x=x, y=y)
 
 
+# ------------------------------------------------------------------------------------- language model
+class MarkovLM(SyntheticTask):
+    """A small synthetic language for decoder-only LMs (Q2): next-token prediction on text from a fixed random
+    Markov chain (each of ``vocab`` tokens has ``branching`` successors with Dirichlet(1) probabilities, drawn
+    once from ``chain_seed``, so every seed sees the same language). With ``repeat=True`` the second half of each
+    sequence repeats the first, so part of the text is predictable from local statistics (attend to the
+    previous token) and part only in context (look back half a sequence): heads have different jobs.
+    ``x = [BOS, s_0 .. s_{L-2}]``, ``y = [s_0 .. s_{L-1}]`` (classes 0..vocab-1; content ids are N_SPECIAL + s),
+    every position targeted."""
+    kind = "tagging"
+
+    def __init__(self, vocab: int = 32, seq_len: int = 32, branching: int = 4, repeat: bool = True,
+                 chain_seed: int = 0, heldout_fraction: float = 0.1):
+        super().__init__(heldout_fraction)
+        _check_positive("vocab", vocab, 2)
+        _check_positive("seq_len", seq_len, 2)
+        _check_positive("branching", branching)
+        if branching > vocab:
+            raise ValueError(f"branching ({branching}) must be <= vocab ({vocab})")
+        if repeat and seq_len % 2:
+            raise ValueError(f"seq_len must be even with repeat=True, got {seq_len}")
+        self.vocab, self.seq_len, self.branching, self.repeat, self.chain_seed = (
+            vocab, seq_len, branching, bool(repeat), chain_seed)
+        self.name = "markov_lm"
+        self.src_vocab = N_SPECIAL + vocab
+        self.tgt_vocab = vocab
+        self.chance = 1.0 / vocab
+        self.max_src_len = seq_len
+        g = torch.Generator().manual_seed(chain_seed)
+        self.successors = torch.rand(vocab, vocab, generator=g).argsort(dim=1)[:, :branching]   # (V, b)
+        gamma = -torch.log(torch.rand(vocab, branching, generator=g).clamp_min(1e-12))         # Dirichlet(1)
+        self.probs = gamma / gamma.sum(1, keepdim=True)
+
+    def params(self):
+        return {**super().params(), "vocab": self.vocab, "seq_len": self.seq_len, "branching": self.branching,
+                "repeat": self.repeat, "chain_seed": self.chain_seed}
+
+    def _sample(self, generator, n):
+        length = self.seq_len // 2 if self.repeat else self.seq_len
+        cur = torch.randint(0, self.vocab, (n,), generator=generator)
+        steps = [cur]
+        for _ in range(length - 1):
+            pick = torch.multinomial(self.probs[cur], 1, generator=generator).squeeze(1)
+            cur = self.successors[cur, pick]
+            steps.append(cur)
+        s = torch.stack(steps, 1)
+        if self.repeat:
+            s = torch.cat([s, s], 1)
+        x = torch.cat([torch.full((n, 1), BOS), N_SPECIAL + s[:, :-1]], 1)
+        return {"x": x, "y": s}
+
+    def _to_batch(self, s):
+        return Batch("tagging", x=s["x"], y=s["y"])
+
+
 # -------------------------------------------------------------------------------------- number words
 _EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
              "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
@@ -831,6 +886,7 @@ TASKS: dict[str, Callable[..., Task]] = {
     "multi_retrieval": MultiPositionRetrieval,
     "first_equals_last": FirstEqualsLast,
     "delayed_copy": DelayedCopy,
+    "markov_lm": MarkovLM,
     "number_words_en": lambda **kw: NumberWords(source="digits", target="en", **kw),
     "number_words_de": lambda **kw: NumberWords(source="en", target="de", **kw),
 }

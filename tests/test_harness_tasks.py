@@ -8,7 +8,7 @@ from harness.tasks import BOS, EOS, IGNORE_INDEX, N_SPECIAL, PAD
 torch.set_num_threads(1)
 
 SYNTHETIC = ["copy", "reverse", "sort", "kv_lookup", "multi_retrieval", "first_equals_last", "delayed_copy",
-             "number_words_en", "number_words_de"]
+             "number_words_en", "number_words_de", "markov_lm"]
 
 
 def gen(seed=0):
@@ -82,6 +82,32 @@ def test_multi_retrieval_position_binding():
         "marked_positions"][0].tolist() == [4, 12]
     with pytest.raises(ValueError, match="binding"):
         tasks.MultiPositionRetrieval(binding="mark")
+
+
+def test_markov_lm_is_next_token_prediction_on_a_fixed_chain():
+    """markov_lm (Q2): x = BOS + text[:-1], y = text; every step follows the fixed chain; halves repeat."""
+    task = tasks.MarkovLM(vocab=12, seq_len=20, branching=3)
+    b = task.train_batch(gen(6), 400)
+    assert b.x.shape == b.y.shape == (400, 20) and task.src_vocab == N_SPECIAL + 12 and task.out_dim == 12
+    assert (b.x[:, 0] == BOS).all() and (b.x[:, 1:] == b.y[:, :-1] + N_SPECIAL).all()
+    assert (b.y[:, :10] == b.y[:, 10:]).all()
+    allowed = {(a, int(c)) for a in range(12) for c in task.successors[a]}
+    assert all((int(p), int(q)) in allowed for row in b.y for p, q in zip(row[:9], row[1:10]))
+    counts = torch.zeros(12, 12)
+    for row in b.y:
+        for p, q in zip(row[:9], row[1:10]):
+            counts[p, q] += 1
+    assert (counts > 0).sum(1).max() <= 3 and task.probs.sum(1).allclose(torch.ones(12))
+    same = tasks.MarkovLM(vocab=12, seq_len=20, branching=3)
+    assert torch.equal(same.successors, task.successors) and torch.equal(same.probs, task.probs)
+    assert not torch.equal(tasks.MarkovLM(vocab=12, seq_len=20, branching=3, chain_seed=1).successors,
+                           task.successors)
+    free = tasks.MarkovLM(vocab=12, seq_len=21, branching=3, repeat=False).train_batch(gen(7), 50)
+    assert free.y.shape == (50, 21) and not (free.y[:, :10] == free.y[:, 10:20]).all()
+    with pytest.raises(ValueError, match="branching"):
+        tasks.MarkovLM(vocab=4, branching=5)
+    with pytest.raises(ValueError, match="even"):
+        tasks.MarkovLM(seq_len=21)
 
 
 def test_first_equals_last_and_delayed_copy():
