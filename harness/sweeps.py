@@ -71,10 +71,18 @@ def probe_softmax_state(model: nn.Module, batch, n_classes: int, patterns: Seque
         out["logit_std"].append(probes.logit_std(cache[name]))
         out["entropy"].append(float(np.mean(probes.attention_entropy(cache[base + "weights"]))))
         out["saturated_fraction"].append(float(np.mean(probes.saturated_fraction(cache[base + "weights"]))))
-        out["grad_abs_mean"].append(probes.softmax_grad_magnitude(cache.grad(name)))
+        out["grad_abs_mean"].append(_grad_abs_mean(cache, name))
         out["q_var"].append(probes.component_variance(cache[base + "q"]))
         out["k_var"].append(probes.component_variance(cache[base + "k"]))
     return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def _grad_abs_mean(cache, name: str) -> float:
+    """Mean |dL/dlogits| of tap ``name``; exactly 0 when no gradient reached the logits (weights that ignore
+    them, e.g. the ``uniform_attention`` fault), rather than an error."""
+    if name not in cache.grads:
+        return 0.0
+    return probes.softmax_grad_magnitude(cache.grad(name))
 
 
 def effective_scales(model: nn.Module) -> list[float]:
@@ -97,12 +105,34 @@ def _check_budget(budget: Mapping[str, Any]) -> None:
         raise ValueError(f"attention_variant_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
 
 
-def _make_task(spec: Mapping[str, Any]) -> Task:
-    spec = dict(spec)
+def sweep_task(budget: Mapping[str, Any]) -> Task:
+    """The task a sweep budget trains on (``budget["task"]``, default 16-pair key-value lookup)."""
+    spec = dict(budget.get("task", DEFAULT_TASK))
     name = spec.pop("name", None)
     if name is None:
         raise ValueError(f"attention_variant_sweep budget 'task' needs a 'name', got {spec!r}")
     return make_task(name, **spec)
+
+
+def sweep_model_config(budget: Mapping[str, Any], d_k: int, overrides: Mapping[str, Any] | None = None,
+                       variant: str = "") -> ModelConfig:
+    """The ModelConfig of one sweep point: one encoder layer, ``budget["model"]``, then d_k and the variant's
+    overrides (probes at init, e.g. C3 (a), build the same models the sweep trains)."""
+    try:
+        base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **budget.get("model", {})})
+    except TypeError as e:
+        raise ValueError(f"attention_variant_sweep budget 'model': {e}") from None
+    try:
+        return base.replace(d_k=int(d_k), **dict(overrides or {}))
+    except TypeError as e:
+        raise ValueError(f"variant {variant!r}: {e}") from None
+
+
+def build_sweep_model(budget: Mapping[str, Any], task: Task, d_k: int, overrides: Mapping[str, Any] | None,
+                      seed: int, variant: str = "") -> nn.Module:
+    """``build_for_task`` of one sweep point (seeded: same seed, same initial weights across scale variants)."""
+    cfg = sweep_model_config(budget, d_k, overrides, variant)
+    return build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
 
 
 def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed: int, device: str) -> str:
@@ -116,16 +146,8 @@ def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed
 # --------------------------------------------------------------------------------------------- sweep
 def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
              task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
-    try:
-        base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **budget.get("model", {})})
-    except TypeError as e:
-        raise ValueError(f"attention_variant_sweep budget 'model': {e}") from None
-    try:
-        cfg = base.replace(d_k=int(d_k), **dict(overrides))
-    except TypeError as e:
-        raise ValueError(f"variant {variant!r}: {e}") from None
-    model_name = budget.get("model_name", "encoder_tagger")
-    model = build_for_task(model_name, task, cfg, seed)
+    cfg = sweep_model_config(budget, d_k, overrides, variant)
+    model = build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
     key = _run_key(model, cfg, budget, seed, device)
     if key in _RUN_CACHE:
         return {**_RUN_CACHE[key], "variant": variant, "cached": True}
@@ -137,14 +159,15 @@ def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, bu
     model.to(device)
     init = probe_softmax_state(model, probe_batch, task.tgt_vocab)
 
-    grads, stds = [], []
+    grads, stds, absmax = [], [], []
 
     def on_step(step, model, batch, loss, cache=None):
         if cache is None:
             return
         names = cache.names(LOGIT_TAPS)
-        grads.append(float(np.mean([probes.softmax_grad_magnitude(cache.grad(n)) for n in names])))
+        grads.append(float(np.mean([_grad_abs_mean(cache, n) for n in names])))
         stds.append(float(np.mean([probes.logit_std(cache[n]) for n in names])))
+        absmax.append(max(float(cache[n].abs().max()) for n in names))      # Q1: logit growth
 
     t0 = time.perf_counter()
     kw = dict(taps=[LOGIT_TAPS], tap_steps=K, retain_grad=True) if K else {}
@@ -165,6 +188,7 @@ def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, bu
         **{f"{k}_final": v for k, v in final.items()},
         "grad_abs_mean_first_k": float(np.mean(grads)) if grads else math.nan,
         "logit_std_first_k": float(np.mean(stds)) if stds else math.nan,
+        "logit_absmax_first_k": float(np.max(absmax)) if absmax else math.nan,
         "grad_steps": len(grads),
         "curve_step": steps,
         "curve_accuracy": [float(c.get("accuracy", math.nan)) for c in res.curve],
@@ -187,7 +211,8 @@ def attention_variant_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Seq
     Columns: variant, d_k, seed, score, scale (resolved), final_accuracy, final_loss, steps_to_target (NaN if
     not reached), steps_to_target_censored, reached_target, diverged, {logit_std, entropy, saturated_fraction,
     grad_abs_mean, q_var, k_var}_{init,final}, grad_abs_mean_first_k and logit_std_first_k (mean over the first
-    K = ``grad_steps`` steps), grad_steps, curve_step / curve_accuracy / grad_curve (lists), train_time_s,
+    K = ``grad_steps`` steps), logit_absmax_first_k (the largest |logit| of any layer over those K training batches:
+    Q1's max attention logit over training when K = steps), grad_steps, curve_step / curve_accuracy / grad_curve (lists), train_time_s,
     wall_time_s, cached (True when the run came from the in-process memo)."""
     if not variants:
         raise ValueError("attention_variant_sweep needs at least one variant")
@@ -195,7 +220,7 @@ def attention_variant_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Seq
         raise ValueError(f"attention_variant_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
     _check_budget(budget)
     budget = json.loads(json.dumps(budget))             # a plain copy (and it must be JSON: it is the memo key)
-    task = _make_task(budget.get("task", DEFAULT_TASK))
+    task = sweep_task(budget)
     device = str(torch.device(device))
     rows, n, i = [], len(variants) * len(d_ks) * len(seeds), 0
     for d_k in d_ks:

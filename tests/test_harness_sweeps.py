@@ -95,3 +95,11 @@ def test_probe_softmax_state_sees_saturation():
     assert out["unscaled"]["entropy"] < 0.5 * out["scaled"]["entropy"]
     assert out["unscaled"]["saturated_fraction"] > 0.2 and out["scaled"]["saturated_fraction"] == 0.0
     assert out["unscaled"]["grad_abs_mean"] < out["scaled"]["grad_abs_mean"]
+
+
+def test_logits_without_gradient_read_zero():
+    """Under uniform attention no gradient reaches the logits: the probe reads 0, not an error."""
+    with inject("uniform_attention"):
+        df = attention_variant_sweep({"scaled": {"scale_exponent": 0.5}}, [8], {**BUDGET, "train": {
+            **BUDGET["train"], "steps": 2}}, [0])
+    assert df.grad_abs_mean_init.iloc[0] == 0.0 and df.grad_abs_mean_first_k.iloc[0] == 0.0
