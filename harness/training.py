@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model import ModelConfig, build, capture
+from model import ModelConfig, build, capture, param_count
 from model import greedy_decode as _model_greedy_decode
 from model.registry import SEQ2SEQ_NAMES
 
@@ -210,6 +210,27 @@ def build_for_task(name: str, task: Task, cfg: ModelConfig, seed: int, **kw: Any
     return build(name, cfg, **kw)
 
 
+def width_for_params(name: str, task: Task, cfg: ModelConfig, target_params: int, widths: Iterable[int],
+                     **kw: Any) -> tuple[ModelConfig, int]:
+    """``cfg`` with the ``d_model`` from ``widths`` at which model ``name`` (built for ``task`` as
+    ``build_for_task`` does) has the parameter count closest to ``target_params``: a baseline matched in size
+    (C1's LSTM against the Transformer). Widths the config rejects (e.g. not divisible by n_heads) are skipped.
+    Returns (cfg, its parameter count)."""
+    widths = list(widths)
+    best: tuple[int, ModelConfig, int] | None = None
+    for w in widths:
+        try:
+            c = cfg.replace(d_model=int(w))
+        except ValueError:
+            continue
+        n = param_count(build_for_task(name, task, c, 0, **kw))
+        if best is None or abs(n - target_params) < best[0]:
+            best = (abs(n - target_params), c, n)
+    if best is None:
+        raise ValueError(f"widths {widths!r}: no valid d_model for {name!r} with {cfg!r}")
+    return best[1], best[2]
+
+
 def forward_batch(model: nn.Module, batch: Batch) -> torch.Tensor:
     """Logits for a batch: seq2seq ``model(src, tgt_in, src_pad_mask)``, taggers ``model(x, pad_mask)``."""
     if batch.kind == "seq2seq":
@@ -331,8 +352,8 @@ def optimizer_step(model: nn.Module, batch: Batch, task: Task, opt: torch.optim.
 
 def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
           on_step: Callable[..., Any] | None = None, progress: Callable[[str], Any] | None = None,
-          taps: Iterable[str] | None = None, tap_steps: int | None = None, retain_grad: bool = False
-          ) -> RunResult:
+          taps: Iterable[str] | None = None, tap_steps: int | None = None, retain_grad: bool = False,
+          heldout: Batch | None = None) -> RunResult:
     """Train ``model`` on ``task`` for ``cfg.steps`` steps (fewer if the target is reached or the loss diverges).
 
     ``on_step(step, model, batch, loss)`` runs after every optimiser step (``loss``: that step's float loss).
@@ -340,6 +361,8 @@ def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
     steps when None) run inside ``model.capture(model, *taps, retain_grad=retain_grad)`` and ``on_step`` gets the
     step's cache as a fifth argument: ``on_step(step, model, batch, loss, cache)`` (``cache.grad(name)`` is
     dL/d(tap), e.g. dL/dlogits for C3). ``progress(msg)`` gets a line like "step 300/1000 loss 0.123 em 0.950".
+    ``heldout``: the batch every evaluation (and so the early stop) uses instead of ``task.heldout(cfg.eval_size)``,
+    e.g. a validation part of the held-out split, so that a test part the stop never saw measures the result (C1).
     """
     if task.kind not in ("seq2seq", "tagging", "classify"):
         raise ValueError(f"task.kind must be seq2seq, tagging or classify, got {task.kind!r}")
@@ -388,7 +411,7 @@ def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
                 elif not taps:
                     on_step(step, model, batch, loss_value)
             if step % eval_every == 0 or step == cfg.steps:
-                metrics = evaluate(model, task, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
+                metrics = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
                                    max_decode_len=cfg.max_decode_len, device=device)
                 result.curve.append({"step": step, "train_loss": float(np.mean(since_eval)),
                                      "lr": cfg.lr_at(step, d_model), "train_time_s": train_time, **metrics})
@@ -405,7 +428,7 @@ def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
             elif step % log_every == 0:
                 log(f"step {step}/{cfg.steps} loss {loss_value:.4g}")
         if result.diverged or not result.final:
-            result.final = evaluate(model, task, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
+            result.final = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
                                     max_decode_len=cfg.max_decode_len, device=device)
     finally:
         if cfg.num_threads:
