@@ -41,6 +41,15 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 100, "reuse_profiled_s": 1.0,
                  "threads": 2, "max_memory_fraction": 0.6},
     },
+    # R2 (issue 5): harness.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
+    # min_slope: the log-log slope magnitude below which a trend is flat.
+    "R2": {
+        "smoke": {"dims": [8, 32, 128, 512], "n_keys": 64, "n_queries": 32, "batch": 8, "min_slope": 0.1},
+        "standard": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_keys": 64, "n_queries": 32, "batch": 16,
+                     "min_slope": 0.1},
+        "full": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "n_keys": 128, "n_queries": 64, "batch": 16,
+                 "min_slope": 0.1},
+    },
 }
 
 
