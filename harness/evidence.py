@@ -14,12 +14,13 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from harness.results import to_jsonable
 from harness.verdict import KINDS
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
+_RECORD_KEYS = ("measured", "passed", "refuted", "ci", "p_value", "detail")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
@@ -71,6 +72,11 @@ class Criterion:
         if self._on_record is not None:
             self._on_record(self)
         return self
+
+    def record_outcome(self, outcome: Mapping[str, Any]) -> "Criterion":
+        """``record(**outcome)`` for the dict a claim module's ``evaluate_*`` function returns (measured, passed,
+        refuted and any of ci, p_value, detail); other keys are ignored, so it can carry extra numbers."""
+        return self.record(**{k: outcome[k] for k in _RECORD_KEYS if k in outcome})
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "prediction": self.prediction,

@@ -4,7 +4,8 @@ Tensor conventions are the taps' (model/taps.py): q, k ``(B, h, T|S, d_k)``, log
 A ``pad_mask`` is ``(B, T)`` with True at padded *query* positions (those rows are left out); masked keys
 already carry zero weight. Per-head results are numpy arrays of shape ``(h,)``.
 
-* C4 / Q3: ``qk_logit_variance``, ``component_variance``, ``qk_component_correlation``.
+* C4 / Q3: ``qk_logit_variance``, ``component_variance``, ``qk_component_correlation``,
+  ``qk_independence_ratio``.
 * C3 / R2: ``softmax_grad_magnitude`` (mean |dL/dlogits|), ``softmax_jacobian_norm``, ``saturation_check``.
 * C3 / C5 / Q2: ``attention_entropy``, ``max_attention_weight``, ``saturated_fraction``, ``sink_mass``.
 * C2: ``path_lengths`` / ``path_length`` (float64 Jacobians), ``input_grad_vs_distance``.
@@ -63,6 +64,22 @@ def qk_logit_variance(q: Tensor, k: Tensor, scale: float = 1.0, mask: Tensor | N
         return np.array([_valid_logits(logits[:, i], None if m is None else m[:, i]).var().item()
                          for i in range(logits.shape[1])])
     return float(_valid_logits(logits, m).var())
+
+
+def qk_independence_ratio(q: Tensor, k: Tensor, per_head: bool = False) -> float | np.ndarray:
+    """Var(q.k) over all (query, key) pairs divided by what the footnote's independence predicts from the
+    components' own moments, sum_i (E[q_i^2] E[k_i^2] - E[q_i]^2 E[k_i]^2) (q independent of k, the terms
+    q_i k_i uncorrelated across i). 1 when that premise holds, whatever the component variances; above 1 when
+    q and k align (their covariances share directions, so the sum is coherent: Var(q.k) = tr(C_q C_k) grows
+    past the diagonal sum). Q3 reads it through training. Averaged over heads unless ``per_head``."""
+    qd, kd = q.double(), k.double()
+    dots = torch.matmul(qd, kd.transpose(-2, -1))                                  # (B, h, T, S)
+    h = q.shape[1]
+    qs = qd.transpose(0, 1).reshape(h, -1, q.shape[-1])                            # (h, B*T, d)
+    ks = kd.transpose(0, 1).reshape(h, -1, k.shape[-1])
+    predicted = (qs.pow(2).mean(1) * ks.pow(2).mean(1) - qs.mean(1).pow(2) * ks.mean(1).pow(2)).sum(-1)
+    ratio = (dots.transpose(0, 1).reshape(h, -1).var(-1) / predicted.clamp_min(1e-300)).cpu().numpy()
+    return ratio if per_head else float(ratio.mean())
 
 
 def logit_std(logits: Tensor, mask: Tensor | None = None) -> float:
