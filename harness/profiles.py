@@ -50,6 +50,16 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "full": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "n_keys": 128, "n_queries": 64, "batch": 16,
                  "min_slope": 0.1},
     },
+    # M0 (issue 8, issue 10): structural model checks on freshly built float64 models (causal mask, distinct
+    # heads, the paper's sinusoid, padding ignored); seconds on every profile.
+    "M0": {
+        "smoke": {"seeds": 3, "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 2,
+                                        "n_decoder_layers": 2}},
+        "standard": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 2,
+                                           "n_decoder_layers": 2}},
+        "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
+                                       "n_decoder_layers": 3}},
+    },
 }
 
 
