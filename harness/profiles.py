@@ -60,6 +60,27 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
                                        "n_decoder_layers": 3}},
     },
+    # C4 (issue 5). iid: Var(q.k) of iid components, fresh draws per (distribution, seed, d_k). model: the default
+    # encoder at init read through its taps, d_model = heads*d_k and a fixed d_model (Table 3 rows B), every layer.
+    # alpha: scale d_k^-alpha on C3's key-value sweep (sweep_from: its block, d_k = its smallest and largest sweep
+    # d_k; alpha 0 and 0.5 are C3's unscaled/scaled runs, memoised); smoke keeps three alphas to fit 3 minutes.
+    # lr_factors multiply the sweep's lr; each alpha is compared at its best (smoke: C3's rate only).
+    "C4": {
+        "smoke": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 8192},
+                  "model": {"dims": [8, 16, 32, 64, 128, 256], "heads": 4, "fixed_d_model": 64, "n_layers": 2,
+                            "batch": 8, "seq_len": 32},
+                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0], "lr_factors": [1.0]}},
+        "standard": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 32768},
+                     "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 4, "fixed_d_model": 64,
+                               "n_layers": 2, "batch": 16, "seq_len": 32},
+                     "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
+                               "lr_factors": [0.5, 1.0]}},
+        "full": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 131072},
+                 "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 8, "fixed_d_model": 512,
+                           "n_layers": 2, "batch": 16, "seq_len": 64},
+                 "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
+                           "lr_factors": [0.25, 0.5, 1.0, 2.0]}},
+    },
 }
 
 
