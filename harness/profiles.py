@@ -19,6 +19,67 @@ DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 # One block per claim id; each block has a "smoke", "standard" and "full" entry.
 CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # filled by each claim module's issue; keys are the module's own budget names
+    # Q2 (issue 11): a DecoderLM trained on markov_lm, measured per head at step 0 and at each checkpoint
+    # (entropy, BOS sink mass, C5's resolution probe on n_fit / n_eval sequences, queries t >= 1).
+    "Q2": {
+        "smoke": {"task": {"name": "markov_lm", "vocab": 32, "seq_len": 32, "branching": 4, "repeat": True},
+                  "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_layers": 2},
+                  "train": {"steps": 500, "batch_size": 32, "num_threads": 1, "schedule": "warmup_constant",
+                            "lr": 1e-3, "warmup": 50, "eval_every": 0, "eval_size": 256},
+                  "checkpoints": [0, 25, 50, 100, 200, 350, 500],
+                  "probe": {"n_fit": 128, "n_eval": 128, "fit_seed": 8800, "ridge": 1e-3}},
+        "standard": {"task": {"name": "markov_lm", "vocab": 32, "seq_len": 32, "branching": 4, "repeat": True},
+                     "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_layers": 2},
+                     "train": {"steps": 3000, "batch_size": 64, "num_threads": 1, "schedule": "warmup_constant",
+                               "lr": 1e-3, "warmup": 100, "eval_every": 500, "eval_size": 512},
+                     "checkpoints": [0, 25, 50, 100, 200, 400, 800, 1600, 3000],
+                     "probe": {"n_fit": 256, "n_eval": 256, "fit_seed": 8800, "ridge": 1e-3}},
+        "full": {"task": {"name": "markov_lm", "vocab": 64, "seq_len": 64, "branching": 4, "repeat": True},
+                 "model": {"d_model": 128, "n_heads": 8, "d_ff": 512, "n_layers": 4},
+                 "train": {"steps": 20000, "batch_size": 64, "num_threads": 1, "schedule": "warmup_constant",
+                           "lr": 5e-4, "warmup": 500, "eval_every": 1000, "eval_size": 1024},
+                 "checkpoints": [0, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 20000],
+                 "probe": {"n_fit": 512, "n_eval": 512, "fit_seed": 8800, "ridge": 1e-3}},
+    },
+    # C5 (issue 7): multi-position retrieval, one attention layer + FFN at d_model 64, h varied (d_k = 64 / h),
+    # on both bindings of harness.tasks.MultiPositionRetrieval. token: the issue's task (marks fused into the
+    # tokens; the paper's warmup schedule truncated at `steps`, issue 7's calibration): (a), and the single-head
+    # entropy at each of single_head_marked (M = 2 from standard on: smoke has 90 s). position: slot = a fixed
+    # position (where averaging can cost resolution): the resolution and sharpness criteria over heads, and (c) at
+    # too_many_heads (d_k = 4). long_steps_factor: the long-budget single head of the framing (0: off).
+    # probe: harness.resolution's fit/eval sizes. num_threads 1: tiny models, shared 2-core machines.
+    "C5": {
+        "smoke": {"task": {"seq_len": 16, "vocab": 16}, "model": {"d_model": 64, "d_ff": 256, "n_layers": 1},
+                  "token": {"heads": [1, 4], "single_head_marked": [4],
+                            "train": {"steps": 600, "batch_size": 64, "num_threads": 1, "eval_every": 0,
+                                      "eval_size": 512}},
+                  "position": {"heads": [1, 4], "too_many_heads": 16,
+                               "train": {"steps": 400, "batch_size": 64, "num_threads": 1,
+                                         "schedule": "warmup_constant", "lr": 2e-3, "warmup": 50, "eval_every": 0,
+                                         "eval_size": 512}},
+                  "long_steps_factor": 0,
+                  "probe": {"n_fit": 2048, "n_eval": 1024, "fit_seed": 7700, "ridge": 1e-3}},
+        "standard": {"task": {"seq_len": 16, "vocab": 16}, "model": {"d_model": 64, "d_ff": 256, "n_layers": 1},
+                     "token": {"heads": [1, 2, 4, 8], "single_head_marked": [2, 4],
+                               "train": {"steps": 600, "batch_size": 64, "num_threads": 1, "eval_every": 100,
+                                         "eval_size": 1024}},
+                     "position": {"heads": [1, 2, 4, 8], "too_many_heads": 16,
+                                  "train": {"steps": 600, "batch_size": 64, "num_threads": 1,
+                                            "schedule": "warmup_constant", "lr": 2e-3, "warmup": 50,
+                                            "eval_every": 100, "eval_size": 1024}},
+                     "long_steps_factor": 5,
+                     "probe": {"n_fit": 4096, "n_eval": 2048, "fit_seed": 7700, "ridge": 1e-3}},
+        "full": {"task": {"seq_len": 16, "vocab": 16}, "model": {"d_model": 64, "d_ff": 256, "n_layers": 1},
+                 "token": {"heads": [1, 2, 4, 8], "single_head_marked": [2, 4],
+                           "train": {"steps": 600, "batch_size": 64, "num_threads": 1, "eval_every": 100,
+                                     "eval_size": 2048}},
+                 "position": {"heads": [1, 2, 4, 8], "too_many_heads": 16,
+                              "train": {"steps": 600, "batch_size": 64, "num_threads": 1,
+                                        "schedule": "warmup_constant", "lr": 2e-3, "warmup": 50, "eval_every": 100,
+                                        "eval_size": 2048}},
+                 "long_steps_factor": 5, "seeds": 10,
+                 "probe": {"n_fit": 8192, "n_eval": 4096, "fit_seed": 7700, "ridge": 1e-3}},
+    },
     # R3 (issue 9): forward+backward of one attention layer, dot (SDPA / plain matmul) vs additive.
     # ns: sequence lengths; criterion_n: where additive/dot >= 5 is tested; variants: from
     # harness.bench.ATTENTION_VARIANTS (additive_chunked costs as much time as additive: standard/full only);

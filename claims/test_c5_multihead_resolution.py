@@ -1,0 +1,437 @@
+"""C5: multi-head attention recovers the resolution lost to averaging (NOTE-011, claim C5, strength moderate).
+
+The paper names the cost of attention, "reduced effective resolution due to averaging attention-weighted
+positions", and answers it with several heads; Table 3 (A) ablates h but never isolates resolution. Issue 7
+isolates it on multi-position retrieval (``harness.tasks.MultiPositionRetrieval``): one query position must
+return the tokens of M slots at once, so one query gathers M positions. Model: one attention layer + FFN
+(``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h.
+
+Two bindings of the task, because what averaging costs depends on what tells a gathered token's slot:
+
+* ``token`` (issue 7's task): marks 1..M at random positions, fused with the token in one id. The value vector
+  of a marked position carries its own slot, so one head can average the M positions and lose nothing: a
+  calibration run measured a linear probe reading all M tokens back from a single head's output (resolution
+  0.99 at h = 1, M = 4) while its exact match was 0.45-0.65. There multi-head can only help sample efficiency.
+* ``position``: slot j is a fixed position and tokens carry no mark. Only *where* attention looked says which
+  slot a token fills; an average of the M values (token + positional encoding, added) does not bind token to
+  slot. This is where resolution can be lost to averaging, so the resolution criteria are tested here (this
+  split was decided after the calibration above showed the token binding has no resolution to lose).
+
+Framing (issue 7): a single head is not incapable: on the token binding at M = 4 it reaches about 0.89 exact
+match with five times the steps. So the claim is about resolution and sample efficiency at a fixed budget, not
+about what one head can represent in the limit. The standard profile re-measures it (``exact_match_h1_M4_long``).
+
+Criteria (declared before any training; thresholds and tests in each declaration):
+
+(a) ``exact_match`` (token binding, issue 7's calibration): at M = 4 and a fixed budget, h = 4 beats h = 1 on
+    held-out exact match (one-sided Welch, p < 0.05, >= 3 seeds).
+(b) ``single_head_entropy`` (token binding, where averaging is viable): a single head spreads its mass over the
+    M targets: its query-row entropy is nearer ln M than either alternative (0: one position; ln S: all S
+    positions): the 95% t CI of the mean lies in [ln M / 2, (ln M + ln S) / 2], for every M.
+    ``head_sharpness`` (position binding): the heads of the h = 4 model are sharper than the single head: mean
+    per-head entropy below h = 1's (one-sided Welch, p < 0.05).
+    ``resolution_rises`` (position binding, fast): effective resolution (below) rises with h: least-squares slope
+    of per-seed resolution against log2 h, 95% CI above 0.
+    Reported, not counted (context on the token binding, where nothing is lost to averaging):
+    ``token_head_sharpness`` and ``token_resolution_rises``, the same two tests there.
+(c) ``too_many_heads`` (position binding, reported, not counted): Table 3 (A)'s shape at d_model 64: h = 16
+    (d_k = 4) loses exact match against h = 4 (one-sided Welch). Not counted: C5 says heads recover resolution;
+    that too many heads cost quality again is the ablation bounding it, not the claim, and issue 7 expects it
+    may be inconclusive at this scale.
+
+Effective resolution (``harness.resolution.positional_resolution``): for each of the M slots, the
+base-rate-corrected accuracy with which a linear probe reads that slot's token from the attention output at
+the query (every head's output concatenated, before W^O), fitted on training draws and scored on held-out
+examples; the mean over slots (1: all M resolved, 0: none; M times it: positions resolved). Why this is
+resolution: in a one-layer model the attention output is the only route from the gathered positions to the
+query. A head that averages M positions superposes their values in one d_v-dimensional vector, so a token is
+read back through crosstalk from the others, and when nothing in the value says which slot it came from, not
+at all; heads that keep the positions apart (each attending its own slot) leave every token linearly
+recoverable. The probe counts how many gathered positions survive as distinct tokens; entropy only says how
+spread the weights are. A linear probe, not the model's own FFN, so the measure is of what attention delivered.
+
+Faults (issue 10): ``single_head`` (every head uses head 0's projections: h is in effect 1) and
+``uniform_attention`` (every head averages every position) both take away what extra heads add; the fast
+criterion ``resolution_rises`` catches both (tests/test_claims_sensitivity_c5.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from harness import stats  # noqa: E402
+from harness.probes import attention_entropy, run_with_taps  # noqa: E402
+from harness.resolution import positional_resolution  # noqa: E402
+from harness.tasks import MultiPositionRetrieval  # noqa: E402
+from harness.training import TrainConfig, build_for_task, train  # noqa: E402
+from model import ModelConfig  # noqa: E402
+
+pytestmark = pytest.mark.claim("C5")
+
+CLAIM_ID = "C5"
+ALPHA = 0.05
+WEIGHTS_TAP = "encoder.layers.0.self_attn.weights"
+OUT_TAP = "encoder.layers.0.self_attn.out"
+BINDINGS = ("token", "position")
+
+
+# ============================================================================================ measure
+@dataclass(frozen=True)
+class Arm:
+    """One configuration: task binding, M slots, h heads, d_k (None: d_model // h), step multiplier."""
+    binding: str
+    M: int
+    h: int
+    d_k: int | None = None
+    steps_factor: int = 1          # the long-budget single head trains steps_factor x the budget
+
+    @property
+    def label(self) -> str:
+        return (f"{self.binding} M={self.M} h={self.h}"
+                + (f" x{self.steps_factor} steps" if self.steps_factor > 1 else ""))
+
+
+@dataclass
+class Measurement:
+    """``runs``: one row per (arm, seed): exact_match, loss, entropy (query row, mean over heads),
+    entropy_per_head, effective_positions (mean exp(entropy)), mass_on_slots, resolution (mean over slots),
+    resolution_per_slot. ``maps``: (binding, M, h) -> the query row's attention (h, S) on held-out example 0
+    for the arm's first seed, with that example's slot positions."""
+    runs: pd.DataFrame
+    maps: dict[tuple[str, int, int], dict[str, Any]] = field(default_factory=dict)
+
+
+def make_task(arm: Arm, task_block: dict[str, Any]) -> MultiPositionRetrieval:
+    return MultiPositionRetrieval(n_marked=arm.M, seq_len=task_block["seq_len"], vocab=task_block["vocab"],
+                                  binding=arm.binding)
+
+
+def model_config(arm: Arm, model_block: dict[str, Any]) -> ModelConfig:
+    """One attention layer + FFN at fixed d_model; d_k = d_v (= d_model // h unless the arm sets it)."""
+    return ModelConfig(d_model=model_block["d_model"], n_heads=arm.h, d_k=arm.d_k, d_v=arm.d_k,
+                       d_ff=model_block["d_ff"], n_encoder_layers=model_block["n_layers"], n_decoder_layers=0)
+
+
+def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device | str = "cpu",
+              progress: Callable[..., Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Train one (arm, seed), then measure through the taps: entropy of the query row, the mass it puts on the
+    slots, and the resolution probe. Returns (row, attention map of held-out example 0)."""
+    task = make_task(arm, budget["task"])
+    model = build_for_task("encoder_tagger", task, model_config(arm, budget["model"]), seed)
+    tc = TrainConfig.from_dict({**budget[arm.binding]["train"], "device": str(device)})
+    tc = tc.replace(steps=tc.steps * arm.steps_factor)
+    if progress:
+        progress(f"C5 {arm.label} seed {seed}: training {tc.steps} steps", force=True)
+    result = train(model, task, tc, seed, progress=progress)
+    probe = budget["probe"]
+    held = task.heldout(probe["n_eval"]).to(device)
+    fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
+    caches = [run_with_taps(model, b, [WEIGHTS_TAP, OUT_TAP])[0] for b in (fit, held)]
+    w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
+    slots = held.meta["marked_positions"].cpu()                         # (N, M)
+    ent = attention_entropy(w.unsqueeze(2))                             # (h,)
+    on_slots = w.gather(2, slots[:, None, :].expand(-1, w.shape[1], -1)).sum(-1).mean(0)     # (h,)
+    outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
+    res = positional_resolution(outs[0], fit.y[:, -1].cpu(), outs[1], held.y[:, -1].cpu(), task.tgt_vocab,
+                                ridge=probe["ridge"])
+    row = {"binding": arm.binding, "M": arm.M, "h": arm.h, "d_k": model.cfg.d_k, "steps": result.steps_run,
+           "long": arm.steps_factor > 1, "seed": seed,
+           "exact_match": result.final["exact_match"], "token_accuracy": result.final["token_accuracy"],
+           "loss": result.final["loss"], "entropy": float(ent.mean()),
+           "entropy_per_head": [round(float(e), 4) for e in ent], "effective_positions": float(np.exp(ent).mean()),
+           "mass_on_slots": float(on_slots.mean()), "resolution": float(res.mean()),
+           "resolution_per_slot": [round(float(r), 4) for r in res], "train_time_s": result.train_time_s}
+    amap = {"weights": w[0].numpy(), "slots": slots[0].tolist()}
+    return row, amap
+
+
+def measure(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+            progress: Callable[..., Any] | None = None) -> Measurement:
+    rows, maps = [], {}
+    for arm in arms:
+        for i, seed in enumerate(seeds):
+            row, amap = train_arm(arm, budget, seed, device, progress)
+            row["arm"] = arm.label
+            rows.append(row)
+            if i == 0 and arm.steps_factor == 1:
+                maps[(arm.binding, arm.M, arm.h)] = amap
+    return Measurement(pd.DataFrame(rows), maps)
+
+
+def arms_for(budget: dict[str, Any], fast: bool = False) -> list[Arm]:
+    """The arms the criteria need. Token binding: M = 4 over its heads, h = 1 at every single_head_marked M, and
+    the long single head when long_steps_factor > 1. Position binding: M = 4 over its heads and too_many_heads.
+    Fast: the position binding's h = 1 and h = 4 only (all that ``resolution_rises`` needs at smoke)."""
+    if fast:
+        return [Arm("position", 4, 1), Arm("position", 4, 4)]
+    tok, pos = budget["token"], budget["position"]
+    arms = [Arm("token", 4, h) for h in tok["heads"]]
+    arms += [Arm("token", M, 1) for M in tok["single_head_marked"] if Arm("token", M, 1) not in arms]
+    if budget.get("long_steps_factor", 0) > 1:
+        arms.append(Arm("token", 4, 1, steps_factor=budget["long_steps_factor"]))
+    arms += [Arm("position", 4, h) for h in pos["heads"]]
+    arms.append(Arm("position", 4, pos["too_many_heads"]))
+    return arms
+
+
+# ============================================================================================ evaluate
+def select(df: pd.DataFrame, binding: str, M: int, h: int) -> pd.DataFrame:
+    """Rows of one arm at the fixed budget (the long-budget arm excluded)."""
+    return df[(df["binding"] == binding) & (df["M"] == M) & (df["h"] == h) & ~df["long"]]
+
+
+def _greater(a: pd.DataFrame, b: pd.DataFrame, col: str, what: str) -> dict[str, Any]:
+    """One-sided Welch: mean(a[col]) > mean(b[col]). Passed at p < ALPHA; refuted when the opposite one-sided
+    test is significant."""
+    t = stats.welch_t(a[col], b[col], alternative="greater")
+    back = stats.welch_t(a[col], b[col], alternative="less")
+    return {"measured": t.diff, "passed": t.significant(ALPHA), "refuted": back.significant(ALPHA),
+            "ci": t.ci, "p_value": None if math.isnan(t.p_value) else t.p_value,
+            "detail": f"{what}: {t.mean_a:.3f} vs {t.mean_b:.3f}; {t}"}
+
+
+def evaluate_exact_match(df: pd.DataFrame, binding: str = "token", M: int = 4, h_multi: int = 4) -> dict[str, Any]:
+    """(a) exact match of h = h_multi above h = 1 (one-sided Welch); measured = the difference."""
+    return _greater(select(df, binding, M, h_multi), select(df, binding, M, 1), "exact_match",
+                    f"{binding} binding, M={M}: exact match h={h_multi} vs h=1")
+
+
+def entropy_band(M: int, n_keys: int) -> tuple[float, float]:
+    """Entropies nearer ln M than to 0 (one position) or to ln n_keys (every position)."""
+    return math.log(M) / 2.0, (math.log(M) + math.log(n_keys)) / 2.0
+
+
+def evaluate_single_head_entropy(df: pd.DataFrame, Ms: list[int], n_keys: int, binding: str = "token"
+                                 ) -> dict[str, Any]:
+    """(b) h = 1 entropy near ln M for every M: the 95% t CI of the mean within ``entropy_band``; refuted when
+    some M's CI lies wholly outside it. measured = the mean entropy at the M farthest from ln M."""
+    parts, ok, bad, worst = [], True, False, None
+    for M in Ms:
+        ci = stats.t_ci(select(df, binding, M, 1)["entropy"])
+        lo, hi = entropy_band(M, n_keys)
+        ok &= bool(lo <= ci.lo and ci.hi <= hi)
+        bad |= bool(ci.hi < lo or ci.lo > hi)
+        dev = abs(ci.mean - math.log(M))
+        if worst is None or dev > worst[0]:
+            worst = (dev, ci)
+        parts.append(f"M={M}: H {ci} vs ln M {math.log(M):.3f}, band [{lo:.3f}, {hi:.3f}], "
+                     f"exp(H) {math.exp(ci.mean):.2f} positions")
+    return {"measured": worst[1].mean, "ci": worst[1].ci, "passed": ok, "refuted": bad,
+            "detail": f"{binding} binding: " + "; ".join(parts)}
+
+
+def evaluate_head_sharpness(df: pd.DataFrame, binding: str = "position", M: int = 4, h_multi: int = 4
+                            ) -> dict[str, Any]:
+    """(b) mean per-head entropy of h = h_multi below h = 1's (one-sided Welch); measured = H(h_multi) - H(1)."""
+    out = _greater(select(df, binding, M, 1), select(df, binding, M, h_multi), "entropy",
+                   f"{binding} binding, M={M}: per-head entropy h=1 vs h={h_multi}")
+    out["measured"] = -out["measured"]
+    out["ci"] = None if out["ci"] is None else (-out["ci"][1], -out["ci"][0])
+    return out
+
+
+def evaluate_resolution_trend(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4
+                              ) -> dict[str, Any]:
+    """(b) resolution rises with h: slope of per-seed resolution against log2 h, 95% CI above 0 (refuted when
+    wholly below 0). measured = the slope (resolution gained per doubling of h)."""
+    sel = pd.concat([select(df, binding, M, h) for h in heads])
+    fit = stats.linear_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float))
+    means = sel.groupby("h")["resolution"].mean()
+    return {"measured": fit.slope, "ci": fit.ci, "p_value": fit.p_value, "passed": bool(fit.lo > 0),
+            "refuted": bool(fit.hi < 0),
+            "detail": f"{binding} binding, M={M}: resolution per doubling of h {fit}; mean by h: "
+                      + ", ".join(f"h={h} {v:.3f}" for h, v in means.items())}
+
+
+def evaluate_too_many_heads(df: pd.DataFrame, h_many: int, binding: str = "position", M: int = 4, h_ref: int = 4
+                            ) -> dict[str, Any]:
+    """(c) exact match at h = h_many below h = h_ref (one-sided Welch); measured = EM(h_ref) - EM(h_many)."""
+    d_k = int(select(df, binding, M, h_many)["d_k"].iloc[0])
+    return _greater(select(df, binding, M, h_ref), select(df, binding, M, h_many), "exact_match",
+                    f"{binding} binding, M={M}: exact match h={h_ref} vs h={h_many} (d_k={d_k})")
+
+
+# ============================================================================================ figures
+def _by_h(df: pd.DataFrame, M: int = 4) -> pd.DataFrame:
+    return df[(df["M"] == M) & ~df["long"]]
+
+
+def figure_exact_match(df: pd.DataFrame):
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for binding, g in _by_h(df).groupby("binding"):
+        ax.scatter(g["h"], g["exact_match"], alpha=0.35, s=14)
+        m = g.groupby("h")["exact_match"].mean()
+        ax.plot(m.index, m.values, marker="o", label=f"{binding} binding, M=4")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("heads h (d_model 64 fixed, d_k = 64 / h)")
+    ax.set_ylabel("held-out exact match")
+    ax.set_title("C5: exact match vs h at a fixed step budget", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def figure_resolution(df: pd.DataFrame):
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for binding, g in _by_h(df).groupby("binding"):
+        for a, col in ((ax, "resolution"), (ax2, "entropy")):
+            a.scatter(g["h"], g[col], alpha=0.35, s=14)
+            m = g.groupby("h")[col].mean()
+            a.plot(m.index, m.values, marker="o", label=f"{binding} binding")
+    ax2.axhline(math.log(4), color="grey", ls=":", lw=1, label="ln M")
+    for a in (ax, ax2):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("heads h (M = 4)")
+        a.legend(fontsize=7)
+    ax.set_ylabel("fraction of the M slots resolved")
+    ax.set_title("C5: effective resolution (linear probe) vs h", fontsize=9)
+    ax2.set_ylabel("per-head query entropy (nats)")
+    ax2.set_title("per-head attention entropy vs h", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def figure_attention_maps(maps: dict[tuple[str, int, int], dict[str, Any]], M: int = 4, heads=(1, 4)):
+    shown = [(b, h) for b in BINDINGS for h in heads if (b, M, h) in maps]
+    rows = sum(maps[(b, M, h)]["weights"].shape[0] for b, h in shown)
+    fig, axes = plt.subplots(len(shown), 1, figsize=(7, 1.0 + 0.5 * rows + 0.5 * len(shown)), squeeze=False)
+    for ax, (b, h) in zip(axes[:, 0], shown):
+        m = maps[(b, M, h)]
+        w = m["weights"]
+        im = ax.imshow(w, aspect="auto", cmap="viridis", vmin=0, vmax=1)
+        for p in m["slots"]:
+            ax.axvline(p, color="red", lw=0.8, alpha=0.7)
+        ax.set_yticks(range(w.shape[0]), [f"head {i}" for i in range(w.shape[0])], fontsize=7)
+        ax.set_title(f"{b} binding, h={h}: the query's attention over {w.shape[1]} positions "
+                     f"(red: the {M} slots)", fontsize=8)
+        fig.colorbar(im, ax=ax, fraction=0.02)
+    axes[-1, 0].set_xlabel("key position (last: the query itself)")
+    fig.tight_layout()
+    return fig
+
+
+# ============================================================================================ the claim
+def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast):
+    budget = profile.claim(CLAIM_ID)
+    ev = evidence
+    ev.claim(CLAIM_ID, title="Multi-head attention recovers the resolution lost to averaging",
+             statement="\u201creduced effective resolution due to averaging attention-weighted positions\u201d, "
+                       "which is what multi-head attention exists to counteract",
+             strength="moderate", kind="claim",
+             limitation="Argued and ablated (Table 3 rows A), not isolated analytically; 2017 translation "
+                        "benchmarks. Here: one synthetic retrieval task in two bindings, one layer, d_model 64.")
+    n_keys = budget["task"]["seq_len"] + 1
+    Ms = budget["token"]["single_head_marked"]
+    pos_heads = [1, 4] if fast else budget["position"]["heads"]
+    many = budget["position"]["too_many_heads"]
+    welch = f"one-sided Welch t-test over {len(seeds)} seeds per arm"
+    # ---- criteria, before any measurement
+    c_res = ev.criterion(
+        "resolution_rises", fast=True,
+        prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe "
+                   "decodability of each slot's token from the attention output at the query) rises with h "
+                   f"over h in {pos_heads}",
+        threshold="95% CI of the slope against log2 h above 0",
+        test="least-squares slope over per-seed points (stats.linear_slope), t interval")
+    if not fast:
+        c_em = ev.criterion(
+            "exact_match",
+            prediction="token binding (issue 7's task), M = 4, fixed step budget: h = 4 has higher held-out "
+                       "exact match than h = 1",
+            threshold=f"one-sided p < {ALPHA}", test=welch)
+        c_ent1 = ev.criterion(
+            "single_head_entropy",
+            prediction="token binding: a single head spreads its mass over the M slots: query-row entropy near "
+                       "ln M, nearer it than to 0 (one position) or ln S (all positions)",
+            threshold={f"M={M}": [round(v, 4) for v in entropy_band(M, n_keys)] for M in Ms},
+            test="95% t CI of the mean over seeds within [ln M / 2, (ln M + ln S) / 2], every M")
+        c_sharp = ev.criterion(
+            "head_sharpness",
+            prediction="position binding, M = 4: the h = 4 model's heads are sharper than the single head: mean "
+                       "per-head entropy below h = 1's",
+            threshold=f"one-sided p < {ALPHA}", test=welch + " on per-seed mean per-head entropy")
+        c_tsharp = ev.criterion(
+            "token_head_sharpness", counts=False,
+            prediction="context: the same sharpness test on the token binding, where averaging loses nothing",
+            threshold=f"one-sided p < {ALPHA}", test=welch + "; reported, not counted (module docstring)")
+        c_tres = ev.criterion(
+            "token_resolution_rises", counts=False,
+            prediction="context: the same resolution slope on the token binding, where a single head's average "
+                       "still carries each token's slot",
+            threshold="95% CI of the slope against log2 h above 0",
+            test="stats.linear_slope; reported, not counted (module docstring)")
+        c_many = ev.criterion(
+            "too_many_heads", counts=False,
+            prediction=f"position binding, M = 4: Table 3 (A) shape: h = {many} (d_k = "
+                       f"{budget['model']['d_model'] // many}) loses exact match against h = 4",
+            threshold=f"one-sided p < {ALPHA}", test=welch + "; reported, not counted (module docstring)")
+    ev.gate("resolution_h4", direction="higher", tolerance=0.2)
+    if not fast:
+        ev.gate("exact_match_h4_M4", direction="higher", tolerance=0.25)
+
+    # ---- measure
+    m = measure(arms_for(budget, fast), budget, seeds, device, progress)
+    df = m.runs
+
+    # ---- test and record
+    c_res.record_outcome(evaluate_resolution_trend(df, pos_heads))
+    if not fast:
+        c_em.record_outcome(evaluate_exact_match(df))
+        c_ent1.record_outcome(evaluate_single_head_entropy(df, Ms, n_keys))
+        c_sharp.record_outcome(evaluate_head_sharpness(df))
+        c_tsharp.record_outcome(evaluate_head_sharpness(df, binding="token"))
+        c_tres.record_outcome(evaluate_resolution_trend(df, budget["token"]["heads"], binding="token"))
+        c_many.record_outcome(evaluate_too_many_heads(df, many))
+
+    # metrics named by issue 7: exact match and entropy on the issue's (token) task; resolution where it can be
+    # lost (position binding). The other binding's values carry a suffix.
+    for h in (1, 4):
+        pos = select(df, "position", 4, h)
+        ev.metric(f"resolution_h{h}", float(pos["resolution"].mean()))
+        if not fast:
+            tok = select(df, "token", 4, h)
+            ev.metric(f"exact_match_h{h}_M4", float(tok["exact_match"].mean()))
+            ev.metric(f"entropy_per_head_h{h}_M4", float(tok["entropy"].mean()))
+            ev.metric(f"resolution_h{h}_token", float(tok["resolution"].mean()))
+        ev.metric(f"exact_match_h{h}_M4_position", float(pos["exact_match"].mean()))
+        ev.metric(f"entropy_per_head_h{h}_M4_position", float(pos["entropy"].mean()))
+    long = df[df["long"]]
+    if not long.empty:
+        ev.metric("exact_match_h1_M4_long", float(long["exact_match"].mean()))
+    ev.table("runs", df)
+    cols = ["exact_match", "token_accuracy", "loss", "entropy", "effective_positions", "mass_on_slots", "resolution"]
+    ev.table("summary", df.groupby(["arm", "binding", "M", "h", "d_k", "steps"], sort=False)[cols].mean()
+             .reset_index())
+    ev.figure("exact_match_vs_h", figure_exact_match(df))
+    ev.figure("attention_maps_h1_vs_h4", figure_attention_maps(m.maps))
+    ev.figure("resolution_vs_h", figure_resolution(df))
+    ev.headline("resolution_h4")
+    if not fast:
+        tok_steps = budget["token"]["train"]["steps"]
+        h1 = select(df, "token", 4, 1)["exact_match"].mean()
+        ev.note("Framing (issue 7): a single head is not incapable; the claim is about resolution and sample "
+                f"efficiency at a fixed budget ({tok_steps} steps of the paper's warmup schedule on the token "
+                "binding). " + (
+                    f"Measured here: h = 1 at M = 4 with {budget['long_steps_factor']}x the steps reaches exact "
+                    f"match {long['exact_match'].mean():.2f} (vs {h1:.2f} at the budget)." if not long.empty else
+                    "Issue 7 measured about 0.89 exact match for h = 1 at M = 4 with five times the steps; this "
+                    "profile does not re-measure it (the standard profile does: exact_match_h1_M4_long)."))
+    ev.note("Two bindings: on the token binding (issue 7's task) each marked token's id carries its slot, so "
+            "a single head's average loses nothing (compare resolution_h1_token with resolution_h1): any gain "
+            "from heads there is sample efficiency. On the position binding only where attention looked says "
+            "which slot a token fills: that is where averaging can cost resolution, and where the resolution "
+            "criteria are tested.")
+    ev.note("Resolution = mean over the M slots of the base-rate-corrected accuracy of a ridge linear probe "
+            "reading the slot's token from the concatenated head outputs at the query (fit on training draws, "
+            "scored on held-out examples); the module docstring says why it measures resolution. entropy = "
+            f"query-row attention entropy over all {n_keys} positions (nats), mean over heads; "
+            "effective_positions = exp(entropy); mass_on_slots = the query's total weight on the M slots.")

@@ -1,0 +1,63 @@
+"""Q2's verdict functions can answer yes, no or neither (issue 11): hand-made per-head tables, no training, plus
+one tiny real run of the measurement (a 1-layer DecoderLM for a few steps) for the table's shape."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import claims.test_q2_resolution_entropy as q2
+
+
+def _heads(seed_rows):
+    """seed_rows: {seed: [(step, entropy, sink, resolution), ...]} -> heads table (one head per row)."""
+    return pd.DataFrame([{"seed": s, "step": st, "layer": 0, "head": i, "entropy": e, "sink": k, "resolution": r}
+                         for s, rows in seed_rows.items() for i, (st, e, k, r) in enumerate(rows)])
+
+
+def _trend(seed, sign, noise=0.02, n=12):
+    rng = np.random.default_rng(seed)
+    x = np.linspace(0.1, 2.5, n)
+    res = 1 - x / 3 + rng.normal(0, noise, n)
+    return [(i % 4, x[i], 0.5 - sign * x[i] / 6, res[i]) for i in range(n)]
+
+
+def test_strong_negative_passes_and_weak_or_positive_is_refuted():
+    # sign=+1: sink falls as entropy rises -> sink rises as resolution rises (positive rho: answered no)
+    heads = _heads({s: _trend(s, +1) for s in range(3)})
+    corr = q2.correlations(heads)
+    out = q2.evaluate_strong_negative(corr, "entropy_resolution")
+    assert out["passed"] and not out["refuted"] and out["measured"] < -0.9
+    out = q2.evaluate_strong_negative(corr, "sink_resolution")
+    assert not out["passed"] and out["refuted"]
+    # sign=-1: sink mass rises with entropy -> falls with resolution (strong negative: yes)
+    corr = q2.correlations(_heads({s: _trend(s, -1) for s in range(3)}))
+    assert q2.evaluate_strong_negative(corr, "sink_resolution")["passed"]
+    assert list(corr.columns[:2]) == ["seed", "n_points"] and "entropy_sink_within" in corr
+
+
+def test_undefined_or_scattered_correlations_are_inconclusive():
+    flat = _heads({s: [(i, 1.0 + i, 0.1, 0.5 + 0.01 * i) for i in range(6)] for s in range(3)})   # sink constant
+    out = q2.evaluate_strong_negative(q2.correlations(flat), "sink_resolution")
+    assert not out["passed"] and not out["refuted"] and "never varied" in out["detail"]
+    corr = pd.DataFrame({"seed": [0, 1, 2], "entropy_resolution": [-0.9, 0.2, -0.6]})
+    out = q2.evaluate_strong_negative(corr, "entropy_resolution")
+    assert not out["passed"] and not out["refuted"]
+
+
+def test_per_checkpoint_counts_sink_heads_above_gu_threshold():
+    heads = _heads({0: [(10, 1.0, 0.31, 0.5), (10, 1.0, 0.29, 0.5), (10, 1.0, 0.9, 0.5), (10, 1.0, 0.0, 0.5)]})
+    row = q2.per_checkpoint(heads).iloc[0]
+    assert row["sink_fraction"] == pytest.approx(0.5) and row["mean_sink_mass"] == pytest.approx(0.375)
+
+
+def test_measurement_shapes_on_a_tiny_run():
+    budget = {"task": {"name": "markov_lm", "vocab": 8, "seq_len": 8, "branching": 2, "repeat": True},
+              "model": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1},
+              "train": {"steps": 6, "batch_size": 8, "schedule": "constant", "lr": 1e-3, "eval_every": 0,
+                        "eval_size": 16},
+              "checkpoints": [0, 3, 6], "probe": {"n_fit": 16, "n_eval": 16, "fit_seed": 1, "ridge": 1e-3}}
+    heads, curve = q2.measure(budget, [0])
+    assert sorted(heads["step"].unique()) == [0, 3, 6] and len(heads) == 3 * 2
+    assert heads["sink"].between(0, 1).all() and (heads["entropy"] >= 0).all()
+    assert (heads["entropy"] <= np.log(8) + 1e-9).all() and len(curve) == 1

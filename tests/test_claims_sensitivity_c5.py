@@ -1,0 +1,142 @@
+"""C5's criteria fail when the model is wrong in the way C5 is about (issue 7, issue 10), and pass when it is not.
+
+* ``resolution_rises`` (the fast criterion), on a tiny position-bound retrieval budget: passes without a fault;
+  fails under ``single_head`` (every head uses head 0's projections, so h = 4 is one head again) and under
+  ``uniform_attention`` (every head averages every position, whatever h).
+* under ``uniform_attention`` the entropy criteria fail too: the single head is no longer near ln M and the
+  multi-head model's heads are no sharper.
+* the verdict functions on hand-made tables: each can pass, fail and be refuted.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+import claims.test_c5_multihead_resolution as c5
+from model import faults
+
+# 8 positions, 4 fixed slots (1, 3, 5, 7), 8 tokens, d_model 32: the binding problem at its smallest. Calibrated:
+# without a fault h = 1 resolves ~0.31 of the slots and h = 4 ~0.89 (slope CI [0.17, 0.41] over 3 seeds);
+# under single_head h = 4 falls to h = 1's level, under uniform_attention both sit at ~0.22, identical across h.
+TINY = {"task": {"seq_len": 8, "vocab": 8}, "model": {"d_model": 32, "d_ff": 64, "n_layers": 1},
+        "position": {"train": {"steps": 300, "batch_size": 32, "num_threads": 1, "schedule": "warmup_constant",
+                               "lr": 5e-3, "warmup": 20, "eval_every": 0, "eval_size": 256}},
+        "probe": {"n_fit": 1024, "n_eval": 512, "fit_seed": 1, "ridge": 1e-3}}
+SEEDS = [0, 1, 2]
+ARMS = [c5.Arm("position", 4, 1), c5.Arm("position", 4, 4)]
+
+
+def _runs(fault, arms=ARMS):
+    with faults.inject(fault):
+        return c5.measure(arms, TINY, SEEDS).runs
+
+
+@pytest.fixture(scope="module")
+def healthy():
+    return _runs(None)
+
+
+@pytest.fixture(scope="module")
+def uniform():
+    return _runs("uniform_attention")
+
+
+def test_fast_criterion_passes_without_a_fault(healthy):
+    out = c5.evaluate_resolution_trend(healthy, [1, 4])
+    assert out["passed"] and not out["refuted"], out["detail"]
+
+
+def test_single_head_fault_fails_the_fast_criterion(healthy):
+    # the fault cannot change a one-head model (head 0's slice is the whole projection): reuse the h = 1 runs
+    task = c5.make_task(ARMS[0], TINY["task"])
+    one = c5.build_for_task("encoder_tagger", task, c5.model_config(ARMS[0], TINY["model"]), 0).eval()
+    x = task.heldout(8).x
+    with torch.no_grad(), faults.inject("single_head"):
+        under = one(x)
+    with torch.no_grad():
+        assert torch.equal(under, one(x))
+    merged = healthy[healthy["h"] == 1]
+    faulty = _runs("single_head", [ARMS[1]])
+    out = c5.evaluate_resolution_trend(pd.concat([merged, faulty], ignore_index=True), [1, 4])
+    assert not out["passed"], out["detail"]
+    assert faulty["resolution"].mean() < healthy.loc[healthy["h"] == 4, "resolution"].mean() - 0.3
+
+
+def test_uniform_attention_fails_the_fast_and_the_entropy_criteria(uniform, healthy):
+    assert not c5.evaluate_resolution_trend(uniform, [1, 4])["passed"]
+    assert uniform["entropy"].to_numpy() == pytest.approx(math.log(9), abs=1e-6)    # 8 tokens + the query
+    assert not c5.evaluate_head_sharpness(uniform)["passed"]
+    single = c5.evaluate_single_head_entropy(uniform, [4], n_keys=9, binding="position")
+    assert not single["passed"] and single["refuted"]
+    assert not c5.evaluate_single_head_entropy(healthy, [4], n_keys=9, binding="position")["refuted"]
+
+
+# --------------------------------------------------------------------------------- verdict functions
+def _table(binding, M, values):
+    """values: {h: [(exact_match, entropy, resolution), ...]} -> runs table."""
+    rows = [{"binding": binding, "M": M, "h": h, "d_k": 64 // h, "long": False, "seed": i,
+             "exact_match": em, "entropy": ent, "resolution": res}
+            for h, triples in values.items() for i, (em, ent, res) in enumerate(triples)]
+    return pd.DataFrame(rows)
+
+
+def test_exact_match_passes_fails_and_is_refuted():
+    better = _table("token", 4, {1: [(0.4, 1.4, 1), (0.5, 1.4, 1), (0.45, 1.4, 1)],
+                                 4: [(0.9, 1, 1), (0.95, 1, 1), (0.92, 1, 1)]})
+    worse = _table("token", 4, {4: [(0.4, 1.4, 1), (0.5, 1.4, 1), (0.45, 1.4, 1)],
+                                1: [(0.9, 1, 1), (0.95, 1, 1), (0.92, 1, 1)]})
+    same = _table("token", 4, {1: [(0.5, 1, 1), (0.6, 1, 1), (0.4, 1, 1)],
+                               4: [(0.55, 1, 1), (0.45, 1, 1), (0.5, 1, 1)]})
+    assert c5.evaluate_exact_match(better)["passed"]
+    out = c5.evaluate_exact_match(worse)
+    assert not out["passed"] and out["refuted"]
+    out = c5.evaluate_exact_match(same)
+    assert not out["passed"] and not out["refuted"]
+
+
+def test_single_head_entropy_band():
+    assert c5.entropy_band(4, 17) == pytest.approx((math.log(4) / 2, (math.log(4) + math.log(17)) / 2))
+    near = _table("token", 4, {1: [(0, 1.40, 0), (0, 1.45, 0), (0, 1.35, 0)]})
+    uniform = _table("token", 4, {1: [(0, 2.83, 0), (0, 2.82, 0), (0, 2.83, 0)]})
+    sharp = _table("token", 4, {1: [(0, 0.01, 0), (0, 0.02, 0), (0, 0.0, 0)]})
+    assert c5.evaluate_single_head_entropy(near, [4], 17)["passed"]
+    for t in (uniform, sharp):
+        out = c5.evaluate_single_head_entropy(t, [4], 17)
+        assert not out["passed"] and out["refuted"]
+
+
+def test_head_sharpness_and_too_many_heads():
+    sharp = _table("position", 4, {1: [(0, 1.4, 0), (0, 1.5, 0), (0, 1.45, 0)],
+                                   4: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.35, 0)]})
+    out = c5.evaluate_head_sharpness(sharp)
+    assert out["passed"] and out["measured"] < 0
+    diffuse = _table("position", 4, {1: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.35, 0)],
+                                     4: [(0, 1.4, 0), (0, 1.5, 0), (0, 1.45, 0)]})
+    out = c5.evaluate_head_sharpness(diffuse)
+    assert not out["passed"] and out["refuted"] and out["measured"] > 0
+    many = _table("position", 4, {4: [(0.9, 0, 0), (0.95, 0, 0), (0.92, 0, 0)],
+                                  16: [(0.3, 0, 0), (0.4, 0, 0), (0.35, 0, 0)]})
+    out = c5.evaluate_too_many_heads(many, 16)
+    assert out["passed"] and "d_k=4" in out["detail"]
+
+
+def test_resolution_trend_can_be_refuted():
+    falling = _table("position", 4, {1: [(0, 0, 0.9), (0, 0, 0.92), (0, 0, 0.91)],
+                                     4: [(0, 0, 0.3), (0, 0, 0.32), (0, 0, 0.31)]})
+    out = c5.evaluate_resolution_trend(falling, [1, 4])
+    assert not out["passed"] and out["refuted"]
+
+
+def test_arms_cover_every_criterion():
+    from harness.profiles import get_profile
+    for name in ("smoke", "standard", "full"):
+        budget = get_profile(name).claim("C5")
+        arms = c5.arms_for(budget)
+        assert c5.Arm("token", 4, 1) in arms and c5.Arm("token", 4, 4) in arms
+        assert all(c5.Arm("token", M, 1) in arms for M in budget["token"]["single_head_marked"])
+        assert all(c5.Arm("position", 4, h) in arms for h in budget["position"]["heads"] + [1, 4])
+        assert c5.Arm("position", 4, budget["position"]["too_many_heads"]) in arms
+    assert c5.arms_for(get_profile("smoke").claim("C5"), fast=True) == ARMS
