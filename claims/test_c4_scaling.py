@@ -326,7 +326,7 @@ def evaluate_alpha(df: pd.DataFrame, alpha_level: float = 0.05) -> dict:
         return tests[(tests["d_k"] == d_k) & (tests["alpha"] == a)].iloc[0]
 
     half_in = [0.5 in out["best_set"][d] for d in (d_small, d_large)]
-    out["half"] = {"measured": [out["best"][d_small], out["best"][d_large]], "passed": all(half_in),
+    out["alpha_half"] = {"measured": [out["best"][d_small], out["best"][d_large]], "passed": all(half_in),
                    "refuted": not all(half_in),
                    "detail": "; ".join(f"d_k={d}: best alpha {out['best'][d]}, not significantly worse than it: "
                                        f"{out['best_set'][d]}" for d in (d_small, d_large))}
@@ -516,8 +516,8 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
         progress(f"C4(a) iid: d_k {iid_b['dims']}, {iid_b['n_samples']} draws x {len(seeds)} seeds x 3 distributions")
         iid = measure_iid_variance(iid_b["dims"], iid_b["n_samples"], seeds)
         iid_eval = evaluate_iid(iid)
-        c["iid_slope"].record(**{k: iid_eval["slope"][k] for k in ("measured", "passed", "refuted", "ci", "detail")})
-        c["iid_scaled"].record(**{k: iid_eval["scaled"][k] for k in ("measured", "passed", "refuted", "ci", "detail")})
+        c["iid_slope"].record_outcome(iid_eval["slope"])
+        c["iid_scaled"].record_outcome(iid_eval["scaled"])
         ev.metric("qk_var_slope_iid_unscaled", iid_eval["slope_unscaled"])
         ev.metric("qk_var_slope_iid_scaled", iid_eval["slope_scaled"])
     else:
@@ -530,12 +530,11 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
                                   batch=model_b["batch"], seq_len=model_b["seq_len"], configs=configs,
                                   device=device, progress=progress)
     me = evaluate_model(model_df)
-    keys = ("measured", "passed", "refuted", "ci", "detail")
-    c["model_scaled"].record(**{k: me["scaled"][k] for k in keys})
+    c["model_scaled"].record_outcome(me["scaled"])
     if not fast:
-        c["model_unscaled"].record(**{k: me["unscaled"][k] for k in keys})
-        c["model_law"].record(**{k: me["law"][k] for k in keys})
-        c["xavier_fixed"].record(**{k: me["xavier_fixed_unscaled"][k] for k in keys})
+        c["model_unscaled"].record_outcome(me["unscaled"])
+        c["model_law"].record_outcome(me["law"])
+        c["xavier_fixed"].record_outcome(me["xavier_fixed_unscaled"])
     ev.metric("qk_var_slope_model_unscaled", me["slope_unscaled"])
     ev.metric("qk_var_slope_model_scaled", me["slope_scaled"])
     ev.metric("qk_component_var_model_default_init", me["component_var_default_init"])
@@ -547,11 +546,8 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
                                         lr_factors=alpha_b["lr_factors"], device=device, progress=progress)
         alpha_df = at_best_lr(alpha_all)
         alpha_eval = evaluate_alpha(alpha_df)
-        c["alpha_half"].record(**{k: alpha_eval["half"][k] for k in ("measured", "passed", "refuted", "detail")})
-        for key in ("alpha0", "alpha1"):
-            r = alpha_eval[key]
-            c[key].record(measured=r["measured"], passed=r["passed"], refuted=r["refuted"],
-                          p_value=r.get("p_value"), detail=r["detail"])
+        for key in ("alpha_half", "alpha0", "alpha1"):
+            c[key].record_outcome(alpha_eval[key])
         ev.metric("best_alpha_small_dk", alpha_eval["best_alpha_small_dk"])
         ev.metric("best_alpha_large_dk", alpha_eval["best_alpha_large_dk"])
 

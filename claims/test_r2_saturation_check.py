@@ -184,7 +184,7 @@ def test_r2_saturation_check(evidence, profile, seeds, progress, fast):
                                       n_queries=budget["n_queries"], batch=budget["batch"], progress=progress)
     results = {key: evaluate_row(summary, key) for key in crits}
     for key, crit in crits.items():
-        crit.record(**results[key])
+        crit.record_outcome(results[key])
 
     ev.metric("saturation_flags_matched", sum(r["passed"] for r in results.values()) / len(results))
     for r in summary.itertuples():

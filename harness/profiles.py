@@ -16,9 +16,49 @@ PROFILE_NAMES = ("smoke", "standard", "full")
 # Seeds per claim unless a block says otherwise (``--seeds N`` overrides both).
 DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 
+# C1's standard/full tasks (issue 8): lengths 10-20, integers up to 999999 (Profile.claim deep-copies blocks)
+_C1_LONG_TASKS = {"reverse": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
+                  "sort": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
+                  "number_words_de": {"task": {"max_n": 999999}}}
+
 # One block per claim id; each block has a "smoke", "standard" and "full" entry.
 CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # filled by each claim module's issue; keys are the module's own budget names
+    # C2 (issue 6): path length between positions (a), gradient against distance at init (b), learning the
+    # long-range match at equal depth and parameters (c), conv stacks deep enough to cover d (d; empty: off).
+    # model: the 2-layer self-attention every other architecture is width-matched to (params within 20%);
+    # vocab 16 keeps the d=4 example space large (with 8, memorising the visible suffix against the hash split
+    # moved a conv that cannot see x_0 to 0.30/0.78 held-out accuracy). fast_distances: --fast's d (issue 10).
+    "C2": {
+        "smoke": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2, "d_ff": 32},
+                  "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "batch": 8},
+                  "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16},
+                  "learning": {"archs": ["self_attention", "conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"],
+                               "distances": [4, 16], "n_test": 500,
+                               "train": {"steps": 250, "batch_size": 64, "schedule": "warmup_constant", "lr": 3e-3,
+                                         "warmup": 30, "eval_every": 50, "eval_size": 256,
+                                         "target_metric": "accuracy", "target_value": 0.99}},
+                  "fast_distances": [16], "deep": {"distances": []}},
+        "standard": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2,
+                                    "d_ff": 32},
+                     "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "batch": 16},
+                     "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16},
+                     "learning": {"archs": ["self_attention", "conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"],
+                                  "distances": [4, 16, 64, 256], "n_test": 1000,
+                                  "train": {"steps": 1500, "batch_size": 64, "schedule": "warmup_constant",
+                                            "lr": 3e-3, "warmup": 30, "eval_every": 50, "eval_size": 512,
+                                            "target_metric": "accuracy", "target_value": 0.99}},
+                     "fast_distances": [16], "deep": {"distances": [16, 64]}},
+        "full": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2, "d_ff": 32},
+                 "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128, 256], "batch": 32},
+                 "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16},
+                 "learning": {"archs": ["self_attention", "conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"],
+                              "distances": [4, 16, 64, 128, 256], "n_test": 2000,
+                              "train": {"steps": 5000, "batch_size": 64, "schedule": "warmup_constant", "lr": 3e-3,
+                                        "warmup": 30, "eval_every": 50, "eval_size": 1024,
+                                        "target_metric": "accuracy", "target_value": 0.99}},
+                 "fast_distances": [16], "deep": {"distances": [16, 64, 256]}},
+    },
     # Q2 (issue 11): a DecoderLM trained on markov_lm, measured per head at step 0 and at each checkpoint
     # (entropy, BOS sink mass, C5's resolution probe on n_fit / n_eval sequences, queries t >= 1).
     "Q2": {
@@ -102,25 +142,6 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 100, "reuse_profiled_s": 1.0,
                  "threads": 2, "max_memory_fraction": 0.6},
     },
-    # R2 (issue 5): harness.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
-    # min_slope: the log-log slope magnitude below which a trend is flat.
-    "R2": {
-        "smoke": {"dims": [8, 32, 128, 512], "n_keys": 64, "n_queries": 32, "batch": 8, "min_slope": 0.1},
-        "standard": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_keys": 64, "n_queries": 32, "batch": 16,
-                     "min_slope": 0.1},
-        "full": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "n_keys": 128, "n_queries": 64, "batch": 16,
-                 "min_slope": 0.1},
-    },
-    # M0 (issue 8, issue 10): structural model checks on freshly built float64 models (causal mask, distinct
-    # heads, the paper's sinusoid, padding ignored); seconds on every profile.
-    "M0": {
-        "smoke": {"seeds": 3, "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 2,
-                                        "n_decoder_layers": 2}},
-        "standard": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 2,
-                                           "n_decoder_layers": 2}},
-        "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
-                                       "n_decoder_layers": 3}},
-    },
     # C4 (issue 5). iid: Var(q.k) of iid components, fresh draws per (distribution, seed, d_k). model: the default
     # encoder at init read through its taps, d_model = heads*d_k and a fixed d_model (Table 3 rows B), every layer.
     # alpha: scale d_k^-alpha on C3's key-value sweep (sweep_from: its block, d_k = its smallest and largest sweep
@@ -141,6 +162,156 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                            "n_layers": 2, "batch": 16, "seq_len": 64},
                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
                            "lr_factors": [0.25, 0.5, 1.0, 2.0]}},
+    },
+    # R2 (issue 5): harness.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
+    # min_slope: the log-log slope magnitude below which a trend is flat.
+    "R2": {
+        "smoke": {"dims": [8, 32, 128, 512], "n_keys": 64, "n_queries": 32, "batch": 8, "min_slope": 0.1},
+        "standard": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_keys": 64, "n_queries": 32, "batch": 16,
+                     "min_slope": 0.1},
+        "full": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "n_keys": 128, "n_queries": 64, "batch": 16,
+                 "min_slope": 0.1},
+    },
+    # Q1 (issue 11): QK-norm against 1/sqrt(d_k). Five arms (claims/test_q1_qk_norm.py ARMS) at a small and a
+    # large d_k (d_model fixed), each over the learning rates `lrs` (constant after a linear warmup: Wortsman et
+    # al. 2023 reproduce attention-logit growth at small scale by raising it), through harness.sweeps
+    # (attention_variant_sweep, one call per lr; grad_steps = steps, so the max |logit| is read on every batch).
+    "Q1": {
+        "smoke": {"task": {"name": "kv_lookup", "n_pairs": 8, "n_values": 8},
+                  "model": {"d_model": 32, "n_heads": 2, "d_v": 16, "d_ff": 64},
+                  "train": {"steps": 120, "batch_size": 32, "schedule": "warmup_constant", "warmup": 20,
+                            "eval_every": 0, "eval_size": 256},
+                  "probe_size": 64, "d_ks": [8, 64], "lrs": [3e-3, 1e-2, 3e-2], "seeds": 2},
+        "standard": {"task": {"name": "kv_lookup", "n_pairs": 8, "n_values": 8},
+                     "model": {"d_model": 32, "n_heads": 2, "d_v": 16, "d_ff": 64},
+                     "train": {"steps": 300, "batch_size": 32, "schedule": "warmup_constant", "warmup": 30,
+                               "eval_every": 0, "eval_size": 512},
+                     "probe_size": 128, "d_ks": [8, 64], "lrs": [1e-3, 3e-3, 1e-2, 3e-2, 1e-1], "seeds": 5},
+        "full": {"task": {"name": "kv_lookup", "n_pairs": 16, "n_values": 16},
+                 "model": {"d_model": 64, "n_heads": 2, "d_v": 32, "d_ff": 256},
+                 "train": {"steps": 1000, "batch_size": 64, "schedule": "warmup_constant", "warmup": 100,
+                           "eval_every": 0, "eval_size": 1024},
+                 "probe_size": 256, "d_ks": [8, 64, 256], "lrs": [3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1],
+                 "seeds": 8},
+    },
+    # Q3 (issue 11): the footnote's quantities through training, scaled and unscaled, at a small and a large d_k
+    # (d_model fixed), read on `probe_size` held-out examples at each of `checkpoints` (and step 0); the last
+    # checkpoint is the last step. Key-value lookup at a rate the scaled model learns it by the end.
+    "Q3": {
+        "smoke": {"task": {"name": "kv_lookup", "n_pairs": 8, "n_values": 8},
+                  "model": {"d_model": 32, "n_heads": 2, "d_v": 16, "d_ff": 64, "n_encoder_layers": 2},
+                  "train": {"steps": 150, "batch_size": 32, "schedule": "warmup_constant", "lr": 1e-2, "warmup": 20,
+                            "eval_every": 0, "eval_size": 256},
+                  "checkpoints": [25, 50, 100, 150], "probe_size": 256, "d_ks": [8, 64], "seeds": 3},
+        "standard": {"task": {"name": "kv_lookup", "n_pairs": 8, "n_values": 8},
+                     "model": {"d_model": 32, "n_heads": 2, "d_v": 16, "d_ff": 64, "n_encoder_layers": 2},
+                     "train": {"steps": 600, "batch_size": 32, "schedule": "warmup_constant", "lr": 1e-2,
+                               "warmup": 20, "eval_every": 0, "eval_size": 512},
+                     "checkpoints": [25, 50, 100, 200, 400, 600], "probe_size": 512, "d_ks": [8, 16, 32, 64],
+                     "seeds": 5},
+        "full": {"task": {"name": "kv_lookup", "n_pairs": 16, "n_values": 16},
+                 "model": {"d_model": 64, "n_heads": 2, "d_v": 32, "d_ff": 256, "n_encoder_layers": 2},
+                 "train": {"steps": 3000, "batch_size": 64, "schedule": "warmup_constant", "lr": 3e-3,
+                           "warmup": 100, "eval_every": 0, "eval_size": 1024},
+                 "checkpoints": [50, 100, 250, 500, 1000, 2000, 3000], "probe_size": 1024,
+                 "d_ks": [8, 16, 32, 64, 128, 256], "seeds": 8},
+    },
+    # C3 (issue 5): (a) the softmax of freshly initialised sweep models at probe_d_ks on probe_size held-out
+    # examples (plus xavier-initialised unscaled attention, the mediator check); (b, c) harness.sweeps'
+    # attention_variant_sweep of additive / unscaled / scaled dot at sweep_d_ks (smallest and largest are the
+    # "small" and "large" d_k) on key-value lookup, one attention layer, d_model 64, one head, PyTorch default
+    # init; grad_steps: K, the steps whose dL/dlogits (b) averages. R1 (b) reuses this sweep.
+    # 8 pairs, not the issue's 16: with one head, scaled dot at d_k=512 plateaus near 0.78 held-out accuracy on
+    # 16 pairs even at 1000 steps (measured), so steps-to-90% could not be compared; on 8 pairs it reaches 0.9 in
+    # ~200 steps. Small d_k = 8: where the unscaled logit std at init is ~1 (var_q ~ var_k ~ 0.36 with PyTorch's
+    # default init at d_model 64; at d_k = 32 it is already ~2.3), i.e. where the dot products are not yet large.
+    "C3": {
+        "smoke": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True,
+                  "sweep_d_ks": [8, 512],
+                  "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
+                            "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
+                            "train": {"steps": 300, "batch_size": 64, "schedule": "warmup_constant", "lr": 2e-3,
+                                      "warmup": 50, "num_threads": 1, "eval_every": 50, "eval_size": 256},
+                            "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}},
+        "standard": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
+                     "sweep_d_ks": [8, 32, 512],
+                     "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
+                               "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
+                               "train": {"steps": 600, "batch_size": 64, "schedule": "warmup_constant",
+                                         "lr": 2e-3, "warmup": 50, "num_threads": 1, "eval_every": 50,
+                                         "eval_size": 512},
+                               "grad_steps": 100, "target_accuracy": 0.9, "probe_size": 256}},
+        "full": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "probe_size": 512, "probe_xavier": True,
+                 "sweep_d_ks": [8, 32, 128, 512, 1024],
+                 "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
+                           "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
+                           "train": {"steps": 2000, "batch_size": 64, "schedule": "warmup_constant", "lr": 2e-3,
+                                     "warmup": 50, "eval_every": 50, "eval_size": 2048},
+                           "grad_steps": 200, "target_accuracy": 0.9, "probe_size": 1024}},
+    },
+    "R1": {
+        "smoke": {"d_ks": [1, 8, 64, 512], "heads": [1, 4], "sweep_from": "C3"},
+        "standard": {"d_ks": [1, 4, 8, 16, 64, 256, 512, 1024], "heads": [1, 2, 4, 8], "sweep_from": "C3"},
+        "full": {"d_ks": [1, 4, 8, 16, 64, 128, 256, 512, 1024, 2048], "heads": [1, 2, 4, 8, 16],
+                 "sweep_from": "C3"},
+    },
+    # C1 (issue 8): the Transformer on held-out reverse / sort / number words (b), against a parameter-matched
+    # LSTM encoder-decoder with attention on the same steps (c; smoke: reverse only, to fit 3 minutes), and the
+    # paper's base config on a user's corpus (d; full only, env ATTN_CLAIMS_CORPUS_TSV or _SRC/_TGT).
+    # Runs stop at validation exact match stop_exact_match; test_size held-out examples the stop never saw
+    # measure exact match against threshold. The paper's warmup schedule at d_model 64 (peak 6e-3 at warmup
+    # 400) collapsed reverse from 0.93 to 0.04 mid-run on 2 of 3 seeds; Adam 1e-3 after a 100-step linear ramp
+    # did not. gate_*: exact match may drop 0.03, BLEU 3, steps to 95% may double (seed noise on smoke).
+    "C1": {
+        "smoke": {"seeds": 3,
+                  "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_encoder_layers": 2, "n_decoder_layers": 2},
+                  "train": {"steps": 1000, "batch_size": 64, "schedule": "warmup_constant", "lr": 1e-3,
+                            "warmup": 100, "eval_every": 50, "eval_size": 256, "num_threads": 1},
+                  "stop_exact_match": 0.98, "target": 0.95, "threshold": 0.95, "test_size": 512,
+                  "tasks": {"reverse": {"task": {"vocab": 20, "min_len": 6, "max_len": 12}},
+                            "sort": {"task": {"vocab": 20, "min_len": 6, "max_len": 12}, "train": {"steps": 1500}},
+                            "number_words_de": {"task": {"max_n": 9999}}},
+                  "lstm": {"tasks": ["reverse"], "widths": list(range(32, 257, 4))},
+                  "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
+                  "gate_exact_match": 0.03, "gate_bleu": 3.0, "gate_steps_relative": 1.0,
+                  "corpus": None},
+        "standard": {"seeds": 5,
+                     "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_encoder_layers": 2,
+                               "n_decoder_layers": 2},
+                     "train": {"steps": 6000, "batch_size": 64, "schedule": "warmup_constant", "lr": 1e-3,
+                               "warmup": 200, "eval_every": 100, "eval_size": 512, "num_threads": 1},
+                     "stop_exact_match": 0.995, "target": 0.95, "threshold": 0.99, "test_size": 2000,
+                     "tasks": _C1_LONG_TASKS,
+                     "lstm": {"tasks": ["reverse", "sort", "number_words_de"], "widths": list(range(32, 257, 4))},
+                     "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
+                     "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
+                     "corpus": None},
+        "full": {"seeds": 5,
+                 "model": {"d_model": 128, "n_heads": 8, "d_ff": 512, "n_encoder_layers": 3, "n_decoder_layers": 3},
+                 "train": {"steps": 20000, "batch_size": 128, "schedule": "warmup_constant", "lr": 5e-4,
+                           "warmup": 500, "eval_every": 250, "eval_size": 1000},
+                 "stop_exact_match": 0.995, "target": 0.95, "threshold": 0.99, "test_size": 5000,
+                 "tasks": _C1_LONG_TASKS,
+                 "lstm": {"tasks": ["reverse", "sort", "number_words_de"], "widths": list(range(64, 513, 8))},
+                 "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
+                 "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
+                 # the paper's base model (Table 3) and schedule (5.3), label smoothing 0.1 (5.4); bleu_min: a
+                 # threshold to count the criterion (None: BLEU is reported, no universal bar for a user's corpus)
+                 "corpus": {"seeds": 1, "heldout_fraction": 0.01, "max_len": 100, "shared_vocab": True,
+                            "max_vocab": 37000, "test_size": 3000, "bleu_min": None, "model": {},
+                            "train": {"steps": 100000, "batch_size": 128, "schedule": "warmup", "warmup": 4000,
+                                      "label_smoothing": 0.1, "eval_every": 5000, "eval_size": 500,
+                                      "bf16": True}}},
+    },
+    # M0 (issue 8, issue 10): structural model checks on freshly built float64 models (causal mask, distinct
+    # heads, the paper's sinusoid, padding ignored); seconds on every profile.
+    "M0": {
+        "smoke": {"seeds": 3, "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 2,
+                                        "n_decoder_layers": 2}},
+        "standard": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 2,
+                                           "n_decoder_layers": 2}},
+        "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
+                                       "n_decoder_layers": 3}},
     },
 }
 

@@ -71,12 +71,12 @@ def test_c4_alpha_criteria_follow_the_accuracies():
     good = {(32, a): [0.9 - 0.1 * abs(a - 0.5) + n for n in noise] for a in (0.0, 0.5, 1.0)}
     good.update({(512, a): [v + n for n in noise] for a, v in ((0.0, 0.3), (0.5, 0.95), (1.0, 0.5))})
     ev = c4.evaluate_alpha(_sweep(good))
-    assert ev["half"]["passed"] and ev["alpha0"]["passed"] and ev["alpha1"]["passed"]
+    assert ev["alpha_half"]["passed"] and ev["alpha0"]["passed"] and ev["alpha1"]["passed"]
     assert ev["best_alpha_small_dk"] == 0.5 and ev["best_alpha_large_dk"] == 0.5
     bad = dict(good)
     bad.update({(512, a): [v + n for n in noise] for a, v in ((0.0, 0.3), (0.5, 0.6), (1.0, 0.99))})
     ev = c4.evaluate_alpha(_sweep(bad))
-    assert ev["half"]["refuted"] and not ev["alpha1"]["passed"] and ev["alpha1"]["refuted"]
+    assert ev["alpha_half"]["refuted"] and not ev["alpha1"]["passed"] and ev["alpha1"]["refuted"]
     assert ev["best_alpha_large_dk"] == 1.0
 
 

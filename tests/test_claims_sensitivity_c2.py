@@ -1,0 +1,141 @@
+"""C2's criteria fail when the model is wrong in the way C2 is about (issue 6, issue 10), and pass when it is not.
+
+* ``structural`` and ``gradient_flat_attention``: a self-attention restricted to a local window (the band
+  |i - j| <= 2, patched into ``model.attention.build_mask``) needs more layers as d grows, like a conv.
+* ``attention_learns`` (the fast criterion): under the ``uniform_attention`` fault the smoke budget at d=16 is
+  not enough to learn the match; without it, it is.
+* ``convs_at_chance``: a conv "beyond its receptive field" that is above chance is refuted.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+import claims.test_c2_path_length as c2
+import model.attention as attention
+from harness.profiles import get_profile
+from model import faults
+
+WINDOW = 2
+
+
+def _banded_mask(T, S, key_padding_mask=None, causal=False, leak=False, device=None):
+    """Local attention: query i sees keys j with |i - j| <= WINDOW (and the usual causal / padding masks)."""
+    i = torch.arange(T, device=device).unsqueeze(1) + (S - T)
+    j = torch.arange(S, device=device).unsqueeze(0)
+    allowed = ((i - j).abs() <= WINDOW)[None, None]
+    if causal:
+        allowed = allowed & (j <= i + int(leak))[None, None]
+    if key_padding_mask is not None:
+        allowed = allowed & ~key_padding_mask[:, None, None, :]
+    return allowed
+
+
+@pytest.fixture
+def local_attention(monkeypatch):
+    monkeypatch.setattr(attention, "build_mask", _banded_mask)
+
+
+BASE = c2.ModelConfig(src_vocab=19, d_model=16, n_heads=2, d_ff=32, dropout=0.0)
+
+
+# ------------------------------------------------------------------------------------------- formulas
+@pytest.mark.parametrize("arch", c2.CONVS)
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 128])
+def test_formula_is_the_smallest_depth_whose_reach_covers_d(arch, d):
+    n = c2.expected_path_length(arch, d)
+    assert c2.reach(arch, n) >= d and (n == 1 or c2.reach(arch, n - 1) < d)
+
+
+def test_unknown_architecture_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown architecture"):
+        c2.expected_path_length("transformer_xl", 4)
+    with pytest.raises(ValueError, match="unknown architecture"):
+        c2.build_arch("transformer_xl", BASE)
+
+
+def test_matched_width_is_within_tolerance():
+    base = BASE.replace(d_model=32, n_heads=4, d_ff=64)
+    target = c2.param_count(c2.build_arch("self_attention", base))
+    for arch in ("conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"):
+        _, p = c2.matched_width(arch, base, 2, target)
+        assert abs(p / target - 1) <= c2.PARAM_TOLERANCE
+    with pytest.raises(ValueError, match="not within"):
+        c2.matched_width("conv_k3", base, 2, target, tolerance=1e-6)
+
+
+def test_heldout_slices_are_disjoint_distinct_and_exclude_validation():
+    task = c2.match_task(4, 16)
+    slices = c2.heldout_slices(task, 64, 150, 3)
+    rows = torch.cat([s.x for s in slices] + [task.heldout(64).x])
+    assert all(len(s) == 150 for s in slices)
+    assert len(torch.unique(rows, dim=0)) == len(rows)
+
+
+# ------------------------------------------------------------------------------------------ structural
+def test_structural_passes_on_the_real_architectures():
+    df = c2.measure_path_lengths([1, 2, 4, 8], [0], BASE)
+    out = c2.evaluate_structural(df)
+    assert out["passed"] and not out["refuted"], out["detail"]
+
+
+def test_structural_fails_for_local_window_attention(local_attention):
+    df = c2.measure_path_lengths([1, 2, 4, 8], [0], BASE, archs=["self_attention"])
+    measured = dict(zip(df["d"], df["measured"]))
+    assert measured[1] == measured[2] == 1 and measured[4] == 2      # path length grows with d
+    out = c2.evaluate_structural(df)
+    assert not out["passed"] and out["refuted"], out["detail"]
+
+
+def test_gradient_flat_fails_for_local_window_attention(local_attention):
+    df = c2.measure_gradient_vs_distance({"self_attention": BASE}, [1, 2, 4, 8, 16], [0, 1, 2], batch=2)
+    out = c2.evaluate_gradient_flat(df)
+    assert not out["passed"] and out["refuted"], out["detail"]
+
+
+def test_gradient_criteria_on_the_real_architectures():
+    df = c2.measure_gradient_vs_distance({"self_attention": BASE, "recurrent": BASE}, [1, 2, 4, 8, 16, 32],
+                                         [0, 1, 2], batch=2)
+    flat, decay = c2.evaluate_gradient_flat(df), c2.evaluate_gradient_decay(df)
+    assert flat["passed"], flat["detail"]
+    assert decay["passed"], decay["detail"]
+    # the LSTM's decaying profile is what the flatness criterion is there to reject
+    as_attention = df[df["arch"] == "recurrent"].assign(arch="self_attention")
+    assert c2.evaluate_gradient_flat(as_attention)["refuted"]
+
+
+# -------------------------------------------------------------------------------------- at chance
+def _cells(acc: float, n: int = 500, seeds: int = 3) -> pd.DataFrame:
+    return pd.DataFrame([{"arch": "conv_k3", "d": 16, "seed": s, "beyond_reach": True, "test_accuracy": acc,
+                          "n_test": n, "n_correct": int(round(acc * n))} for s in range(seeds)])
+
+
+def test_convs_at_chance_passes_at_chance_and_is_refuted_above_it():
+    at = c2.evaluate_convs_at_chance(_cells(0.5), 0.5)
+    assert at["passed"] and not at["refuted"]
+    leak = c2.evaluate_convs_at_chance(_cells(0.6), 0.5)
+    assert not leak["passed"] and leak["refuted"]
+    none = c2.evaluate_convs_at_chance(_cells(0.5).assign(beyond_reach=False), 0.5)
+    assert not none["passed"] and not none["refuted"]
+
+
+# ------------------------------------------------------------------------- learning (fast criterion)
+def _fast_learning(fault: str | None) -> dict:
+    """The smoke profile's fast configuration (d=16, its model and training budget), on 2 seeds."""
+    budget = get_profile("smoke").claim("C2")
+    learn = budget["learning"]
+    with faults.inject(fault):
+        df = c2.measure_learning(["self_attention"], budget["fast_distances"], [0, 1], budget["model"],
+                                 learn["train"], 200)
+    return c2.evaluate_attention_learning(df)
+
+
+def test_attention_learns_fails_under_uniform_attention_and_passes_without():
+    clean = _fast_learning(None)
+    assert clean["passed"], clean["detail"]
+    broken = _fast_learning("uniform_attention")
+    assert not broken["passed"], broken["detail"]
+    assert broken["measured"] < c2.ATTENTION_MIN_ACCURACY - 0.2
