@@ -297,6 +297,37 @@ def semilog_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> Slope
     return linear_slope(x, np.log(ys), confidence, transform="semilog")
 
 
+_SLOPE_FITS = {"linear": linear_slope, "loglog": loglog_slope, "semilog": semilog_slope}
+
+
+def replicate_slope(x: ArrayLike, y: ArrayLike, replicate: ArrayLike, transform: str = "loglog",
+                    confidence: float = 0.95) -> SlopeFit:
+    """A slope with the replicate (seed) as the unit: fit y on x within each replicate (``transform`` as in
+    ``linear_slope``/``loglog_slope``/``semilog_slope``), then the mean of those slopes with a Student-t interval
+    across replicates; ``p_value`` is the one-sample t-test of slope = 0, ``n`` the number of replicates. Use it
+    when points of one replicate share something (e.g. the same seed's embeddings at every d_k), which makes a
+    pooled regression's interval too narrow. One replicate gives a NaN interval."""
+    if transform not in _SLOPE_FITS:
+        raise ValueError(f"transform must be one of {sorted(_SLOPE_FITS)}, got {transform!r}")
+    xs, ys = _array(x, "x", 3), _array(y, "y", 3)
+    reps = np.asarray(replicate).ravel()
+    if not (xs.size == ys.size == reps.size):
+        raise ValueError(f"x, y and replicate differ in length: {xs.size}, {ys.size}, {reps.size}")
+    fits = [_SLOPE_FITS[transform](xs[reps == r], ys[reps == r], confidence) for r in np.unique(reps)]
+    slopes = np.array([f.slope for f in fits])
+    ci = t_ci(slopes, confidence)
+    if slopes.size < 2:
+        p = math.nan
+    elif np.all(slopes == slopes[0]):
+        p = 1.0 if slopes[0] == 0 else 0.0
+    else:
+        p = float(sps.ttest_1samp(slopes, 0.0).pvalue)
+    stderr = ci.sd / math.sqrt(slopes.size) if slopes.size > 1 else math.nan
+    return SlopeFit(ci.mean, ci.lo, ci.hi, float(np.mean([f.intercept for f in fits])), stderr,
+                    float(np.mean([f.r_value for f in fits])), p, int(slopes.size), confidence,
+                    f"{transform}, mean over replicates")
+
+
 # --------------------------------------------------------------------------------------- correlation
 @dataclass(frozen=True)
 class Correlation:

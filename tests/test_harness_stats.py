@@ -155,3 +155,26 @@ def test_linear_slope_of_constant_y_is_an_exact_zero():
     assert (fit.slope, fit.lo, fit.hi, fit.stderr, fit.p_value) == (0.0, 0.0, 0.0, 0.0, 1.0)
     assert fit.contains(0.0) and fit.intercept == 0.0
     assert stats.loglog_slope([1, 2, 4], [3.0, 3.0, 3.0]).ci == (0.0, 0.0)
+
+
+def test_replicate_slope_uses_the_replicate_as_the_unit():
+    rng = np.random.default_rng(0)
+    x = np.tile([8.0, 16, 32, 64, 128], 4)
+    reps = np.repeat([0, 1, 2, 3], 5)
+    offsets = rng.normal(0, 0.05, 4)               # per-replicate slope jitter around -0.5
+    y = np.exp(1.0 + (-0.5 + offsets[reps]) * np.log(x))
+    fit = stats.replicate_slope(x, y, reps, "loglog")
+    per = [stats.loglog_slope(x[reps == r], y[reps == r]).slope for r in range(4)]
+    ci = stats.t_ci(per)
+    assert fit.n == 4 and fit.slope == pytest.approx(np.mean(per)) and (fit.lo, fit.hi) == pytest.approx(ci.ci)
+    assert fit.p_value == pytest.approx(sps.ttest_1samp(per, 0).pvalue)
+    assert fit.transform.startswith("loglog")
+    # a constant y in every replicate: exact zero slope
+    flat = stats.replicate_slope(x, np.ones_like(x), reps, "linear")
+    assert (flat.slope, flat.lo, flat.hi, flat.p_value) == (0.0, 0.0, 0.0, 1.0)
+    one = stats.replicate_slope(x[:5], y[:5], reps[:5])
+    assert one.n == 1 and math.isnan(one.lo)
+    with pytest.raises(ValueError, match="transform"):
+        stats.replicate_slope(x, y, reps, "log")
+    with pytest.raises(ValueError, match="differ in length"):
+        stats.replicate_slope(x, y, reps[:-1])
