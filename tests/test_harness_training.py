@@ -222,3 +222,21 @@ def test_result_frame_and_threads(kv_task):
     df = r.curve_frame()
     assert list(df["step"]) == [10, 20] and {"train_loss", "lr", "exact_match", "loss"} <= set(df.columns)
     assert r.config["task"]["task"] == "kv_lookup" and r.to_dict()["seed"] == 0
+
+
+def test_torch_threads_sets_and_restores():
+    from harness.training import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError):
+        with torch_threads(1):
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        with torch_threads(0):
+            pass
