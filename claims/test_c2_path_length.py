@@ -21,9 +21,9 @@ recurrent O(n), contiguous convolution O(n/k), dilated convolution O(log_k n)). 
 Design choices (stated, not hidden):
 * Self-attention is the paper's bidirectional encoder self-attention (``EncoderTagger``, causal=False); convs are
   causal (ConvS2S / ByteNet decoders, for which Table 1's n/k and log_k n hold) and the LSTM is unidirectional.
-  Every model predicts at the last position, which sees the whole sequence in all five models. A causal
-  attention stack at init spreads early positions' weight unevenly (position 0 attends only to itself), which
-  adds a d-dependent two-hop term to |dy_t/dx_{t-d}|; the bidirectional encoder has no such term.
+  Every model predicts at the last position, which sees the whole sequence in all five models. (A causal
+  attention stack at init weights early positions unevenly, position 0 attending only to itself, which can add
+  a d-dependent two-hop term to |dy_t/dx_{t-d}|; the bidirectional encoder has no such term.)
 * Held-out evaluation for the verdict uses, per seed, a disjoint slice of deduplicated held-out examples that
   excludes the training loop's validation set, so the seeds' counts pool into one exact binomial test.
 
@@ -36,7 +36,7 @@ a local window.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ from scipy import stats as sps
 from harness import stats
 from harness.probes import input_grad_vs_distance, path_length
 from harness.tasks import Batch, FirstEqualsLast, Task
-from harness.training import TrainConfig, build_for_task, evaluate, train
+from harness.training import TrainConfig, build_for_task, evaluate, train, width_for_params
 from model import ModelConfig
 from model.registry import build, param_count
 
@@ -105,6 +105,12 @@ def reach(arch: str, n_layers: int) -> float:
     raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHS)}")
 
 
+def base_config(model: dict, **over: Any) -> ModelConfig:
+    """The self-attention config of a profile's ``model`` block (vocab: the task's content tokens)."""
+    return ModelConfig(src_vocab=model["vocab"] + 3, d_model=model["d_model"], n_heads=model["n_heads"],
+                       d_ff=model["d_ff"], n_encoder_layers=model.get("n_layers", 2), dropout=0.0, **over)
+
+
 def arch_config(base: ModelConfig, n_layers: int, d_model: int | None = None, arch: str = "self_attention"
                 ) -> ModelConfig:
     """``base`` with ``n_layers`` layers and width ``d_model``; the baselines have no heads (n_heads=1 lets
@@ -123,27 +129,21 @@ def build_arch(arch: str, cfg: ModelConfig, n_classes: int = 2) -> torch.nn.Modu
     return build(name, cfg, n_classes=n_classes, **kw)
 
 
-def matched_width(arch: str, base: ModelConfig, n_layers: int, target_params: int, n_classes: int = 2,
-                  tolerance: float = PARAM_TOLERANCE) -> tuple[int, int]:
-    """(d_model, params): the width (a multiple of ``base.n_heads``) whose parameter count is closest (in ratio)
-    to ``target_params`` with ``n_layers`` layers. ValueError when even the closest is off by more than
-    ``tolerance`` (the comparison would not be at equal parameters). Models are built on the meta device
-    (no memory, no init cost); the count grows with the width, so the scan stops once past the target."""
-    best = None
-    step = base.n_heads if arch == "self_attention" else 1
-    for w in range(step, 16 * base.d_model + 1, step):
-        with torch.device("meta"):
-            p = param_count(build_arch(arch, arch_config(base, n_layers, w, arch), n_classes))
-        gap = abs(math.log(p / target_params))
-        if best is None or gap < best[0]:
-            best = (gap, w, p)
-        if p > target_params:
-            break
-    _, w, p = best
+def matched_width(arch: str, task: Task, base: ModelConfig, n_layers: int, target_params: int,
+                  tolerance: float = PARAM_TOLERANCE) -> tuple[ModelConfig, int]:
+    """(config, params): ``arch`` with ``n_layers`` layers at the width (``harness.training.width_for_params``,
+    up to 2 x base.d_model) whose parameter count is closest to ``target_params`` (the count grows with the
+    width, so a coarse scan and a fine one around its best find it). ValueError when even the closest is off by
+    more than ``tolerance``: the comparison would not be at equal parameters."""
+    name, kw = _BUILD[arch]
+    start = arch_config(base, n_layers, arch=arch)
+    coarse, _ = width_for_params(name, task, start, target_params, range(4, 2 * base.d_model + 1, 4), **kw)
+    cfg, p = width_for_params(name, task, start, target_params,
+                              range(max(1, coarse.d_model - 3), coarse.d_model + 4), **kw)
     if abs(p / target_params - 1) > tolerance:
-        raise ValueError(f"{arch} with {n_layers} layers: closest parameter count {p} (d_model={w}) is not within "
-                         f"{tolerance:.0%} of {target_params}")
-    return w, p
+        raise ValueError(f"{arch} with {n_layers} layers: closest parameter count {p} (d_model={cfg.d_model}) is not "
+                         f"within {tolerance:.0%} of {target_params}")
+    return cfg, p
 
 
 # ================================================================================= (a) path length
@@ -199,44 +199,45 @@ def measure_gradient_vs_distance(configs: dict[str, ModelConfig], distances: Seq
     return pd.DataFrame(rows)
 
 
-def gradient_slopes(df: pd.DataFrame, arch: str) -> tuple[list[float], list[int]]:
-    """Per seed, the log-log slope of |dy_t/dx_{t-d}| against d; also the distances where it is exactly 0."""
+def gradient_slope(df: pd.DataFrame, arch: str) -> tuple[stats.SlopeFit | None, list[int]]:
+    """The log-log slope of |dy_t/dx_{t-d}| against d with the seed as the unit (``stats.replicate_slope``: one
+    fit per seed, a t interval across seeds), or None and the distances where the gradient is exactly 0."""
     sub = df[df["arch"] == arch]
     zero = sorted(int(d) for d in sub.loc[sub["grad"] <= 0, "d"].unique())
     if zero:
-        return [], zero
-    return [stats.loglog_slope(g["d"], g["grad"]).slope for _, g in sub.groupby("seed")], []
+        return None, zero
+    return stats.replicate_slope(sub["d"], sub["grad"], sub["seed"], transform="loglog"), []
+
+
+def _slope_detail(arch: str, fit: stats.SlopeFit) -> str:
+    return (f"{arch}: log-log slope, mean of {fit.n} seeds {fit.slope:.4g} [{fit.lo:.4g}, {fit.hi:.4g}], "
+            f"p(slope=0)={fit.p_value:.3g}")
 
 
 def evaluate_gradient_flat(df: pd.DataFrame, arch: str = "self_attention", band=GRADIENT_FLAT_BAND) -> dict:
     """(b) attention: the 95% t-interval across seeds of the per-seed log-log slope contains 0 (and lies within
     ``band``, so that a CI too wide to tell flat from decaying does not pass). Refuted when it excludes 0."""
-    slopes, zero = gradient_slopes(df, arch)
-    if zero:
+    fit, zero = gradient_slope(df, arch)
+    if fit is None:
         return {"measured": None, "passed": False, "refuted": True,
                 "detail": f"{arch}: |dy_t/dx_(t-d)| is exactly 0 at d = {zero}: no path"}
-    ci = stats.t_ci(slopes)
-    if not math.isfinite(ci.lo):
-        return {"measured": ci.mean, "passed": False, "refuted": False,
-                "detail": f"{arch}: one seed, no CI across seeds"}
-    contains = ci.contains(0.0)
-    return {"measured": ci.mean, "ci": ci.ci, "passed": contains and band[0] <= ci.lo and ci.hi <= band[1],
-            "refuted": not contains,
-            "detail": f"{arch} per-seed log-log slopes {np.round(slopes, 3).tolist()}; mean {ci}"}
+    if not math.isfinite(fit.lo):
+        return {"measured": fit.slope, "passed": False, "refuted": False, "detail": f"{arch}: one seed, no CI"}
+    return {"measured": fit.slope, "ci": fit.ci, "p_value": fit.p_value,
+            "passed": fit.contains(0.0) and fit.within(*band), "refuted": not fit.contains(0.0),
+            "detail": _slope_detail(arch, fit)}
 
 
 def evaluate_gradient_decay(df: pd.DataFrame, arch: str = "recurrent") -> dict:
     """(b) LSTM: the per-seed log-log slope's 95% t-interval lies below 0. Refuted when it lies above 0."""
-    slopes, zero = gradient_slopes(df, arch)
-    if zero:   # exactly 0 at some distance: the signal has vanished there, the strongest decay there is
+    fit, zero = gradient_slope(df, arch)
+    if fit is None:   # exactly 0 at some distance: the signal has vanished there
         return {"measured": -math.inf, "passed": True, "refuted": False,
                 "detail": f"{arch}: |dy_t/dx_(t-d)| underflows to exactly 0 at d = {zero}"}
-    ci = stats.t_ci(slopes)
-    if not math.isfinite(ci.lo):
-        return {"measured": ci.mean, "passed": False, "refuted": False,
-                "detail": f"{arch}: one seed, no CI across seeds"}
-    return {"measured": ci.mean, "ci": ci.ci, "passed": ci.hi < 0, "refuted": ci.lo > 0,
-            "detail": f"{arch} per-seed log-log slopes {np.round(slopes, 3).tolist()}; mean {ci}"}
+    if not math.isfinite(fit.lo):
+        return {"measured": fit.slope, "passed": False, "refuted": False, "detail": f"{arch}: one seed, no CI"}
+    return {"measured": fit.slope, "ci": fit.ci, "p_value": fit.p_value, "passed": fit.hi < 0,
+            "refuted": fit.lo > 0, "detail": _slope_detail(arch, fit)}
 
 
 # ================================================================================ (c), (d) learning
@@ -282,25 +283,25 @@ def measure_learning(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
     ``model``: d_model, n_heads, d_ff, n_layers (self-attention's depth), vocab. Other architectures get the
     width whose parameter count matches self-attention's (within 20%). ``layers(arch, d)``: their depth
     (default ``model["n_layers"]``: equal depth, (c)); (d) passes the depth that covers d.
-    One row per run: test accuracy and counts, reach, steps to ``DEEP_TARGET`` (from the learning curve) and
-    to the training config's target."""
-    base = ModelConfig(src_vocab=model["vocab"] + 3, d_model=model["d_model"], n_heads=model["n_heads"],
-                       d_ff=model["d_ff"], n_encoder_layers=model["n_layers"], dropout=0.0,
-                       max_len=max(distances) + 1)
+    One row per run: held-out test accuracy and counts, reach, steps to ``DEEP_TARGET`` (from the learning
+    curve; None if never reached)."""
+    base = base_config(model, max_len=max(distances) + 1)
     layers = layers or (lambda arch, d: model["n_layers"])
     target_params = param_count(build_arch("self_attention", base))
     cfg = TrainConfig.from_dict({**train_cfg, "device": str(device)})
-    rows = []
+    rows, widths = [], {}
     for d in distances:
         task = match_task(int(d), model["vocab"])
         slices = heldout_slices(task, cfg.eval_size, n_test, len(seeds))
         for arch in archs:
             n_layers = layers(arch, int(d))
             if arch == "self_attention" and n_layers == model["n_layers"]:
-                width, params = model["d_model"], target_params
-            else:
-                width, params = matched_width(arch, base, n_layers, target_params)
-            mcfg = arch_config(base, n_layers, width, arch)
+                mcfg, params = base, target_params
+            else:   # the count does not depend on d (sinusoidal positions have no parameters)
+                if (arch, n_layers) not in widths:
+                    widths[arch, n_layers] = matched_width(arch, task, base, n_layers, target_params)
+                mcfg, params = widths[arch, n_layers]
+            width = mcfg.d_model
             name, kw = _BUILD[arch]
             for k, seed in enumerate(seeds):
                 def log(msg: str, _a=arch, _d=d, _n=n_layers) -> None:
@@ -497,19 +498,17 @@ def _num(x: Any) -> float:
     return math.nan if x is None else float(x)
 
 
-def _record(crit, outcome: dict) -> None:
-    crit.record(**{k: v for k, v in outcome.items() if k in ("measured", "passed", "refuted", "ci", "p_value",
-                                                              "detail")})
-
-
-def _base_config(model: dict, **over: Any) -> ModelConfig:
-    return ModelConfig(src_vocab=model["vocab"] + 3, d_model=model["d_model"], n_heads=model["n_heads"],
-                       d_ff=model["d_ff"], n_encoder_layers=model.get("n_layers", 2), dropout=0.0, **over)
-
-
 def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
     budget = profile.claim(CLAIM_ID)
-    ev = evidence
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(budget.get("threads", 1)))   # tiny models and float64 graphs: more threads contend
+    try:
+        _run(evidence, budget, device, seeds, progress, fast)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], Any], fast: bool) -> None:
     ev.claim(CLAIM_ID, title="O(1) path length between positions helps long-range dependency",
              statement="Relating two positions in O(1) operations helps long-range dependency",
              strength="strong", kind="claim",
@@ -581,8 +580,8 @@ def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
 
     # ---- (a) structural path length ------------------------------------------------------------------------
     if not fast:
-        pl = measure_path_lengths(struct["distances"], seeds, _base_config({**model, **struct}), progress=progress)
-        _record(c["structural"], evaluate_structural(pl))
+        pl = measure_path_lengths(struct["distances"], seeds, base_config({**model, **struct}), progress=progress)
+        c["structural"].record_outcome(evaluate_structural(pl))
         for (arch, d), g in pl.groupby(["arch", "d"], sort=False):
             vals = g["measured"].dropna()
             ev.metric(f"path_length/{arch}/{d}", float(vals.median()) if len(vals) == len(g) else math.nan)
@@ -592,14 +591,14 @@ def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
     # ---- (b) gradient against distance at init, on the (c) models ----------------------------------------
     if not fast:
         progress("C2(b) gradient against distance at init")
-        base = _base_config(model)
-        w_lstm, _ = matched_width("recurrent", base, model["n_layers"], param_count(build_arch("self_attention", base)))
-        gr = measure_gradient_vs_distance({"self_attention": base,
-                                           "recurrent": arch_config(base, model["n_layers"], w_lstm, "recurrent")},
+        base = base_config(model)
+        lstm, _ = matched_width("recurrent", match_task(max(distances_c), model["vocab"]), base, model["n_layers"],
+                                param_count(build_arch("self_attention", base)))
+        gr = measure_gradient_vs_distance({"self_attention": base, "recurrent": lstm},
                                           budget["gradient"]["distances"], seeds, batch=budget["gradient"]["batch"])
         flat, decay = evaluate_gradient_flat(gr), evaluate_gradient_decay(gr)
-        _record(c["gradient_flat_attention"], flat)
-        _record(c["gradient_decays_recurrent"], decay)
+        c["gradient_flat_attention"].record_outcome(flat)
+        c["gradient_decays_recurrent"].record_outcome(decay)
         ev.metric("gradient_slope/self_attention", _num(flat["measured"]))
         ev.metric("gradient_slope/recurrent", _num(decay["measured"]))
         ev.table("gradient_vs_distance", gr)
@@ -609,11 +608,11 @@ def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
     archs = ["self_attention"] if fast else learn["archs"]
     lr = measure_learning(archs, distances_c, seeds, model, learn["train"], learn["n_test"], device,
                           progress=progress)
-    _record(c["attention_learns"], evaluate_attention_learning(lr))
+    c["attention_learns"].record_outcome(evaluate_attention_learning(lr))
     if not fast:
-        _record(c["convs_at_chance"], evaluate_convs_at_chance(lr, chance))
-        _record(c["convs_learn_within_reach"], evaluate_within_reach(lr))
-        _record(c["recurrent_learning"], evaluate_recurrent(lr, chance))
+        c["convs_at_chance"].record_outcome(evaluate_convs_at_chance(lr, chance))
+        c["convs_learn_within_reach"].record_outcome(evaluate_within_reach(lr))
+        c["recurrent_learning"].record_outcome(evaluate_recurrent(lr, chance))
         ev.table("binomial_cells", binomial_cells(lr, chance))
     for (arch, d), g in lr.groupby(["arch", "d"], sort=False):
         ev.metric(f"accuracy/{arch}/{d}", float(g["test_accuracy"].mean()))
@@ -629,7 +628,7 @@ def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
         if missing:
             att = pd.concat([att, measure_learning(["self_attention"], missing, seeds, model, learn["train"],
                                                    learn["n_test"], device, progress=progress)])
-        _record(c["deep_convs"], evaluate_deep_convs(dp, att, steps))
+        c["deep_convs"].record_outcome(evaluate_deep_convs(dp, att, steps))
         for (arch, d), g in pd.concat([att, dp]).groupby(["arch", "d"], sort=False):
             ev.metric(f"steps_to_target/{arch}/{d}" + ("" if arch == "self_attention" else "/deep"),
                       float(g["steps_to_target"].median()) if g["steps_to_target"].notna().all() else math.nan)

@@ -23,6 +23,7 @@ q.k = sum_i q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1. Three
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -160,12 +161,14 @@ def model_config(init: str, geometry: str, d_k: int, heads: int, fixed_d_model: 
 
 
 def measure_model_init(dims: list[int], seeds: list[int], heads: int, fixed_d_model: int, n_layers: int = 2,
-                       batch: int = 8, seq_len: int = 32, vocab: int = 32,
+                       batch: int = 8, seq_len: int = 32, vocab: int = 32, draws: int = 1,
                        configs: list[tuple[str, str]] | None = None, device: str | torch.device = "cpu",
                        progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """One row per (init, geometry, seed, d_k, layer): the component variance of q and k, the unscaled Var(q.k)
     read from the ``q``/``k`` taps, and Var(logits) from the ``logits`` tap, i.e. as the model's DEFAULT path scales
-    them now (a scale fault acts there). Inputs are random tokens; the model is freshly initialised per seed.
+    them now (a scale fault acts there). Inputs are random tokens; model and tokens are drawn afresh per
+    (seed, d_k, draw), so the slope's points are independent; ``draws`` models per (seed, d_k) each give a point
+    (one init's Var(q.k) scatters by ~10% at small d_k, where a head has few weights).
 
     Component variance here is over every (token, component) entry (``q.var()``), the footnote's random variable:
     a component drawn with the weights, whose mean is 0 over inits. ``probes.component_variance`` centres each
@@ -175,24 +178,23 @@ def measure_model_init(dims: list[int], seeds: list[int], heads: int, fixed_d_mo
     for init, geometry in configs:
         if progress:
             progress(f"C4(b) model at init: {init}, {geometry}, d_k {dims}")
-        for seed in seeds:
-            for d_k in dims:
-                torch.manual_seed(int(seed) * 1009 + d_k)
-                cfg = model_config(init, geometry, d_k, heads, fixed_d_model, n_layers, vocab, seq_len)
-                model = EncoderTagger(cfg, n_classes=2).to(device).eval()
-                x = torch.randint(0, vocab, (batch, seq_len),
-                                  generator=torch.Generator().manual_seed(int(seed))).to(device)
-                with torch.no_grad(), capture(model, "*.self_attn.q", "*.self_attn.k", "*.self_attn.logits") as c:
-                    model(x)
-                for layer in range(n_layers):
-                    p = f"encoder.layers.{layer}.self_attn."
-                    q, k, logits = c[p + "q"], c[p + "k"], c[p + "logits"]
-                    var_qk = probes.qk_logit_variance(q, k)
-                    rows.append({"init": init, "geometry": geometry, "layer": layer, "seed": seed, "d_k": d_k,
-                                 "d_model": cfg.d_model, "heads": heads,
-                                 "var_q": float(q.double().var()), "var_k": float(k.double().var()),
-                                 "var_qk": var_qk, "var_logits": probes.logit_std(logits) ** 2,
-                                 "scale_x_sqrt_dk": math.sqrt(probes.logit_std(logits) ** 2 / var_qk * d_k)})
+        for seed, d_k, draw in itertools.product(seeds, dims, range(draws)):
+            stream = int(seed) * 1009 + d_k + 100_003 * draw
+            torch.manual_seed(stream)
+            cfg = model_config(init, geometry, d_k, heads, fixed_d_model, n_layers, vocab, seq_len)
+            model = EncoderTagger(cfg, n_classes=2).to(device).eval()
+            x = torch.randint(0, vocab, (batch, seq_len), generator=torch.Generator().manual_seed(stream)).to(device)
+            with torch.no_grad(), capture(model, "*.self_attn.q", "*.self_attn.k", "*.self_attn.logits") as c:
+                model(x)
+            for layer in range(n_layers):
+                p = f"encoder.layers.{layer}.self_attn."
+                q, k, logits = c[p + "q"], c[p + "k"], c[p + "logits"]
+                var_qk = probes.qk_logit_variance(q, k)
+                rows.append({"init": init, "geometry": geometry, "layer": layer, "seed": seed, "draw": draw,
+                             "d_k": d_k, "d_model": cfg.d_model, "heads": heads,
+                             "var_q": float(q.double().var()), "var_k": float(k.double().var()),
+                             "var_qk": var_qk, "var_logits": probes.logit_std(logits) ** 2,
+                             "scale_x_sqrt_dk": math.sqrt(probes.logit_std(logits) ** 2 / var_qk * d_k)})
     df = pd.DataFrame(rows)
     df["var_qk_normalised"] = df["var_qk"] / (df["var_q"] * df["var_k"])
     return df
@@ -527,7 +529,8 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
     configs = sorted(PREMISE_HOLDS) if fast else [(i, g) for i in INITS for g in GEOMETRIES]
     model_df = measure_model_init(model_b["dims"], seeds, heads=model_b["heads"],
                                   fixed_d_model=model_b["fixed_d_model"], n_layers=model_b["n_layers"],
-                                  batch=model_b["batch"], seq_len=model_b["seq_len"], configs=configs,
+                                  batch=model_b["batch"], seq_len=model_b["seq_len"], draws=model_b["draws"],
+                                  configs=configs,
                                   device=device, progress=progress)
     me = evaluate_model(model_df)
     c["model_scaled"].record_outcome(me["scaled"])

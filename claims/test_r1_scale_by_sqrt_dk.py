@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import stats
+from harness.training import torch_threads
 from harness.sweeps import attention_variant_sweep, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
 
@@ -184,7 +185,11 @@ def _figure_never_worse(sweep: pd.DataFrame):
 
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast):
     budget = profile.claim("R1")
-    ev = evidence
+    with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
+        _run(evidence, profile, budget, device, seeds, progress, fast)
+
+
+def _run(ev, profile, budget, device, seeds, progress, fast):
     ev.claim("R1", title="Scale dot-product attention by 1/sqrt(d_k)",
              statement="Scale dot-product attention by 1/\u221ad_k. Applies when: always; it is part of the "
                        "operation\u2019s definition.",

@@ -2,7 +2,9 @@
 
 * ``generalises/reverse`` (the fast criterion): on a tiny reverse task and budget, the Transformer reaches the
   threshold on held-out test inputs; under ``no_positional_encoding`` (the encoder sees a bag of tokens) and under
-  ``uniform_attention`` (nothing can be routed) the same budget leaves it far below.
+  ``uniform_attention`` (nothing can be routed) the same budget leaves it far below. Lengths 4-6 over 20 tokens:
+  at lengths 3-4 over 10 tokens uniform attention still reached 0.59 exact match (the mean of a few
+  (token, position) embeddings is decodable), so the tiny task must not be that tiny.
 * ``no_recurrence_no_convolution``: the walk finds the LSTM baseline's recurrence (a Transformer holding one would
   be refuted).
 * ``wall_time_to_95``: the test says "faster" / "slower" / "can't tell" on constructed timings.
@@ -11,6 +13,8 @@
 """
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import torch
@@ -18,16 +22,17 @@ import torch
 import claims.test_c1_attention_suffices as c1
 from harness.tasks import make_task
 from harness.training import TrainConfig
+from conftest import REPO, run_pytest
 from model import ModelConfig, faults
 
 torch.set_num_threads(1)
 
 TINY_BUDGET = {
     "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 1, "n_decoder_layers": 1},
-    "train": {"steps": 350, "batch_size": 32, "schedule": "warmup_constant", "lr": 3e-3, "warmup": 50,
+    "train": {"steps": 450, "batch_size": 32, "schedule": "warmup_constant", "lr": 3e-3, "warmup": 50,
               "eval_every": 25, "eval_size": 128, "num_threads": 1},
     "stop_exact_match": 0.98, "target": 0.95, "threshold": 0.95, "test_size": 256,
-    "tasks": {"reverse": {"task": {"vocab": 10, "min_len": 3, "max_len": 4}}},
+    "tasks": {"reverse": {"task": {"vocab": 20, "min_len": 4, "max_len": 6}}},
     "lstm": {"tasks": ["reverse"], "widths": list(range(8, 80, 4))},
 }
 
@@ -48,7 +53,7 @@ def _reverse(seeds, fault=None):
 def test_reverse_generalises_without_a_fault():
     out, df = _reverse([0, 1])
     assert out["passed"] and not out["refuted"], out["detail"]
-    assert (df.test_rows_in_train_split == 0).all() and (df.test_size > 150).all()
+    assert (df.test_rows_in_train_split == 0).all() and (df.test_size > 200).all()
     assert c1.evaluate_structure(df)["passed"]
 
 
@@ -134,5 +139,15 @@ def test_generalisation_verdict_both_ways():
     assert not one_short["passed"] and not one_short["refuted"]              # every seed must reach it
     far = c1.evaluate_generalisation(_em_rows([0.10, 0.05, 0.12]), 0.95)
     assert not far["passed"] and far["refuted"] and far["p_value"] < 0.05
-    leaked = _em_rows([0.99, 0.99, 0.99]).assign(test_rows_in_train_split=1)
+    leaked = _em_rows([0.99, 0.98, 0.97]).assign(test_rows_in_train_split=1)
     assert not c1.evaluate_generalisation(leaked, 0.95)["passed"]
+
+
+def test_corpus_test_skips_with_instructions(tmp_path):
+    env = {k: "" for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT)}
+    proc = run_pytest(REPO, str(REPO / "claims" / "test_c1_attention_suffices.py"), "-k", "corpus", "--profile", "full",
+                      "--report-dir", str(tmp_path), "-rs", env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    skipped = json.loads((tmp_path / "results.json").read_text())["run"]["skipped"]
+    assert len(skipped) == 1 and skipped[0]["id"] == "C1"
+    assert c1.CORPUS_ENV_TSV in skipped[0]["reason"] and c1.CORPUS_ENV_SRC in skipped[0]["reason"]

@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 import pytest
@@ -58,13 +57,13 @@ def test_unknown_architecture_is_a_value_error():
 
 
 def test_matched_width_is_within_tolerance():
-    base = BASE.replace(d_model=32, n_heads=4, d_ff=64)
+    base = BASE.replace(d_model=32, n_heads=4, d_ff=64, max_len=5)
     target = c2.param_count(c2.build_arch("self_attention", base))
     for arch in ("conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"):
-        _, p = c2.matched_width(arch, base, 2, target)
+        _, p = c2.matched_width(arch, c2.match_task(4, 16), base, 2, target)
         assert abs(p / target - 1) <= c2.PARAM_TOLERANCE
     with pytest.raises(ValueError, match="not within"):
-        c2.matched_width("conv_k3", base, 2, target, tolerance=1e-6)
+        c2.matched_width("conv_k3", c2.match_task(4, 16), base, 2, target, tolerance=1e-6)
 
 
 def test_heldout_slices_are_disjoint_distinct_and_exclude_validation():
