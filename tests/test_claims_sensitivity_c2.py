@@ -16,6 +16,7 @@ import torch
 import claims.test_c2_path_length as c2
 import model.attention as attention
 from harness.profiles import get_profile
+from harness.training import torch_threads
 from model import faults
 
 WINDOW = 2
@@ -31,6 +32,13 @@ def _banded_mask(T, S, key_padding_mask=None, causal=False, leak=False, device=N
     if key_padding_mask is not None:
         allowed = allowed & ~key_padding_mask[:, None, None, :]
     return allowed
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny float64 graphs: a second thread only contends (as the claim module runs them)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture
@@ -66,12 +74,15 @@ def test_matched_width_is_within_tolerance():
         c2.matched_width("conv_k3", c2.match_task(4, 16), base, 2, target, tolerance=1e-6)
 
 
-def test_heldout_slices_are_disjoint_distinct_and_exclude_validation():
-    task = c2.match_task(4, 16)
-    slices = c2.heldout_slices(task, 64, 150, 3)
+def test_heldout_slices_are_disjoint_distinct_balanced_and_exclude_validation():
+    task = c2.match_task(4, 16)          # d=4: "equal" rows repeat in a held-out draw
+    slices = c2.heldout_slices(task, 64, 300, 3)
     rows = torch.cat([s.x for s in slices] + [task.heldout(64).x])
-    assert all(len(s) == 150 for s in slices)
+    assert all(len(s) == 300 for s in slices)
     assert len(torch.unique(rows, dim=0)) == len(rows)
+    assert all(int(s.y[:, -1].sum()) == 150 for s in slices)
+    with pytest.raises(ValueError, match="distinct held-out examples"):
+        c2.heldout_slices(c2.match_task(1, 2), 8, 100, 3)
 
 
 # ------------------------------------------------------------------------------------------ structural
