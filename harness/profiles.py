@@ -155,7 +155,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # d_k; alpha 0 and 0.5 are C3's unscaled/scaled runs, memoised); smoke keeps three alphas to fit 3 minutes.
     # lr_factors multiply the sweep's lr; each alpha is compared at its best (smoke: C3's rate only).
     "C4": {
-        "smoke": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 8192},
+        "smoke": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 12288},
                   "model": {"dims": [8, 16, 32, 64, 128, 256], "heads": 4, "fixed_d_model": 64, "n_layers": 2,
                             "batch": 8, "seq_len": 32, "draws": 3},
                   "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0], "lr_factors": [1.0]}},
