@@ -46,6 +46,7 @@ import torch
 
 from harness import stats
 from harness.sweeps import attention_variant_sweep, summary_table, sweep_task
+from harness.training import torch_threads
 
 pytestmark = pytest.mark.claim("Q1")
 
@@ -308,7 +309,8 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
     ev.gate("q1_max_logit/qk_layernorm_scaled", direction="lower", tolerance=1.0, relative=True)
 
     # ---- measure
-    df = measure_lr_sweep(budget, seeds, device, progress)
+    with torch_threads(budget.get("threads", 1)):           # tiny models: a second thread only contends
+        df = measure_lr_sweep(budget, seeds, device, progress)
     t = lr_table(df)
 
     # ---- test and record
