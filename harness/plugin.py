@@ -11,7 +11,7 @@ Registered by the root ``conftest.py``. A *claim test* is a test that uses the `
    xdist worker to the controller; ``pytest_runtest_logreport`` collects records on whichever process
    writes the output, so a serial and a ``-n 2`` run merge the same records the same way.
 
-At session end (also after failures, crashes and Ctrl-C, then ``complete: false``) the controller
+At session end (also after failures, crashes, Ctrl-C and SIGTERM, then ``complete: false``) the controller
 writes ``<report-dir>/results.json`` and ``index.html`` atomically, and ``--update-baseline`` writes
 the baseline.
 """
@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -203,12 +204,33 @@ def pytest_configure(config: pytest.Config) -> None:
     state = ClaimsSession(config, settings, baseline)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "attention_claims_session")
+    state.previous_sigterm = _sigterm_as_interrupt()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"received signal {signal.Signals(signum).name}")
+
+
+def _sigterm_as_interrupt():
+    """Make SIGTERM (``timeout``, a CI runner cancelling a job, ``kill``) take Ctrl-C's path, so a long run
+    killed that way still writes results.json, marked incomplete (issue 4). Only where SIGTERM still has its
+    default action and only in the main thread; returns the handler to put back, or None."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None  # somebody (xdist, a runner) handles it already: leave theirs
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    return signal.SIG_DFL
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is not None and state.settings.inject_fault:
         _faults_module().set_fault(None)  # an in-process rerun must not inherit the fault
+    if state is not None and state.previous_sigterm is not None:
+        signal.signal(signal.SIGTERM, state.previous_sigterm)
 
 
 def _state(config: pytest.Config) -> "ClaimsSession":
@@ -338,6 +360,7 @@ class ClaimsSession:
         self.claim_items_collected = False  # so that a Ctrl-C before the first claim finished still writes
         self.started_at = dt.datetime.now(dt.timezone.utc)
         self.started = time.monotonic()
+        self.previous_sigterm = None  # set by pytest_configure when it takes over SIGTERM
         self.results: dict[str, Any] | None = None
         self.messages: list[str] = []
 

@@ -142,3 +142,15 @@ def test_report_written_on_ctrl_c_and_marked_incomplete(fake_suite, pytester, mo
     assert "INCOMPLETE RUN" in (out_dir / "index.html").read_text()
     assert sorted(p.name for p in out_dir.iterdir()) == ["index.html", "results.json"]  # no temp files left
     assert "run INCOMPLETE" in result.stdout.str()
+
+
+def test_sigterm_takes_the_ctrl_c_path(fake_suite, pytester):
+    """A run killed with SIGTERM (`timeout`, a cancelled CI job) still writes its results, marked incomplete."""
+    fake_suite(only=["test_f3_refuted.py", "test_f5_interrupt.py", "test_f6_parts.py"])
+    proc = run_pytest(pytester.path, "--device", "cpu", env={"FAKE_INTERRUPT": "term"}, timeout=120)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout + proc.stderr
+    res = R.load(pytester.path / "reports" / "results.json")
+    assert res["run"]["complete"] is False
+    assert res["claims"]["F3"]["verdict"] == "refuted"
+    assert res["claims"]["F5"]["interrupted"] is True and res["claims"]["F5"]["metrics"] == {"partial": 1.5}
+    assert "F6" not in res["claims"]

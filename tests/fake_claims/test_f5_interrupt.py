@@ -1,5 +1,8 @@
-"""F5: holds, unless FAKE_INTERRUPT=1, when it records a metric and then the user presses Ctrl-C."""
+"""F5: holds, unless FAKE_INTERRUPT=1, when it records a metric and then the user presses Ctrl-C, or
+FAKE_INTERRUPT=term, when the process is sent SIGTERM (as `timeout` or a cancelled CI job does)."""
 import os
+import signal
+import time
 
 import pytest
 
@@ -14,4 +17,7 @@ def test_f5_interrupt(evidence):
     ev.metric("partial", 1.5)
     if os.environ.get("FAKE_INTERRUPT") == "1":
         raise KeyboardInterrupt
+    if os.environ.get("FAKE_INTERRUPT") == "term":
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)  # the signal arrives while the claim is still measuring
     crit.record(measured=1, passed=True)
