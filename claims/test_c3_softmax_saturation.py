@@ -28,12 +28,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from harness import stats  # noqa: E402
+from harness import stats, sweeps  # noqa: E402
 from harness.training import torch_threads  # noqa: E402
 from harness.sweeps import (attention_variant_sweep, build_sweep_model, curves_frame,  # noqa: E402
                             probe_softmax_state, summary_table, sweep_task)
 
-pytestmark = pytest.mark.claim("C3")
+# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+pytestmark = [pytest.mark.claim("C3"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 UNSCALED = {"scale": "none"}
 SCALED = {"scale_exponent": 0.5}

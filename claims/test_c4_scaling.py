@@ -33,11 +33,12 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import probes, stats
+from harness import probes, stats, sweeps
 from harness.sweeps import attention_variant_sweep, summary_table
 from model import EncoderTagger, ModelConfig, capture
 
-pytestmark = pytest.mark.claim("C4")
+# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+pytestmark = [pytest.mark.claim("C4"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 CLAIM_ID = "C4"
 

@@ -44,11 +44,12 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import stats
+from harness import stats, sweeps
 from harness.sweeps import attention_variant_sweep, summary_table, sweep_task
 from harness.training import torch_threads
 
-pytestmark = pytest.mark.claim("Q1")
+# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+pytestmark = [pytest.mark.claim("Q1"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 CLAIM_ID = "Q1"
 ALPHA = 0.05

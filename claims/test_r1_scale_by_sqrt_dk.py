@@ -22,12 +22,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import stats
+from harness import stats, sweeps
 from harness.training import torch_threads
 from harness.sweeps import attention_variant_sweep, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
 
-pytestmark = pytest.mark.claim("R1")
+# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+pytestmark = [pytest.mark.claim("R1"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 MASKS = ("none", "key_padding", "causal", "causal+key_padding")
 # float64 throughout: both computations agree to ~1e-16; any scale other than 1/sqrt(d_k) is off by O(0.1).

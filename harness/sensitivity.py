@@ -8,7 +8,8 @@ no fault, the same modules are run at several master seeds and must keep their v
 ``harness/report.py``), which the HTML report renders as a fault x claim matrix.
 
     python -m harness.sensitivity                      # all faults, specificity at master seeds 0,1,2
-    python -m harness.sensitivity --faults no_scale    # one fault, no specificity run
+    python -m harness.sensitivity --faults no_scale    # one fault (and specificity at 0,1,2)
+    python -m harness.sensitivity --jobs 2             # two pytest subprocesses side by side
 
 Exit status: 0 when sensitivity is 1.0 and every specificity run kept its verdicts, 1 otherwise,
 2 for a usage error. "Caught" means the claim's verdict was ``refuted`` or ``inconclusive``; a crash
@@ -18,6 +19,7 @@ tell the fault apart.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -75,36 +77,49 @@ def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int,
 
 
 def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: Path,
-            progress=print) -> dict[str, Any]:
-    """The sensitivity.json document: per fault the expected and caught claims, then specificity."""
+            progress=print, jobs: int = 1) -> dict[str, Any]:
+    """The sensitivity.json document: per fault the expected and caught claims, then specificity.
+
+    Every fault run and every no-fault run is its own pytest subprocess, independent of the others: ``jobs``
+    of them run side by side (2 on a 2-core machine; each trains on one thread)."""
     t0 = time.perf_counter()
     doc: dict[str, Any] = {"faults": {}, "mode": "fast criteria, smoke budgets"}
-    n_expected = n_caught = 0
-    with tempfile.TemporaryDirectory(prefix="sensitivity-") as tmp:
-        for fault in faults:
-            expected = list(EXPECTED_CATCHERS[fault])
+    catchers = sorted({cid for f in faults for cid in EXPECTED_CATCHERS[f]})
+    with tempfile.TemporaryDirectory(prefix="sensitivity-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+
+        def timed(claim_ids, fault, master_seed, name):
             t = time.perf_counter()
-            progress(f"[sensitivity] fault {fault}: running {', '.join(expected)} (fast criteria)")
-            verdicts = run_claims(expected, fault=fault, master_seed=0, report_dir=Path(tmp) / fault,
+            verdicts = run_claims(claim_ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
                                   claims_dir=claims_dir)
+            return verdicts, round(time.perf_counter() - t, 1)
+
+        fault_runs = {}
+        for fault in faults:
+            progress(f"[sensitivity] fault {fault}: running {', '.join(EXPECTED_CATCHERS[fault])} (fast criteria)")
+            fault_runs[fault] = pool.submit(timed, list(EXPECTED_CATCHERS[fault]), fault, 0, fault)
+        clean_runs = {}
+        for ms in master_seeds:
+            progress(f"[sensitivity] no fault, master seed {ms}: running {', '.join(catchers)}")
+            clean_runs[ms] = pool.submit(timed, catchers, None, ms, f"clean-{ms}")
+        n_expected = n_caught = 0
+        for fault, fut in fault_runs.items():
+            verdicts, duration = fut.result()
+            expected = list(EXPECTED_CATCHERS[fault])
             caught = [cid for cid, v in verdicts.items() if v in CAUGHT_VERDICTS]
             n_expected += len(expected)
             n_caught += len(caught)
             doc["faults"][fault] = {"expected": expected, "caught": caught, "verdicts": verdicts,
-                                    "description": FAULTS[fault],
-                                    "duration_s": round(time.perf_counter() - t, 1)}
-            progress(f"[sensitivity]   caught {len(caught)}/{len(expected)}: {verdicts}")
+                                    "description": FAULTS[fault], "duration_s": duration}
+            progress(f"[sensitivity] fault {fault}: caught {len(caught)}/{len(expected)}: {verdicts} ({duration} s)")
         doc["sensitivity"] = n_caught / n_expected if n_expected else None
         if master_seeds:
-            catchers = sorted({cid for f in faults for cid in EXPECTED_CATCHERS[f]})
             per_seed: dict[str, list[str]] = {cid: [] for cid in catchers}
-            for ms in master_seeds:
-                progress(f"[sensitivity] no fault, master seed {ms}: running {', '.join(catchers)}")
-                verdicts = run_claims(catchers, fault=None, master_seed=ms,
-                                      report_dir=Path(tmp) / f"clean-{ms}", claims_dir=claims_dir)
+            for ms, fut in clean_runs.items():
+                verdicts, duration = fut.result()
                 for cid, v in verdicts.items():
                     per_seed[cid].append(v)
-                progress(f"[sensitivity]   {verdicts}")
+                progress(f"[sensitivity] no fault, master seed {ms}: {verdicts} ({duration} s)")
             stable = all(v == "supported" for vs in per_seed.values() for v in vs)
             doc["specificity"] = {"master_seeds": list(master_seeds), "stable": stable,
                                   **{f"verdicts/{cid}": ", ".join(vs) for cid, vs in per_seed.items()}}
@@ -119,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--master-seeds", default="0,1,2",
                         help="master seeds for the no-fault specificity runs; '' skips them (default 0,1,2)")
     parser.add_argument("--report-dir", default=str(ROOT / "reports"), help="where sensitivity.json goes")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="pytest subprocesses side by side (default 1; 2 on a 2-core machine)")
     parser.add_argument("--claims-dir", default=str(ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     faults = list(EXPECTED_CATCHERS) if args.faults == "all" else [f for f in args.faults.split(",") if f]
@@ -129,7 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         master_seeds = [int(s) for s in args.master_seeds.split(",") if s.strip()]
     except ValueError:
         parser.error(f"--master-seeds takes comma-separated integers, got {args.master_seeds!r}")
-    doc = measure(faults, master_seeds, claims_dir=Path(args.claims_dir), progress=lambda m: print(m, flush=True))
+    if args.jobs < 1:
+        parser.error(f"--jobs takes a positive integer, got {args.jobs}")
+    doc = measure(faults, master_seeds, claims_dir=Path(args.claims_dir), progress=lambda m: print(m, flush=True),
+                  jobs=args.jobs)
     report_dir = Path(args.report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(report_dir / "sensitivity.json", doc)

@@ -10,7 +10,9 @@ Runs are memoised in-process on what they actually compute: the model config wit
 (the scale each attention module uses in forward, after any active fault), the task, the training config, the
 seed, the device and the active fault. So C3's explicit ``scale_exponent=0.5``, R1's ``scale="default"`` and C4's
 alpha = 0.5 are one training run when no fault is active (bit-identical computations), and a fault never reuses
-a clean run. Under pytest-xdist each worker has its own cache (recomputation, not wrong results).
+a clean run. Under pytest-xdist each worker has its own cache (recomputation, not wrong results); the modules
+that share the sweep carry ``pytest.mark.xdist_group(XDIST_GROUP)``, so ``-n 2 --dist loadgroup`` runs them on one
+worker and trains each run once.
 
 Budget (a profile block, ``budget`` below), every key optional except ``train``::
 
@@ -47,6 +49,9 @@ SOFTMAX_TAPS = ("*.logits", "*.weights", "*.q", "*.k")
 
 # (effective config, task, train, K, target, probe, seed, device, fault) -> row dict
 _RUN_CACHE: dict[str, dict[str, Any]] = {}
+
+#: the pytest-xdist group of the claim modules that share this in-process cache (C3, C4, R1, Q1)
+XDIST_GROUP = "attention_variant_sweep"
 
 
 def clear_sweep_cache() -> None:

@@ -51,9 +51,18 @@ def test_matrix_reports_caught_and_missed(tmp_path, monkeypatch):
     (claims / "test_r1_fake.py").write_text(textwrap.dedent(FAKE.format(cid="R1", lower="r1", bad="('no_scale',)")))
     (claims / "test_c4_fake.py").write_text(textwrap.dedent(FAKE.format(cid="C4", lower="c4", bad="()")))
     (claims / "test_r2_fake.py").write_text(textwrap.dedent(FAKE.format(cid="R2", lower="r2", bad="('no_scale',)")))
-    doc = sensitivity.measure(["no_scale"], [0], claims_dir=claims, progress=lambda m: None)
+    doc = sensitivity.measure(["no_scale"], [0, 1], claims_dir=claims, progress=lambda m: None, jobs=2)
     f = doc["faults"]["no_scale"]
     assert sorted(f["caught"]) == ["R1", "R2"]
     assert f["verdicts"]["C4"] == "supported"
     assert doc["sensitivity"] == pytest.approx(2 / 3)
     assert doc["specificity"]["stable"] is True
+    assert doc["specificity"]["master_seeds"] == [0, 1]
+    assert doc["specificity"]["verdicts/R1"] == "supported, supported"  # in master-seed order, run side by side
+
+
+def test_bad_jobs_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        sensitivity.main(["--jobs", "0"])
+    assert exc.value.code == 2
+    assert "--jobs" in capsys.readouterr().err
