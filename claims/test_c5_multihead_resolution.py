@@ -4,7 +4,11 @@ The paper names the cost of attention, "reduced effective resolution due to aver
 positions", and answers it with several heads; Table 3 (A) ablates h but never isolates resolution. Issue 7
 isolates it on multi-position retrieval (``harness.tasks.MultiPositionRetrieval``): one query position must
 return the tokens of M slots at once, so one query gathers M positions. Model: one attention layer + FFN
-(``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h.
+(``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h. Every target sits at the
+query, so the task is drawn as a classify task (y: the query's M targets) and the model trained as a
+``QueryTagger``: the harness's seeded ``encoder_tagger``, its last layer computed at the query only (the other
+positions enter it as keys and values; their outputs were never read). Same weights, and at the query the same
+function up to float rounding; a training step costs about half of what the full tagger's did on CPU.
 
 Two bindings of the task, because what averaging costs depends on what tells a gathered token's slot:
 
@@ -73,8 +77,8 @@ from harness import stats  # noqa: E402
 from harness.probes import attention_entropy, run_with_taps  # noqa: E402
 from harness.resolution import positional_resolution  # noqa: E402
 from harness.tasks import MultiPositionRetrieval  # noqa: E402
-from harness.training import TrainConfig, build_for_task, train  # noqa: E402
-from model import ModelConfig  # noqa: E402
+from harness.training import TrainConfig, build_for_task, torch_threads, train  # noqa: E402
+from model import EncoderTagger, ModelConfig  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
 
@@ -112,8 +116,9 @@ class Measurement:
 
 
 def make_task(arm: Arm, task_block: dict[str, Any]) -> MultiPositionRetrieval:
+    """The arm's retrieval task, as a classify task: y (B, M), the targets at the query only."""
     return MultiPositionRetrieval(n_marked=arm.M, seq_len=task_block["seq_len"], vocab=task_block["vocab"],
-                                  binding=arm.binding)
+                                  binding=arm.binding, kind="classify")
 
 
 def model_config(arm: Arm, model_block: dict[str, Any]) -> ModelConfig:
@@ -122,14 +127,60 @@ def model_config(arm: Arm, model_block: dict[str, Any]) -> ModelConfig:
                        d_ff=model_block["d_ff"], n_encoder_layers=model_block["n_layers"], n_decoder_layers=0)
 
 
+class QueryTagger(EncoderTagger):
+    """``EncoderTagger(pool="last")`` whose ``forward`` computes the last layer at the query (last position) only.
+
+    Every target of the task sits at the query, so the last layer's outputs at the other positions are never
+    read: those positions enter it as keys and values only. Same modules, names (taps) and parameters as the
+    harness's ``encoder_tagger``, and at the query the same function (tests/test_claims_sensitivity_c5.py);
+    a training step costs about half as much (the FFN, W^Q, W^O and the head run on 1 row of 17). ``features``
+    is the base one (every position). A pad mask is not supported: the task never pads."""
+
+    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+        if pad_mask is not None or self.pool != "last":
+            raise ValueError("QueryTagger: pool='last' and no pad mask only")
+        h = self.embed(x)
+        *first, last = self.encoder.layers
+        for layer in first:
+            h = layer(h)
+        q = h[:, -1:]
+        if last.norm_first:
+            kv = last.norm1(h)
+            q = q + last.drop(last.self_attn(kv[:, -1:], kv))
+            q = q + last.drop(last.ff(last.norm2(q)))
+        else:
+            q = last.norm1(q + last.drop(last.self_attn(q, h)))
+            q = last.norm2(q + last.drop(last.ff(q)))
+        if self.encoder.norm is not None:
+            q = self.encoder.norm(q)
+        return self.head(q[:, 0])
+
+
+def build_model(arm: Arm, model_block: dict[str, Any], task: MultiPositionRetrieval, seed: int) -> QueryTagger:
+    """The harness's seeded ``encoder_tagger`` for the arm (``build_for_task``: pooled at the query for the
+    classify task), its weights loaded into a ``QueryTagger``."""
+    base = build_for_task("encoder_tagger", task, model_config(arm, model_block), seed)
+    model = QueryTagger(base.cfg, base.n_classes, pool=base.pool)
+    model.load_state_dict(base.state_dict())
+    return model
+
+
 def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train one (arm, seed), then measure through the taps: entropy of the query row, the mass it puts on the
-    slots, and the resolution probe. Returns (row, attention map of held-out example 0)."""
-    task = make_task(arm, budget["task"])
-    model = build_for_task("encoder_tagger", task, model_config(arm, budget["model"]), seed)
+    slots, and the resolution probe. Returns (row, attention map of held-out example 0). The whole arm, probe
+    included, runs on the train block's ``num_threads`` (1 at every profile: on a shared 2-core box a second
+    thread only spins; the probe on the default two threads cost as much as a third of the training)."""
     tc = TrainConfig.from_dict({**budget[arm.binding]["train"], "device": str(device)})
     tc = tc.replace(steps=tc.steps * arm.steps_factor)
+    with torch_threads(tc.num_threads):
+        return _train_and_probe(arm, budget, tc, seed, device, progress)
+
+
+def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: int, device: torch.device | str,
+                     progress: Callable[..., Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    task = make_task(arm, budget["task"])
+    model = build_model(arm, budget["model"], task, seed)
     if progress:
         progress(f"C5 {arm.label} seed {seed}: training {tc.steps} steps", force=True)
     result = train(model, task, tc, seed, progress=progress)
@@ -142,7 +193,7 @@ def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device 
     ent = attention_entropy(w.unsqueeze(2))                             # (h,)
     on_slots = w.gather(2, slots[:, None, :].expand(-1, w.shape[1], -1)).sum(-1).mean(0)     # (h,)
     outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
-    res = positional_resolution(outs[0], fit.y[:, -1].cpu(), outs[1], held.y[:, -1].cpu(), task.tgt_vocab,
+    res = positional_resolution(outs[0], fit.y.cpu(), outs[1], held.y.cpu(), task.tgt_vocab,   # y: (N, M)
                                 ridge=probe["ridge"])
     row = {"binding": arm.binding, "M": arm.M, "h": arm.h, "d_k": model.cfg.d_k, "steps": result.steps_run,
            "long": arm.steps_factor > 1, "seed": seed,

@@ -343,12 +343,16 @@ class MultiPositionRetrieval(SyntheticTask):
     * ``"position"``: slot j is a fixed position (evenly spaced: ``j * seq_len // M + seq_len // (2M)``) and tokens
       carry no mark. Only *where* attention looked says which slot a token fills; an average of the M positions'
       values (token and positional encoding added) no longer binds token to slot. The case where averaging can
-      cost resolution (C5)."""
+      cost resolution (C5).
+
+    ``kind``: ``"tagging"`` (default, y as above) or ``"classify"``: the same draws with y (B, M), the query's
+    targets only, for a model pooled at the query (``pool="last"``) that need not compute the other positions'
+    outputs (C5 trains this way)."""
     kind = "tagging"
     BINDINGS = ("token", "position")
 
     def __init__(self, n_marked: int = 4, seq_len: int = 16, vocab: int = 16, heldout_fraction: float = 0.1,
-                 binding: str = "token"):
+                 binding: str = "token", kind: str = "tagging"):
         super().__init__(heldout_fraction)
         _check_positive("n_marked", n_marked)
         _check_positive("seq_len", seq_len)
@@ -357,7 +361,9 @@ class MultiPositionRetrieval(SyntheticTask):
             raise ValueError(f"n_marked ({n_marked}) must be <= seq_len ({seq_len})")
         if binding not in self.BINDINGS:
             raise ValueError(f"binding must be one of {self.BINDINGS}, got {binding!r}")
-        self.n_marked, self.seq_len, self.vocab, self.binding = n_marked, seq_len, vocab, binding
+        if kind not in ("tagging", "classify"):
+            raise ValueError(f"kind must be 'tagging' or 'classify', got {kind!r}")
+        self.n_marked, self.seq_len, self.vocab, self.binding, self.kind = n_marked, seq_len, vocab, binding, kind
         self.name = "multi_retrieval"
         self.n_targets = n_marked
         self.tgt_vocab = vocab
@@ -385,9 +391,12 @@ class MultiPositionRetrieval(SyntheticTask):
 
     def _to_batch(self, s):
         x = s["x"]
+        meta = {"marked_positions": s["positions"]}
+        if self.kind == "classify":
+            return Batch("classify", x=x, y=s["target"], meta=meta)
         y = torch.full((*x.shape, self.n_marked), IGNORE_INDEX, dtype=torch.int64)
         y[:, -1] = s["target"]
-        return Batch("tagging", x=x, y=y, meta={"marked_positions": s["positions"]})
+        return Batch("tagging", x=x, y=y, meta=meta)
 
 
 # ---------------------------------------------------------------------------------- long-range match

@@ -91,6 +91,8 @@ class TrainConfig:
     device: str = "cpu"
     bf16: bool = False                # bf16 autocast (cuda only)
     num_threads: int | None = None    # torch.set_num_threads for the run (restored afterwards)
+    foreach: bool | None = None       # Adam's foreach: None = torch's default (a per-tensor loop on CPU); True: one
+                                      # multi-tensor call per op, the same numbers on CPU, ~1 ms less a step (C5)
     log_every: int | None = None      # progress() between evaluations every this many steps; None -> steps // 10
 
     def __post_init__(self) -> None:
@@ -130,6 +132,8 @@ class TrainConfig:
             raise bad("target_metric", f"must be one of {METRICS}")
         if self.num_threads is not None and (not isinstance(self.num_threads, int) or self.num_threads < 1):
             raise bad("num_threads", "must be None or a positive integer")
+        if self.foreach is not None and not isinstance(self.foreach, bool):
+            raise bad("foreach", "must be None, True or False")
         if self.log_every is not None and (not isinstance(self.log_every, int) or self.log_every < 1):
             raise bad("log_every", "must be None or a positive integer")
         if self.max_decode_len is not None and (not isinstance(self.max_decode_len, int) or self.max_decode_len < 1):
@@ -341,10 +345,10 @@ def evaluate(model: nn.Module, task: Task, batch: Batch | None = None, n: int = 
 # --------------------------------------------------------------------------------------------- loop
 def make_optimizer(model: nn.Module, cfg: TrainConfig, d_model: int | None = None
                    ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
-    """Adam(betas, eps from cfg) with ``cfg.lr_at`` as a LambdaLR (base lr 1, so the lambda is the rate)."""
+    """Adam(betas, eps, foreach from cfg) with ``cfg.lr_at`` as a LambdaLR (base lr 1, so the lambda is the rate)."""
     cfg.lr_at(1, d_model)        # fail early (ValueError) if the schedule lacks d_model
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.betas, eps=cfg.eps,
-                           weight_decay=cfg.weight_decay)
+                           weight_decay=cfg.weight_decay, foreach=cfg.foreach)
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda i: cfg.lr_at(i + 1, d_model))
 
 

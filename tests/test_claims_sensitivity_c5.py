@@ -52,7 +52,7 @@ def test_fast_criterion_passes_without_a_fault(healthy):
 def test_single_head_fault_fails_the_fast_criterion(healthy):
     # the fault cannot change a one-head model (head 0's slice is the whole projection): reuse the h = 1 runs
     task = c5.make_task(ARMS[0], TINY["task"])
-    one = c5.build_for_task("encoder_tagger", task, c5.model_config(ARMS[0], TINY["model"]), 0).eval()
+    one = c5.build_model(ARMS[0], TINY["model"], task, 0).eval()
     x = task.heldout(8).x
     with torch.no_grad(), faults.inject("single_head"):
         under = one(x)
@@ -72,6 +72,36 @@ def test_uniform_attention_fails_the_fast_and_the_entropy_criteria(uniform, heal
     single = c5.evaluate_single_head_entropy(uniform, [4], n_keys=9, binding="position")
     assert not single["passed"] and single["refuted"]
     assert not c5.evaluate_single_head_entropy(healthy, [4], n_keys=9, binding="position")["refuted"]
+
+
+@pytest.mark.parametrize("norm_first,n_layers,h", [(False, 1, 1), (False, 1, 4), (True, 1, 4), (False, 2, 4),
+                                                    (True, 2, 2)])
+def test_query_tagger_is_the_encoder_tagger_at_the_query(norm_first, n_layers, h):
+    """C5 trains a QueryTagger (last layer at the query only): the harness's encoder_tagger's weights and, at
+    the query, its function, its attention weights and head outputs (the taps the probes read), faults included."""
+    arm = c5.Arm("position", 4, h)
+    task = c5.make_task(arm, TINY["task"])
+    cfg = c5.model_config(arm, {**TINY["model"], "n_layers": n_layers}).replace(norm_first=norm_first)
+    base = c5.build_for_task("encoder_tagger", task, cfg, 0).eval()
+    model = c5.QueryTagger(base.cfg, base.n_classes, pool=base.pool).eval()
+    model.load_state_dict(base.state_dict())
+    built = c5.build_model(arm, {**TINY["model"], "n_layers": n_layers}, task, 0)
+    if not norm_first:
+        assert all(torch.equal(a, b) for a, b in zip(built.state_dict().values(), base.state_dict().values()))
+    batch = task.heldout(32)
+    last = f"encoder.layers.{n_layers - 1}.self_attn."
+    for fault in (None, "uniform_attention", "single_head"):
+        with faults.inject(fault):
+            ref_cache, ref = c5.run_with_taps(base, batch, [last + "weights", last + "out"])
+            cache, got = c5.run_with_taps(model, batch, [last + "weights", last + "out"])
+        assert got.shape == ref.shape == (32, task.out_dim)
+        torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+        for tap in ("weights", "out"):
+            assert cache[last + tap].shape[2] == 1
+            torch.testing.assert_close(cache[last + tap][:, :, -1], ref_cache[last + tap][:, :, -1],
+                                       atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="pad mask"):
+        model(batch.x, pad_mask=batch.x == 0)
 
 
 # --------------------------------------------------------------------------------- verdict functions

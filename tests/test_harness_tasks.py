@@ -84,6 +84,20 @@ def test_multi_retrieval_position_binding():
         tasks.MultiPositionRetrieval(binding="mark")
 
 
+@pytest.mark.parametrize("binding", ["token", "position"])
+def test_multi_retrieval_classify_kind_is_the_query_row(binding):
+    """kind="classify" (C5): the same draws, y (B, M) = the tagging task's targets at the query."""
+    tag = tasks.MultiPositionRetrieval(n_marked=4, seq_len=16, vocab=7, binding=binding)
+    cls = tasks.MultiPositionRetrieval(n_marked=4, seq_len=16, vocab=7, binding=binding, kind="classify")
+    a, b = tag.train_batch(gen(3), 50), cls.train_batch(gen(3), 50)
+    assert cls.kind == "classify" and b.kind == "classify" and b.y.shape == (50, 4) and cls.out_dim == tag.out_dim
+    assert torch.equal(a.x, b.x) and torch.equal(a.y[:, -1], b.y)
+    assert torch.equal(a.meta["marked_positions"], b.meta["marked_positions"])
+    assert torch.equal(tag.heldout(20).x, cls.heldout(20).x) and cls.params()["kind"] == "classify"
+    with pytest.raises(ValueError, match="kind"):
+        tasks.MultiPositionRetrieval(kind="seq2seq")
+
+
 def test_markov_lm_is_next_token_prediction_on_a_fixed_chain():
     """markov_lm (Q2): x = BOS + text[:-1], y = text; every step follows the fixed chain; halves repeat."""
     task = tasks.MarkovLM(vocab=12, seq_len=20, branching=3)
