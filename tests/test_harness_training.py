@@ -94,6 +94,25 @@ def test_foreach_adam_gives_the_loops_numbers_on_cpu(kv_task):
         TrainConfig(foreach=1)
 
 
+def test_fused_adam_option(kv_task):
+    """TrainConfig.fused=True (C1) builds Adam's fused kernel and trains; it excludes foreach=True."""
+    assert make_optimizer(nn.Linear(2, 2), quick(fused=True))[0].param_groups[0]["fused"] is True
+    run = train(build_for_task("encoder_tagger", kv_task, TINY, seed=2), kv_task, quick(fused=True), seed=2)
+    assert run.steps_run == 20 and all(math.isfinite(x) for x in run.losses)
+    for kw in ({"fused": True, "foreach": True}, {"fused": 1}):
+        with pytest.raises(ValueError, match="TrainConfig.fused"):
+            TrainConfig(**kw)
+
+
+def test_warmup_cosine_schedule():
+    cfg = TrainConfig(schedule="warmup_cosine", lr=0.01, warmup=10, steps=110)
+    assert cfg.lr_at(5) == pytest.approx(0.005) and cfg.lr_at(10) == pytest.approx(0.01)      # linear ramp
+    assert cfg.lr_at(60) == pytest.approx(0.005) and cfg.lr_at(110) == pytest.approx(0.0, abs=1e-12)
+    assert cfg.lr_at(200) == pytest.approx(0.0, abs=1e-12)                                    # stays at 0
+    lrs = [cfg.lr_at(s) for s in range(10, 111)]
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))                                          # decays monotonically
+
+
 def test_config_errors_name_the_field():
     for kw, field in [({"steps": 0}, "steps"), ({"schedule": "cosine"}, "schedule"),
                       ({"label_smoothing": 1.5}, "label_smoothing"), ({"target_metric": "exact_match"},
@@ -159,6 +178,24 @@ def test_greedy_evaluation_against_oracle(rev_task):
         assert wrong["exact_match"] == pytest.approx(1 - n_bad / 100)
         assert wrong["token_accuracy"] == pytest.approx(1 - n_bad / n_targets)
     assert "accuracy" not in perfect
+
+
+def test_teacher_forced_evaluation_gives_the_greedy_exact_match(rev_task):
+    """eval_decode="teacher_forced" (C1's early stop): the same exact match as greedy decoding, on a half-trained
+    model (so that rows are both right and wrong) and on the oracle with wrong rows; token accuracy may differ."""
+    held = rev_task.heldout(200)
+    model = build_for_task("transformer", rev_task, TINY, seed=0)
+    run = train(model, rev_task, quick(steps=120, eval_every=120, eval_decode="teacher_forced"), seed=0, heldout=held)
+    greedy = evaluate(model, rev_task, held)
+    assert 0.05 < greedy["exact_match"] < 0.95, greedy
+    assert run.final["exact_match"] == greedy["exact_match"] and run.final["loss"] == pytest.approx(greedy["loss"])
+    oracle = ReverseOracle(rev_task.tgt_vocab, wrong=True)
+    assert evaluate(oracle, rev_task, held, decode="teacher_forced")["exact_match"] == \
+        evaluate(oracle, rev_task, held)["exact_match"] < 1.0
+    with pytest.raises(ValueError, match="TrainConfig.eval_decode"):
+        TrainConfig(eval_decode="beam")
+    with pytest.raises(ValueError, match="decode"):
+        evaluate(oracle, rev_task, held, decode="beam")
 
 
 def test_score_predictions_multi_target():
