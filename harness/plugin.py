@@ -205,6 +205,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "attention_claims_session")
     state.previous_sigterm = _sigterm_as_interrupt()
+    if state.worker_id is not None:
+        import torch
+
+        torch.set_num_threads(worker_threads(os.cpu_count(), getattr(config, "workerinput", {})))
+
+
+def worker_threads(cpu_count: int | None, workerinput: dict[str, Any]) -> int:
+    """Torch threads for one xdist worker: the cores shared out between the workers (at least 1), so that
+    ``-n 2`` on a 2-core machine does not run 2 x 2 threads that only contend. A module's own
+    ``torch_threads(...)`` still applies inside it."""
+    workers = int(workerinput.get("workercount", 1) or 1)
+    return max(1, (cpu_count or 1) // max(1, workers))
 
 
 def _raise_interrupt(signum, frame):

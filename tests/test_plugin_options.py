@@ -115,6 +115,15 @@ def test_each_xdist_worker_takes_its_own_gpu():
     assert pick_device("auto", "gw1", False, 0) == "cpu"
 
 
+def test_xdist_workers_share_out_the_cores():
+    from harness.plugin import worker_threads
+
+    assert worker_threads(2, {"workercount": 2}) == 1  # -n 2 on the 2-core CI box: one thread each
+    assert worker_threads(16, {"workercount": 4}) == 4
+    assert worker_threads(2, {"workercount": 8}) == 1  # never 0
+    assert worker_threads(None, {}) == 1
+
+
 def test_master_seeds_give_disjoint_seed_sets():
     from harness.plugin import derive_seeds
 
