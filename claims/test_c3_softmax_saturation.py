@@ -265,11 +265,6 @@ def figure_training_grads(sweep: pd.DataFrame, d_ks):
 
 
 # ------------------------------------------------------------------------------------------------- test
-def _record(criterion, result: dict) -> None:
-    criterion.record(measured=result["measured"], passed=bool(result["passed"]), refuted=bool(result["refuted"]),
-                     ci=result.get("ci"), p_value=result.get("p_value"), detail=result["detail"])
-
-
 def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast):
     budget = profile.claim("C3")
     with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
@@ -339,7 +334,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
     probe = measure_saturation_at_init(probe_dks, seeds, budget["sweep"], budget["probe_size"], device,
                                        probe_variants, progress)
     for name, result in evaluate_probe(probe).items():
-        _record(crit[name], result)
+        crit[name].record_outcome(result)
     un, sc = probe_slopes(probe, "unscaled"), probe_slopes(probe, "scaled")
     ev.metric("grad_slope_unscaled", un["grad"].slope)
     ev.metric("grad_slope_scaled", sc["grad"].slope)
@@ -371,9 +366,9 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
 
     # ---- (b), (c): the shared training sweep (memoised: R1 (b) reuses it in the same process)
     sweep = attention_variant_sweep(SWEEP_VARIANTS, sweep_dks, budget["sweep"], seeds, device, progress)
-    _record(crit["b_train_grad_smaller_unscaled_large_dk"], evaluate_training_grads(sweep, large_dk))
+    crit["b_train_grad_smaller_unscaled_large_dk"].record_outcome(evaluate_training_grads(sweep, large_dk))
     for name, result in evaluate_quality(sweep, small_dk, large_dk).items():
-        _record(crit[name], result)
+        crit[name].record_outcome(result)
     large = sweep[sweep.d_k == large_dk].groupby("variant").final_accuracy.mean()
     ev.metric("acc_scaled_minus_unscaled_large_dk", float(large["scaled"] - large["unscaled"]))
     ev.metric("acc_additive_minus_unscaled_large_dk", float(large["additive"] - large["unscaled"]))
