@@ -237,20 +237,27 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # Smoke's large d_k is 256 (unscaled logit std ~8 at init, deep in saturation): at 512 scaled dot hovers at
     # 0.88-0.95 after 300 steps, so steps-to-90% was censored for one seed in three, and additive attention at 512
     # costs twice what it does at 256. standard/full train longer and keep 512.
+    # seeds 5 at smoke (issue 10's specificity): at 3 seeds the verdict moved with the master seed (refuted,
+    # refuted, inconclusive at master seeds 0, 1, 2): (c)'s small-d_k difference (additive ~0.13-0.17 ahead, Cohen's
+    # d 3-5) gave p = 0.032 / 0.022 / 0.076 at Welch's ~2 degrees of freedom, and scaled-flat's gradient CI missed 0
+    # by 0.005. At 5 seeds: p = 0.004 / 0.002 / 0.012 and every other criterion passed at all three master seeds
+    # (C3 alone: 147-155 s against 89-100 s; on the sweep's xdist worker, which has slack). foreach in every sweep
+    # train block: Adam's multi-tensor path, the same numbers bitwise as the loop on CPU, ~15% less at d_k 8.
     "C3": {
-        "smoke": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True, "threads": 1,
+        "smoke": {"seeds": 5,
+                  "probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True, "threads": 1,
                   "sweep_d_ks": [8, 256],
                   "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                             "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
-                            "train": {"steps": 300, "batch_size": 64, "schedule": "warmup_constant", "lr": 2e-3,
-                                      "warmup": 50, "num_threads": 1, "eval_every": 50, "eval_size": 256},
+                            "train": {"steps": 300, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
+                                      "lr": 2e-3, "warmup": 50, "num_threads": 1, "eval_every": 50, "eval_size": 256},
                             "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}},
         "standard": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
                      "threads": 1,
                      "sweep_d_ks": [8, 32, 512],
                      "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                                "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
-                               "train": {"steps": 600, "batch_size": 64, "schedule": "warmup_constant",
+                               "train": {"steps": 600, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
                                          "lr": 2e-3, "warmup": 50, "num_threads": 1, "eval_every": 50,
                                          "eval_size": 512},
                                "grad_steps": 100, "target_accuracy": 0.9, "probe_size": 256}},
@@ -259,8 +266,8 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "sweep_d_ks": [8, 32, 128, 512, 1024],
                  "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                            "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
-                           "train": {"steps": 2000, "batch_size": 64, "schedule": "warmup_constant", "lr": 2e-3,
-                                     "warmup": 50, "eval_every": 50, "eval_size": 2048},
+                           "train": {"steps": 2000, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
+                                     "lr": 2e-3, "warmup": 50, "eval_every": 50, "eval_size": 2048},
                            "grad_steps": 200, "target_accuracy": 0.9, "probe_size": 1024}},
     },
     "R1": {
