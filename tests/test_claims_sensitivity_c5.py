@@ -153,6 +153,25 @@ def test_head_sharpness_and_too_many_heads():
     assert out["passed"] and "d_k=4" in out["detail"]
 
 
+def test_top_slot_share_tells_averaging_from_selecting():
+    slots = torch.tensor([[1, 3, 5, 7], [0, 2, 4, 6]])
+    w = torch.zeros(2, 2, 9)
+    w[:, 0, :8] = 1 / 8                                   # head 0: even over the slots and 4 other positions
+    w[0, 1, 3], w[1, 1, 6] = 1.0, 1.0                     # head 1: one slot only
+    share = c5.top_slot_share(w, slots)
+    assert share.tolist() == pytest.approx([0.25, 1.0])
+
+
+def test_head_sharpness_counts_selecting_single_heads():
+    df = _table("position", 4, {1: [(0, 1.1, 0.27), (0, 0.15, 0.25), (0, 1.05, 0.26)],
+                                4: [(0, 0.4, 0.9), (0, 0.5, 0.9), (0, 0.45, 0.9)]})
+    df["top_slot_share"] = [0.4, 0.97, 0.35, 0.9, 0.9, 0.9]
+    out = c5.evaluate_head_sharpness(df)
+    assert "1/3" in out["detail"] and not out["passed"]  # one selecting single head sinks the mean entropy
+    assert c5.selecting_fraction(df[df.h == 1]) == pytest.approx(1 / 3)
+    assert math.isnan(c5.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
+
+
 def test_resolution_trend_can_be_refuted():
     falling = _table("position", 4, {1: [(0, 0, 0.9), (0, 0, 0.92), (0, 0, 0.91)],
                                      4: [(0, 0, 0.3), (0, 0, 0.32), (0, 0, 0.31)]})
