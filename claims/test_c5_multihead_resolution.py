@@ -235,11 +235,22 @@ def top_slot_share(weights: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
     return (on.max(-1).values / on.sum(-1).clamp_min(1e-12)).mean(0)
 
 
+def arm_seeds(arm: Arm, budget: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
+    """The seeds of one arm: the run's, except that the position binding's h = 1 and h = 4 arms (head_sharpness)
+    take ``budget["position"]["sharpness_seeds"]`` when that is more: the run's seeds continued one by one (they
+    are consecutive: ``harness.plugin.derive_seeds``). head_sharpness's power needs them (module docstring);
+    --fast (resolution_rises only) keeps the run's seeds."""
+    n = int(budget["position"].get("sharpness_seeds", 0))
+    if fast or arm.binding != "position" or arm.h not in (1, 4) or arm.steps_factor != 1 or n <= len(seeds):
+        return list(seeds)
+    return list(seeds) + [seeds[-1] + i for i in range(1, n - len(seeds) + 1)]
+
+
 def measure(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
-            progress: Callable[..., Any] | None = None) -> Measurement:
+            progress: Callable[..., Any] | None = None, fast: bool = False) -> Measurement:
     rows, maps = [], {}
     for arm in arms:
-        for i, seed in enumerate(seeds):
+        for i, seed in enumerate(arm_seeds(arm, budget, seeds, fast)):
             row, amap = train_arm(arm, budget, seed, device, progress)
             row["arm"] = arm.label
             rows.append(row)
@@ -430,6 +441,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     pos_heads = [1, 4] if fast else budget["position"]["heads"]
     many = budget["position"]["too_many_heads"]
     welch = f"one-sided Welch t-test over {len(seeds)} seeds per arm"
+    n_sharp = len(arm_seeds(Arm("position", 4, 1), budget, seeds))
     # ---- criteria, before any measurement
     c_res = ev.criterion(
         "resolution_rises", fast=True,
@@ -454,7 +466,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
             "head_sharpness",
             prediction="position binding, M = 4: the h = 4 model's heads are sharper than the single head: mean "
                        "per-head entropy below h = 1's",
-            threshold=f"one-sided p < {ALPHA}", test=welch + " on per-seed mean per-head entropy")
+            threshold=f"one-sided p < {ALPHA}",
+            test=f"one-sided Welch t-test over {n_sharp} seeds per arm on per-seed mean per-head entropy")
         c_tsharp = ev.criterion(
             "token_head_sharpness", counts=False,
             prediction="context: the same sharpness test on the token binding, where averaging loses nothing",
@@ -475,7 +488,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         ev.gate("exact_match_h4_M4", direction="higher", tolerance=0.15)
 
     # ---- measure
-    m = measure(arms_for(budget, fast), budget, seeds, device, progress)
+    m = measure(arms_for(budget, fast), budget, seeds, device, progress, fast)
     df = m.runs
 
     # ---- test and record

@@ -172,6 +172,19 @@ def test_head_sharpness_counts_selecting_single_heads():
     assert math.isnan(c5.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
 
 
+def test_sharpness_arms_take_sharpness_seeds_from_standard_on():
+    from harness.profiles import get_profile
+    smoke, standard = get_profile("smoke").claim("C5"), get_profile("standard").claim("C5")
+    seeds = [2000, 2001, 2002, 2003, 2004]
+    assert c5.arm_seeds(c5.Arm("position", 4, 1), smoke, seeds[:3]) == seeds[:3]
+    assert c5.arm_seeds(c5.Arm("position", 4, 4), standard, seeds) == list(range(2000, 2025))
+    for arm in (c5.Arm("position", 4, 2), c5.Arm("position", 4, 16), c5.Arm("token", 4, 1),
+                c5.Arm("token", 4, 1, steps_factor=5)):
+        assert c5.arm_seeds(arm, standard, seeds) == seeds
+    assert c5.arm_seeds(c5.Arm("position", 4, 1), standard, seeds, fast=True) == seeds
+    assert c5.arm_seeds(c5.Arm("position", 4, 1), standard, list(range(30))) == list(range(30))
+
+
 def test_resolution_trend_can_be_refuted():
     falling = _table("position", 4, {1: [(0, 0, 0.9), (0, 0, 0.92), (0, 0, 0.91)],
                                      4: [(0, 0, 0.3), (0, 0, 0.32), (0, 0, 0.31)]})
