@@ -550,7 +550,8 @@ class ClaimsSession:
         tr, res, s = terminalreporter, self.results, self.settings
         run = res["run"]
         tr.write_sep("=", f"attention-claims: profile {run['profile']}, device {run['device']}, "
-                          f"seeds {run['seeds']}{', FAULT ' + s.inject_fault if s.inject_fault else ''}")
+                          f"seeds {run['seeds']}{seed_overrides(res)}"
+                          f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}")
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
@@ -567,6 +568,15 @@ class ClaimsSession:
         for msg in self.messages:
             tr.write_line(msg, yellow=True)
         tr.write_line(f"results: {s.report_dir / 'results.json'}   report: {s.report_dir / 'index.html'}")
+
+
+def seed_overrides(res: dict[str, Any]) -> str:
+    """' (C3: 5 seeds)' for the claims whose profile block sets another seed count than the run's header shows,
+    so that the summary does not read as if every claim ran on the header's seeds; '' when none does."""
+    run_seeds = res["run"].get("seeds")
+    other = [f"{cid}: {len(c['seeds'])} seeds" for cid, c in res["claims"].items()
+             if c.get("seeds") and c["seeds"] != run_seeds]
+    return f" ({', '.join(other)})" if other else ""
 
 
 def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: int) -> str:

@@ -124,6 +124,16 @@ def test_xdist_workers_share_out_the_cores():
     assert worker_threads(None, {}) == 1
 
 
+def test_summary_header_names_claims_on_another_seed_count():
+    from harness.plugin import seed_overrides
+
+    res = {"run": {"seeds": [0, 1, 2]},
+           "claims": {"C1": {"seeds": [0, 1, 2]}, "C3": {"seeds": [0, 1, 2, 3, 4]}, "M0": {"seeds": None}}}
+    assert seed_overrides(res) == " (C3: 5 seeds)"
+    res["claims"].pop("C3")
+    assert seed_overrides(res) == ""
+
+
 def test_master_seeds_give_disjoint_seed_sets():
     from harness.plugin import derive_seeds
 
