@@ -1,9 +1,17 @@
-"""The regression gate: load a committed baseline (a results.json), compare a run's claims to it (issue 4).
+"""The regression gate: load a committed baseline (a results.json), compare a run's claims to it (issues 4, 16).
 
-With ``--baseline`` a claim test fails iff it regressed: its verdict got worse (supported >
-inconclusive > refuted > error; for a question only an error is worse), or one of its gated
-metrics (``ev.gate``) moved beyond its tolerance in the bad direction. An improvement never fails;
-a claim or a metric that the baseline lacks is "new", not a regression.
+With ``--baseline`` a claim test fails iff it regressed:
+
+* its verdict got worse (supported > inconclusive > refuted > error; for a question only an error is worse);
+* a criterion's definition changed: its fingerprint (kind, metric, arms, margin or band, alpha, counts, fast,
+  pairing) differs from the baseline's. Loosening a margin or setting ``counts=False`` is a new pre-registration,
+  to be made deliberately with ``--update-baseline`` and explained in the commit, never silently;
+* a counted criterion's outcome got worse (passed > inconclusive > refuted), also inside a claim that is
+  already refuted; or a counted criterion of the baseline is missing from the run;
+* one of its gated metrics (``ev.gate``) moved beyond its tolerance in the bad direction.
+
+An improvement never fails; a claim, criterion or metric that the baseline lacks is "new", not a regression.
+For a question (yes and no are both answers) a criterion's changed outcome is shown, not gated.
 """
 from __future__ import annotations
 
@@ -24,6 +32,9 @@ class BaselineError(Exception):
 def load_baseline(path: Path) -> dict[str, Any]:
     try:
         return results_io.load(Path(path), what="baseline file")
+    except results_io.OldSchemaError as exc:
+        raise BaselineError(f"{exc}: its criteria carry no rules or fingerprints, so it cannot gate this suite. "
+                            f"Remake it with `{MAKE_BASELINE}` and commit it with the reason") from None
     except results_io.ResultsFormatError as exc:
         raise BaselineError(f"{exc}. Make a baseline with `{MAKE_BASELINE}` "
                             "(it writes reports/baseline.json).") from None
@@ -71,16 +82,82 @@ def compare_metric(name: str, now: Any, base: Any, gate: Mapping[str, Any]) -> d
     return {**row, "delta": delta, "status": status, "regressed": status == "regressed"}
 
 
-def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None) -> dict[str, Any]:
+_OUTCOME_RANK = {"passed": 2, "inconclusive": 1, None: 1, "refuted": 0}
+REMAKE = ("if the change is deliberate, run `pytest --profile smoke --update-baseline` and give the reason in "
+          "the commit message")
+
+
+def _definition_change(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
+    """Which declared fields moved between two versions of a criterion (for the message)."""
+    keys = ("kind", "metric", "arms", "margin", "counts", "fast")
+    moved = [f"{k} {base.get(k)!r} -> {now.get(k)!r}" for k in keys if base.get(k) != now.get(k)]
+    rb, rn = base.get("rule") or {}, now.get("rule") or {}
+    moved += [f"{k} {rb.get(k)!r} -> {rn.get(k)!r}" for k in ("lo", "hi", "paired") if rb.get(k) != rn.get(k)]
+    return ", ".join(moved) or "fingerprint differs"
+
+
+def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_claim: bool = True
+                     ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Criterion by criterion: definition (fingerprint) and outcome against the baseline.
+
+    Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status) and the
+    regression reasons. ``whole_claim``: the record holds every part of the claim, so a counted baseline
+    criterion that it lacks is missing (a part checks only its own criteria)."""
+    question = (now.get("kind") or "claim") == "question"
+    fast = bool(now.get("fast"))
+    base_by_name = {c["name"]: c for c in base.get("criteria", [])}
+    rows, reasons = [], []
+    for c in now.get("criteria", []):
+        b = base_by_name.get(c["name"])
+        row = {"name": c["name"], "outcome": c.get("outcome"), "fingerprint": c.get("fingerprint"),
+               "baseline_outcome": b.get("outcome") if b else None,
+               "baseline_fingerprint": b.get("fingerprint") if b else None}
+        if b is None:
+            rows.append({**row, "status": "new"})
+            continue
+        if c.get("fingerprint") != b.get("fingerprint"):
+            reasons.append(f"criterion {c['name']}: definition changed ({_definition_change(c, b)}); {REMAKE}")
+            rows.append({**row, "status": "redefined"})
+            continue
+        counted = c.get("counts", True) and (c.get("fast") or not fast)
+        now_rank, base_rank = _OUTCOME_RANK.get(c.get("outcome"), 1), _OUTCOME_RANK.get(b.get("outcome"), 1)
+        if counted and now_rank < base_rank and not question:
+            reasons.append(f"criterion {c['name']}: {b.get('outcome')} -> {c.get('outcome') or 'not recorded'}")
+            status = "worse"
+        elif now_rank > base_rank:
+            status = "better"
+        elif c.get("outcome") != b.get("outcome"):
+            status = "changed"
+        else:
+            status = "ok"
+        rows.append({**row, "status": status})
+    if whole_claim:
+        names = {c["name"] for c in now.get("criteria", [])}
+        for b in base.get("criteria", []):
+            if b["name"] not in names and b.get("counts", True) and (b.get("fast") or not fast):
+                reasons.append(f"criterion {b['name']}: counted in the baseline, missing from this run; {REMAKE}")
+                rows.append({"name": b["name"], "outcome": None, "fingerprint": None,
+                             "baseline_outcome": b.get("outcome"), "baseline_fingerprint": b.get("fingerprint"),
+                             "status": "missing"})
+    return rows, reasons
+
+
+def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None, *, whole_claim: bool = False
+                  ) -> dict[str, Any]:
     """The regression record for one claim (or one part of a claim) against its baseline entry."""
     kind = now.get("kind") or "claim"
     if base is None:
-        return {"status": "new", "regressed": False, "baseline_verdict": None, "reasons": [], "metrics": []}
+        return {"status": "new", "regressed": False, "baseline_verdict": None, "reasons": [], "metrics": [],
+                "criteria": []}
     base_verdict = _baseline_verdict(now, base)
     reasons = []
     verdict_worse = verdicts.is_worse(now["verdict"], base_verdict, kind)
     if verdict_worse:
         reasons.append(f"verdict {base_verdict} -> {now['verdict']}")
+    criteria: list[dict[str, Any]] = []
+    if verdicts.canonical(now["verdict"]) != verdicts.ERROR:
+        criteria, why = compare_criteria(now, base, whole_claim=whole_claim)
+        reasons += why
     metrics = []
     for name, gate in sorted(now.get("gates", {}).items()):
         row = compare_metric(name, now.get("metrics", {}).get(name), base.get("metrics", {}).get(name), gate)
@@ -95,11 +172,12 @@ def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None) -> dic
     regressed = bool(reasons)
     if regressed:
         status = "regressed"
-    elif verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict) or any(m["status"] == "improved" for m in metrics):
+    elif verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict) or any(
+            m["status"] == "improved" for m in metrics) or any(c["status"] == "better" for c in criteria):
         status = "improved"
-    elif now["verdict"] != base_verdict:
+    elif now["verdict"] != base_verdict or any(c["status"] == "changed" for c in criteria):
         status = "changed"  # a question's answer flipped: shown, not gated
     else:
         status = "ok"
     return {"status": status, "regressed": regressed, "baseline_verdict": base_verdict,
-            "reasons": reasons, "metrics": metrics}
+            "reasons": reasons, "metrics": metrics, "criteria": criteria}

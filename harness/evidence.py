@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness import decision
 from harness.results import to_jsonable
 from harness.verdict import KINDS
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
-_RECORD_KEYS = ("measured", "passed", "refuted", "ci", "p_value", "detail")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
@@ -31,64 +31,107 @@ class EvidenceError(ValueError):
 
 @dataclass
 class Criterion:
-    """One pre-registered criterion: stated first, then recorded exactly once."""
+    """One pre-registered criterion: its rule declared first (``harness.decision``), then measured exactly once.
+
+    The module hands over what it measured (per-seed samples, a fitted slope, or a deterministic check); the
+    decision (interval, Holm level, outcome, firmness) is ``harness.verdict``'s, over the whole claim."""
 
     name: str
     prediction: str
-    threshold: Any
-    test: str
+    rule: decision.Rule
+    metric: str
+    arms: tuple[str, ...] = ()
+    how: str = ""
     counts: bool = True
     fast: bool = False
     claim_id: str = ""
     recorded: bool = False
-    measured: Any = None
-    passed: bool = False
-    refuted: bool = False
-    ci: tuple[float, float] | None = None
-    p_value: float | None = None
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    exact_holds: bool | None = None
+    exact_measured: Any = None
     detail: str = ""
     _on_record: Any = field(default=None, repr=False, compare=False)
 
-    def record(self, measured: Any, passed: bool, refuted: bool = False, ci: Any = None,
-               p_value: float | None = None, detail: str = "") -> "Criterion":
-        """Record the outcome. ``refuted`` means the prediction was contradicted with significance."""
-        where = f"criterion {self.name!r} of {self.claim_id or 'the claim'}"
+    @property
+    def where(self) -> str:
+        return f"criterion {self.name!r} of {self.claim_id or 'the claim'}"
+
+    # -- recording: exactly one of these, once ------------------------------------------------------------------
+    def compare(self, a: Any, b: Any, *, detail: str = "") -> "Criterion":
+        """Two arms' per-seed values (paired when the rule says so): δ = mean(a - b)."""
+        return self.compare_each({"": (a, b)}, detail=detail)
+
+    def compare_each(self, parts: Mapping[str, tuple[Any, Any]], *, detail: str = "") -> "Criterion":
+        """Several (a, b) comparisons that must each hold (e.g. at every d_k), keyed by a label."""
+        return self._measured([decision.samples(a, b, paired=self.rule.paired, label=str(k))
+                               for k, (a, b) in parts.items()], detail)
+
+    def sample(self, x: Any, *, detail: str = "") -> "Criterion":
+        """One quantity's per-seed values: δ = mean(x)."""
+        return self.sample_each({"": x}, detail=detail)
+
+    def sample_each(self, parts: Mapping[str, Any], *, detail: str = "") -> "Criterion":
+        return self._measured([decision.samples(x, label=str(k)) for k, x in parts.items()], detail)
+
+    def fit(self, fit: Any, *, detail: str = "") -> "Criterion":
+        """A ``harness.stats.SlopeFit`` (slope, stderr, df) as the quantity."""
+        return self.fit_each({"": fit}, detail=detail)
+
+    def fit_each(self, parts: Mapping[str, Any], *, detail: str = "", n_seeds: int | None = None) -> "Criterion":
+        return self._measured([decision.from_fit(f, label=str(k), n=n_seeds) for k, f in parts.items()], detail)
+
+    def measure(self, measurements: list[dict[str, Any]], *, detail: str = "") -> "Criterion":
+        """Measurements built with ``harness.decision.samples`` / ``estimate`` / ``from_fit`` (mixed sources)."""
+        return self._measured(list(measurements), detail)
+
+    def check(self, holds: bool, *, measured: Any = None, detail: str = "") -> "Criterion":
+        """An ``exact`` criterion's deterministic outcome."""
+        if self.rule.kind != "exact":
+            raise EvidenceError(f"{self.where}: check() is for exact rules; a {self.rule.kind} criterion is "
+                                "measured with compare/sample/fit")
+        self._start()
+        self.exact_holds = _as_bool(holds, f"{self.where}: holds")
+        self.exact_measured = to_jsonable(measured)
+        return self._finish(detail)
+
+    def _measured(self, measurements: list[dict[str, Any]], detail: str) -> "Criterion":
+        if self.rule.kind == "exact":
+            raise EvidenceError(f"{self.where}: an exact criterion is recorded with check(holds)")
+        self._start()
+        if not measurements:
+            raise EvidenceError(f"{self.where}: no measurement handed over")
+        self.measurements = to_jsonable(measurements)
+        return self._finish(detail)
+
+    def _start(self) -> None:
         if self.recorded:
-            raise EvidenceError(f"{where} is already recorded; record each criterion once")
-        passed, refuted = _as_bool(passed, f"{where}: passed"), _as_bool(refuted, f"{where}: refuted")
-        if passed and refuted:
-            raise EvidenceError(f"{where}: passed and refuted are both true")
-        if ci is not None:
-            ci = to_jsonable(ci)
-            if not (isinstance(ci, list) and len(ci) == 2):
-                raise EvidenceError(f"{where}: ci must be a (low, high) pair, got {ci!r}")
-        if p_value is not None:
-            p_value = to_jsonable(p_value)
-            if p_value is not None and not (isinstance(p_value, (int, float)) and 0.0 <= p_value <= 1.0):
-                raise EvidenceError(f"{where}: p_value must be in [0, 1], got {p_value!r}")
-        self.measured, self.passed, self.refuted = to_jsonable(measured), passed, refuted
-        self.ci, self.p_value, self.detail = ci, p_value, str(detail)
-        self.recorded = True
+            raise EvidenceError(f"{self.where} is already recorded; record each criterion once")
+
+    def _finish(self, detail: str) -> "Criterion":
+        self.detail, self.recorded = str(detail), True
         if self._on_record is not None:
             self._on_record(self)
         return self
 
-    def record_outcome(self, outcome: Mapping[str, Any]) -> "Criterion":
-        """``record(**outcome)`` for the dict a claim module's ``evaluate_*`` function returns (measured, passed,
-        refuted and any of ci, p_value, detail); other keys are ignored, so it can carry extra numbers."""
-        return self.record(**{k: outcome[k] for k in _RECORD_KEYS if k in outcome})
+    # -- output ---------------------------------------------------------------------------------------------------
+    def definition(self) -> dict[str, Any]:
+        """What the fingerprint covers: changing any of it is a new criterion, not a new measurement."""
+        r = self.rule
+        return {"name": self.name, "kind": r.kind, "metric": self.metric, "arms": list(self.arms), "lo": r.lo,
+                "hi": r.hi, "margin": r.margin, "paired": r.paired, "alpha": decision.ALPHA,
+                "counts": self.counts, "fast": self.fast}
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "prediction": self.prediction,
-                             "threshold": to_jsonable(self.threshold), "measured": self.measured,
-                             "passed": bool(self.recorded and self.passed)}
-        if self.p_value is not None:
-            d["p_value"] = self.p_value
-        if self.ci is not None:
-            d["ci"] = self.ci
-        d.update(test=self.test, refuted=bool(self.recorded and self.refuted), recorded=self.recorded,
-                 counts=self.counts, fast=self.fast, detail=self.detail)
-        return d
+        """The record before judging; ``harness.verdict.judge_record`` adds outcome, ci, p_value, firmness."""
+        test = decision.test_text(self.rule, self.measurements)
+        return {"name": self.name, "prediction": self.prediction, "kind": self.rule.kind,
+                "margin": self.rule.margin, "margin_reason": self.rule.reason,
+                "threshold": decision.threshold_text(self.rule), "metric": self.metric, "arms": list(self.arms),
+                "test": f"{self.how}; {test}" if self.how else test, "rule": self.rule.as_dict(),
+                "measurements": self.measurements, "exact_holds": self.exact_holds,
+                "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
+                "recorded": self.recorded, "counts": self.counts, "fast": self.fast, "detail": self.detail,
+                "fingerprint": decision.fingerprint(self.definition())}
 
 
 def _as_bool(value: Any, where: str) -> bool:
@@ -137,12 +180,13 @@ class Evidence:
         self.kind, self.limitation, self.declared = kind, str(limitation), True
         return self
 
-    def criterion(self, name: str, *, prediction: str, threshold: Any, test: str, counts: bool = True,
+    def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
+                  arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool = True,
                   fast: bool = False) -> Criterion:
-        """Declare a criterion before measuring. ``counts=False``: reported, not in the verdict.
-
-        ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10); in a fast run the verdict
-        is over the fast criteria only.
+        """Declare a criterion before measuring: its ``rule`` (``harness.decision``: kind, margin and the reason
+        for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
+        ``how`` the samples are made. ``counts=False``: reported, not in the verdict. ``fast=True``: one of the
+        criteria a ``--fast`` run keeps (issue 10).
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -153,10 +197,13 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: criterion name must be a non-empty string")
         if any(c.name == name for c in self.criteria):
             raise EvidenceError(f"claim {self.id}: criterion {name!r} declared twice")
-        for fname, value in (("prediction", prediction), ("test", test)):
+        if not isinstance(rule, decision.Rule):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: rule must be a harness.decision rule "
+                                f"(superiority, non_inferiority, equivalence, band, exact), got {rule!r}")
+        for fname, value in (("prediction", prediction), ("metric", metric)):
             if not isinstance(value, str) or not value.strip():
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
-        crit = Criterion(name=name, prediction=prediction, threshold=threshold, test=test,
+        crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
                          counts=bool(counts), fast=bool(fast), claim_id=self.id or "",
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)

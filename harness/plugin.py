@@ -438,8 +438,7 @@ class ClaimsSession:
                     duration_s=round(duration, 3), error=error, interrupted=interrupted,
                     device=str(funcargs["device"]) if "device" in funcargs else None,
                     seeds=funcargs.get("seeds"))
-        part["verdict"] = verdicts.decide(part["criteria"], kind=part["kind"], errored=errored,
-                                          fast_only=self.settings.fast)
+        verdicts.apply_judgement(part, errored=errored, fast_only=self.settings.fast)
         if self.settings.gate_active:
             part["regression"] = baseline_gate.compare_claim(part, self.baseline["claims"].get(part["id"]))
         return part
@@ -515,7 +514,7 @@ class ClaimsSession:
         base_claims = self.baseline["claims"] if self.baseline else {}
         if s.gate_active:
             for cid, claim in claims.items():
-                claim["regression"] = baseline_gate.compare_claim(claim, base_claims.get(cid))
+                claim["regression"] = baseline_gate.compare_claim(claim, base_claims.get(cid), whole_claim=True)
         devices = sorted({p["device"] for p in self.parts if p.get("device")})
         run = {
             "profile": s.profile,
@@ -589,8 +588,11 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
         regression = f"REGRESSED ({'; '.join(reg['reasons'])})" if reg.get("regressed") else status
     else:
         regression = "not gated"
-    return (f"{cid:<{width}}  {claim['verdict']:<26} {headline:<36} {claim.get('duration_s') or 0:7.1f} s  "
-            f"{regression}")
+    firm = claim.get("firmness")
+    firmness = "" if firm is None else f"firm {firm:.2f}" if not verdicts.fragile(firm) else \
+        f"FRAGILE {firm:.2f}" + (f" (~{claim['seeds_for_firm']} seeds)" if claim.get("seeds_for_firm") else "")
+    return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<24} {headline:<36} "
+            f"{claim.get('duration_s') or 0:7.1f} s  {regression}")
 
 
 def _verdict_markup(verdict: str) -> dict[str, bool]:

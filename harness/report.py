@@ -214,6 +214,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "metrics_sorted": sorted(c["metrics"].items(), key=lambda kv: natural_key(kv[0])),
             "notes": c.get("notes") or [],
             "regression": c.get("regression"),
+            "fragile": verdicts.fragile(c.get("firmness")),
+            "firmness_text": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None),
         })
     verdict_by_id = {cid: c["verdict"] for cid, c in results["claims"].items()}
     run = results["run"]
@@ -228,6 +230,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "benchmarks": load_benchmarks(report_dir),
         "sensitivity": load_sensitivity(report_dir, list(results["claims"])),
         "run_items": [(k, v) for k, v in run.items() if k != "skipped"],
+        "how_decided": verdicts.HOW_VERDICTS_ARE_DECIDED,
     }
 
 
@@ -257,6 +260,8 @@ pre{background:#f7f7f9;padding:8px;overflow-x:auto;white-space:pre-wrap}
 .cell-caught{background:#d9f2dc;text-align:center}.cell-missed{background:#f9d6d5;text-align:center;font-weight:700}
 .cell-extra{background:#fff0c9;text-align:center}.cell-{color:#aab;text-align:center}
 .pass{color:#2e7d32;font-weight:700}.fail{color:#c62828;font-weight:700}.unk{color:#8a949e}
+.fragile{color:#8a4b00;background:#fff0d6;border:1px solid #f0c070;border-radius:4px;padding:0 6px;font-size:.85em;font-weight:600;white-space:nowrap}
+table.criteria td.test{min-width:14em;font-size:.9em}table.criteria td:first-child{min-width:10em}ol.how li{margin:4px 0}
 dl.run{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;font-size:.92em}dl.run dt{font-weight:600}dl.run dd{margin:0}
 """
 
@@ -275,13 +280,15 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}).{% if run.baseline_not_run %} In the baseline but not run: {{ run.baseline_not_run | join(", ") }}.{% endif %}</div>{% endif %}
 
 <h2 id="summary">Summary</h2>
-<table><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>headline</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
+<table><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>firmness</th><th>headline</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
 {% for c in claims %}<tr><td><a href="#{{ c.anchor }}">{{ c.id }}</a></td><td>{{ c.statement or c.title }}</td><td>{{ c.strength }}</td>
-<td><span class="badge {{ c.badge }}">{{ c.verdict }}</span></td><td class="num">{{ c.headline_text }}</td>
+<td><span class="badge {{ c.badge }}">{{ c.verdict }}</span></td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="num">{{ c.headline_text }}</td>
 {% if gated %}<td>{% if c.regression %}{% if c.regression.regressed %}<span class="fail">REGRESSED</span>{% else %}{{ c.regression.status }}{% endif %}{% endif %}</td>{% endif %}
 <td class="num">{{ fmt(c.duration_s) }} s</td></tr>
-{% else %}<tr><td colspan="7">No claim was recorded in this run.</td></tr>{% endfor %}
+{% else %}<tr><td colspan="8">No claim was recorded in this run.</td></tr>{% endfor %}
 </tbody></table>
+<h3 id="how-decided">How verdicts are decided</h3>
+<ol class="how">{% for p in how_decided %}<li>{{ p }}</li>{% endfor %}</ol>
 {% if not_run %}<p class="meta">Not run in this session: {% for cid, text in not_run %}<b>{{ cid }}</b> ({{ text }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>{% endif %}
 {% if run.skipped %}<p class="meta">Skipped: {% for s in run.skipped %}{{ s.nodeid }} — {{ s.reason }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
 
@@ -295,18 +302,22 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 
 {% for c in claims %}
 <section class="claim" id="{{ c.anchor }}">
-<h2>{{ c.id }} — {{ c.title or c.statement }} <span class="badge {{ c.badge }}">{{ c.verdict }}</span></h2>
+<h2>{{ c.id }} — {{ c.title or c.statement }} <span class="badge {{ c.badge }}">{{ c.verdict }}</span>{% if c.fragile %} <span class="fragile">{{ c.firmness_text }}</span>{% endif %}</h2>
+<p class="meta">Verdict {{ c.verdict }}, {{ c.firmness_text }}.</p>
 <p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}</p>
 <blockquote>{{ c.statement }}</blockquote>
 {% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}
-{% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline: {{ c.regression.reasons | join("; ") }}</div>{% endif %}
+{% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline:<ul>{% for r in c.regression.reasons %}<li>{{ r }}</li>{% endfor %}</ul></div>{% endif %}
 <h3>Criteria (stated before measuring)</h3>
-<table><thead><tr><th>criterion</th><th>prediction</th><th>threshold</th><th>test</th><th>measured</th><th>passed</th><th>p</th><th>CI</th></tr></thead><tbody>
-{% for k in c.criteria %}<tr><td>{{ k.name }}{% if k.counts is defined and not k.counts %}<br><span class="meta">(reported, not counted)</span>{% endif %}</td>
-<td>{{ k.prediction }}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}</td><td>{{ fmt(k.threshold) }}</td><td>{{ k.test }}</td><td class="val">{{ fmt(k.measured) }}</td>
-<td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">yes</span>{% else %}<span class="fail">no</span>{% endif %}</td>
-<td class="num">{{ fmt(k.p_value) }}</td><td class="num">{{ fmt(k.ci) }}</td></tr>
-{% else %}<tr><td colspan="8">No criterion was declared.</td></tr>{% endfor %}
+<table class="criteria"><thead><tr><th>criterion</th><th>prediction</th><th>rule</th><th>test</th><th>δ measured</th><th>interval (Holm level)</th><th>Holm p</th><th>outcome</th><th>firmness</th>{% if c.regression %}<th>baseline</th>{% endif %}</tr></thead><tbody>
+{% for k in c.criteria %}<tr><td>{{ k.name }}{% if k.counts is defined and not k.counts %}<br><span class="meta">(reported, not counted)</span>{% endif %}{% if k.fast %}<br><span class="meta">(fast)</span>{% endif %}</td>
+<td>{{ k.prediction }}{% if k.arms %}<br><span class="meta">a − b: {{ k.arms | join(" − ") }}; metric: {{ k.metric }}</span>{% elif k.metric %}<br><span class="meta">metric: {{ k.metric }}</span>{% endif %}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}{% if k.decision_note %}<br><span class="meta">{{ k.decision_note }}</span>{% endif %}</td>
+<td><b>{{ k.kind }}</b>: {{ fmt(k.threshold) }}{% if k.margin_reason %}<br><span class="meta">{{ k.margin_reason }}</span>{% endif %}</td><td class="test">{{ k.test }}</td><td class="val">{{ fmt(k.measured) }}{% if k.deciding_part %}<br><span class="meta">at {{ k.deciding_part }}</span>{% endif %}</td>
+<td class="num">{{ fmt(k.ci) }}{% if k.level %}<br><span class="meta">α_i = {{ fmt(k.level) }}</span>{% endif %}</td><td class="num">{{ fmt(k.p_value) }}</td>
+<td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">passed</span>{% else %}<span class="unk">inconclusive</span>{% endif %}</td>
+<td class="num">{{ fmt(k.firmness) }}{% if k.seeds_for_firm %}<br><span class="meta">firm at ~{{ k.seeds_for_firm }} seeds</span>{% endif %}</td>
+{% if c.regression %}{% set g = c.regression.criteria | selectattr("name", "equalto", k.name) | first %}<td>{% if g %}{{ g.baseline_outcome or "—" }} ({{ g.status }}){% endif %}</td>{% endif %}</tr>
+{% else %}<tr><td colspan="10">No criterion was declared.</td></tr>{% endfor %}
 </tbody></table>
 {% if c.metrics_sorted %}<h3>Metrics</h3><table><thead><tr><th>metric</th><th>value</th>{% if c.regression %}<th>baseline</th><th>gate</th>{% endif %}</tr></thead><tbody>
 {% for name, value in c.metrics_sorted %}<tr><td><code>{{ name }}</code></td><td class="num">{{ fmt(value) }}</td>

@@ -17,10 +17,14 @@ from typing import Any, Iterable, Mapping
 
 from harness import verdict as verdicts
 
-SCHEMA_VERSION = 1
+# 2 (issue 16): criteria carry kind, margin, rule, measurements, outcome, firmness, seeds_for_firm and a
+# fingerprint; claims carry firmness and seeds_for_firm. Files of schema 1 are rejected with a clear error.
+SCHEMA_VERSION = 2
 RUN_KEYS = ("profile", "device", "seeds", "torch_version", "git_commit", "started_at", "duration_s", "complete")
-CLAIM_KEYS = ("id", "title", "statement", "strength", "verdict", "criteria", "metrics", "figures", "duration_s")
-CRITERION_KEYS = ("name", "prediction", "threshold", "measured", "passed")
+CLAIM_KEYS = ("id", "title", "statement", "strength", "verdict", "criteria", "metrics", "figures", "duration_s",
+              "firmness", "seeds_for_firm")
+CRITERION_KEYS = ("name", "prediction", "threshold", "measured", "passed", "kind", "margin", "firmness",
+                  "seeds_for_firm", "fingerprint")
 
 # C before R before Q (the note's order), then the suite's own model checks, then anything else.
 _ID_PREFIX_ORDER = {"C": 0, "R": 1, "Q": 2, "M": 3}
@@ -28,6 +32,10 @@ _ID_PREFIX_ORDER = {"C": 0, "R": 1, "Q": 2, "M": 3}
 
 class ResultsFormatError(ValueError):
     """A results/baseline file that does not follow the schema; the message names the file and the field."""
+
+
+class OldSchemaError(ResultsFormatError):
+    """A results file of an older schema_version than this suite reads."""
 
 
 def claim_sort_key(claim_id: str) -> tuple:
@@ -142,8 +150,7 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
         if p.get("interrupted"):
             claim["interrupted"] = True
     errored = any(p.get("verdict") == "error" for p in parts)
-    claim["verdict"] = verdicts.decide(claim["criteria"], kind=claim.get("kind") or "claim",
-                                       errored=errored, fast_only=bool(claim["fast"]))
+    verdicts.apply_judgement(claim, errored=errored, fast_only=bool(claim["fast"]))
     claim["error"] = "; ".join(claim.pop("errors")) or None
     return claim
 
@@ -156,8 +163,12 @@ def validate(data: Any, source: str = "results") -> dict[str, Any]:
     """Check ``data`` against the results.json contract; raise ResultsFormatError naming the field."""
     if not isinstance(data, dict):
         _fail(source, "top level", f"expected a JSON object, got {type(data).__name__}")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        _fail(source, "schema_version", f"expected {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        raise OldSchemaError(f"{source}: schema_version {version} predates schema {SCHEMA_VERSION} (issue 16's "
+                             "decision protocol)")
+    if version != SCHEMA_VERSION:
+        _fail(source, "schema_version", f"expected {SCHEMA_VERSION}, got {version!r}")
     run = data.get("run")
     if not isinstance(run, dict):
         _fail(source, "run", "missing or not an object")
@@ -174,6 +185,9 @@ def validate(data: Any, source: str = "results") -> dict[str, Any]:
         for key in CLAIM_KEYS:
             if key not in claim:
                 _fail(source, f"{where}.{key}", "missing")
+        firmness = claim.get("firmness")
+        if firmness is not None and not (isinstance(firmness, (int, float)) and 0 <= firmness <= 1):
+            _fail(source, f"{where}.firmness", f"expected a number in [0, 1] or null, got {firmness!r}")
         if claim["verdict"] not in verdicts.ALL_VERDICTS:
             _fail(source, f"{where}.verdict", f"{claim['verdict']!r} is not one of {', '.join(verdicts.ALL_VERDICTS)}")
         if not isinstance(claim["criteria"], list):

@@ -192,16 +192,14 @@ def rank_biserial(a: ArrayLike, b: ArrayLike) -> float:
 
 def welch_t(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", confidence: float = 0.95) -> TestResult:
     """Welch's t-test (unequal variances) of mean_a vs mean_b. ``alternative="greater"`` tests mean_a > mean_b.
-    Two constant samples: p = 0 if the means differ (t infinite), NaN if equal."""
+    Two constant samples have no spread to test with (a metric at its ceiling): p is NaN, never 0 (issue 16),
+    so nothing degenerate is ever "significant"."""
     _check_alternative(alternative)
     x, y = _array(a, "a", 2), _array(b, "b", 2)
     d = cohens_d(x, y)
     diff = float(x.mean() - y.mean())
     if x.var() == 0.0 and y.var() == 0.0:
-        if diff == 0.0:
-            p = math.nan
-        else:
-            p = 0.0 if alternative == "two-sided" or (diff > 0) == (alternative == "greater") else 1.0
+        p = math.nan
         return TestResult("welch_t", alternative, math.copysign(math.inf, diff) if diff else math.nan, p,
                           int(x.size), int(y.size), float(x.mean()), float(y.mean()), diff, d, "cohens_d",
                           (diff, diff), None)
@@ -231,9 +229,8 @@ def one_sample_t(values: ArrayLike, popmean: float = 0.0, alternative: str = "tw
     sd = float(x.std(ddof=1))
     diff = float(x.mean() - popmean)
     d = (diff / sd) if sd > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
-    if sd == 0.0:
-        p = math.nan if diff == 0 else (0.0 if alternative == "two-sided" or (diff > 0) == (alternative == "greater")
-                                        else 1.0)
+    if sd == 0.0:  # no spread: p is NaN, never 0 (issue 16)
+        p = math.nan
         return TestResult("one_sample_t", alternative, math.copysign(math.inf, diff) if diff else math.nan, p,
                           int(x.size), 0, float(x.mean()), float(popmean), diff, d, "cohens_d", (diff, diff),
                           float(x.size - 1))

@@ -1,19 +1,40 @@
-"""Criteria -> verdict, and nothing else (issue 4).
+"""Criteria -> verdict, and nothing else (issues 4, 16).
 
 Works on criterion *records* (the dicts in results.json), not on live Evidence objects, so the same
 rule judges a fresh run, a merged xdist run and a stored baseline. Measurement lives in
-``harness.evidence``, rendering in ``harness.report``.
+``harness.evidence``, the statistics of one decision in ``harness.decision``, rendering in ``harness.report``.
 
-The rule (docs/ARCHITECTURE.md): ``supported`` if every counted criterion passed; ``refuted`` if a
-counted criterion was recorded ``refuted=True`` (its prediction contradicted with significance);
-``inconclusive`` otherwise, including a criterion declared but never recorded and a claim with no
-counted criterion at all (a check that cannot fail supports nothing); ``error`` if the test crashed.
-Questions (Q1-Q3) read ``answered yes`` / ``answered no`` / ``inconclusive at this scale``.
+How a verdict is decided: ``HOW_VERDICTS_ARE_DECIDED`` below, which the report prints word for word.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from harness import decision
+
+#: The rule, as the report prints it (and the README's "How verdicts are decided" summarises).
+HOW_VERDICTS_ARE_DECIDED = (
+    "Each criterion declared its rule before measuring: superiority, non-inferiority or equivalence of two arms "
+    "with a stated margin (and the reason for that margin), a band for one quantity, or an exact "
+    "(deterministic) check. The seed is the unit: arms are compared over per-seed values, paired by seed where "
+    "they share the seed's data and initialisation.",
+    "The claim's counted statistical criteria form one family at alpha = 0.05 under Holm's step-down rule: "
+    "the r-th smallest p of m is tested at 0.05 / (m - r + 1), and testing stops at the first that fails.",
+    "A criterion passes when its two-sided (1 - 2 alpha_i) Student-t interval (Welch's for unpaired arms) lies "
+    "inside the predicted region, is refuted when the interval lies wholly outside it, and is inconclusive "
+    "otherwise, and whenever an arm is constant across seeds (a ceiling has no spread to test). "
+    "Non-significance never passes: 'similar' and 'flat' are equivalence tests with a margin. A criterion that "
+    "must hold at several points (every d_k) passes only if each part does and is refuted if any part is "
+    "(Bonferroni over the parts).",
+    "The claim is supported if every counted criterion passed; refuted if any counted criterion was refuted "
+    "(an exact check that fails is refuted); inconclusive otherwise, including a criterion never recorded or "
+    "a claim with nothing counted; error if its module crashed. Questions read answered yes / answered no / "
+    "inconclusive at this scale. Reported criteria are decided alone at 0.05 and never enter the verdict.",
+    "Firmness is the probability that a fresh, equally sized set of seeds gives the same outcome, simulated "
+    "from each arm's measured mean and spread with Holm and the verdict rule applied in every simulated run; "
+    "'seeds for firm' is the seed count at which that probability reaches 0.9. A verdict below 0.8 is marked "
+    "fragile.",
+)
 KINDS = ("claim", "recommendation", "question")
 SUPPORTED, INCONCLUSIVE, REFUTED, ERROR = "supported", "inconclusive", "refuted", "error"
 CLAIM_VERDICTS = (SUPPORTED, INCONCLUSIVE, REFUTED, ERROR)
@@ -30,22 +51,72 @@ def counted(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> l
     return [c for c in criteria if c.get("counts", True) and (c.get("fast", False) or not fast_only)]
 
 
+_VERDICT_OF_CODE = {2: SUPPORTED, 1: INCONCLUSIVE, 0: REFUTED}
+
+
+def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
+                 fast_only: bool = False, firmness: bool = True) -> dict[str, Any]:
+    """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
+    "seeds_for_firm", "n_seeds"}``. Each judged criterion gains outcome, passed, refuted, ci (at its Holm
+    level), p_value (Holm-adjusted), level, measured, firmness and seeds_for_firm."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    criteria = [dict(c) for c in criteria]
+    judged_ids = {id(c) for c in counted(criteria, fast_only)}
+    mask = [id(c) in judged_ids for c in criteria]
+    result = decision.judge(criteria, mask, firmness=firmness)
+    for c, d in zip(criteria, result.criteria):
+        if not d:
+            c.update(outcome=None, passed=False, refuted=False, firmness=None, seeds_for_firm=None)
+            continue
+        c.update(outcome=d["outcome"], passed=d["outcome"] == decision.PASSED,
+                 refuted=d["outcome"] == decision.REFUTED, firmness=d.get("firmness"),
+                 seeds_for_firm=d.get("seeds_for_firm"))
+        if "level" in d and d["level"] is not None:
+            c.update(level=d["level"], p_value=d["p_value"], ci=list(d["ci"]), measured=d["measured"],
+                     p_support=d["p_support"], p_refute=d["p_refute"], deciding_part=d["deciding_part"],
+                     decision_note=d["decision_note"])
+    if errored:
+        outcome = ERROR
+    elif not any(mask):
+        outcome = INCONCLUSIVE
+    else:
+        outcome = _VERDICT_OF_CODE[result.verdict_code]
+    return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
+            "firmness": None if errored else result.firmness, "seeds_for_firm": None if errored else result.seeds_for_firm,
+            "n_seeds": result.n_seeds}
+
+
 def decide(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
            fast_only: bool = False) -> str:
     """The verdict for a claim's criteria records (see the module docstring for the rule)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if errored:
-        outcome = ERROR
-    else:
-        judged = counted(criteria, fast_only)
-        if any(c.get("refuted") and c.get("recorded", True) for c in judged):
-            outcome = REFUTED
-        elif judged and all(c.get("recorded", True) and c.get("passed") is True for c in judged):
-            outcome = SUPPORTED
-        else:
-            outcome = INCONCLUSIVE
-    return QUESTION_LABELS[outcome] if kind == "question" else outcome
+    return judge_record(criteria, kind=kind, errored=errored, fast_only=fast_only, firmness=False)["verdict"]
+
+
+def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only: bool = False) -> dict[str, Any]:
+    """Judge a claim (or part) record in place: its criteria, verdict, firmness and seeds_for_firm."""
+    j = judge_record(record.get("criteria", []), kind=record.get("kind") or "claim", errored=errored,
+                     fast_only=fast_only)
+    record["criteria"] = j["criteria"]
+    record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
+    return record
+
+
+def fragile(firmness: float | None) -> bool:
+    return firmness is not None and firmness < decision.FRAGILE_BELOW
+
+
+def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:
+    """'firm (0.97)', or 'fragile at N seeds: about M needed (firmness 0.55)'."""
+    f = record.get("firmness")
+    if f is None:
+        return "firmness not estimated"
+    if not fragile(f):
+        return f"firmness {f:.2f}"
+    need = record.get("seeds_for_firm")
+    at = f" at {n_seeds} seeds" if n_seeds else ""
+    more = f": about {need} needed" if need else ": no seed count up to 200 firms it"
+    return f"fragile{at}{more} (firmness {f:.2f})"
 
 
 def canonical(verdict: str | None) -> str | None:
@@ -102,16 +173,21 @@ def explain(record: Mapping[str, Any]) -> str:
         elif c.get("refuted"):
             state = "REFUTED"
         else:
-            state = "passed" if c.get("passed") else "not passed"
-        extra = [f"measured {_fmt(c.get('measured'))}", f"threshold {_fmt(c.get('threshold'))}"]
+            state = "passed" if c.get("passed") else "inconclusive"
+        extra = [f"{c.get('kind') or (c.get('rule') or {}).get('kind', '?')}", f"measured {_fmt(c.get('measured'))}",
+                 f"threshold {_fmt(c.get('threshold'))}"]
         if c.get("ci") is not None:
             extra.append(f"CI {_fmt(c['ci'])}")
         if c.get("p_value") is not None:
-            extra.append(f"p={_fmt(c['p_value'])}")
+            extra.append(f"Holm p={_fmt(c['p_value'])}")
+        if c.get("firmness") is not None:
+            extra.append(f"firmness {c['firmness']:.2f}")
         counts = "" if id(c) in judged else " (not counted)"
         lines.append(f"  - {c.get('name')}: {state}{counts}; " + ", ".join(extra))
         if c.get("detail"):
             lines.append(f"      {c['detail']}")
+        if c.get("decision_note"):
+            lines.append(f"      {c['decision_note']}")
     if not judged:
         lines.append("  (no counted criterion: nothing can support this claim)")
     if record.get("error"):
@@ -148,3 +224,6 @@ def practice_dispositions(verdicts: Mapping[str, str | None]) -> list[dict[str, 
         rows.append({**p, "verdicts": {cid: verdicts.get(cid) or "not run" for cid in p["claims"]},
                      "disposition": practice_disposition(p["claims"], verdicts)})
     return rows
+
+
+__doc__ += "\n" + "\n\n".join(f"{i}. {p}" for i, p in enumerate(HOW_VERDICTS_ARE_DECIDED, 1)) + "\n"

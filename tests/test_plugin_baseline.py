@@ -4,13 +4,24 @@ import json
 import pytest
 
 from harness import baseline as B
+from harness import decision as D
 from harness import results as R
+from harness import verdict as V
+from harness.evidence import Evidence
+
+
+def crit(name="a", outcome="passed", counts=True, fast=False, margin=0.05, **extra):
+    """A criterion record as a run writes it: declared through Evidence (so it carries its fingerprint)."""
+    return {"name": name, "outcome": outcome, "passed": outcome == "passed", "refuted": outcome == "refuted",
+            "counts": counts, "fast": fast, "kind": "non_inferiority", "margin": margin,
+            "fingerprint": D.fingerprint({"name": name, "margin": margin, "counts": counts, "fast": fast}),
+            **extra}
 
 
 def claim(verdict="supported", metrics=None, gates=None, criteria=None, kind="claim"):
+    outcome = {"supported": "passed", "refuted": "refuted"}.get(V.canonical(verdict), "inconclusive")
     return {"id": "C9", "kind": kind, "verdict": verdict, "metrics": metrics or {}, "gates": gates or {},
-            "criteria": criteria if criteria is not None else
-            [{"name": "a", "passed": verdict == "supported", "refuted": verdict == "refuted"}]}
+            "criteria": criteria if criteria is not None else [crit("a", outcome)]}
 
 
 HIGHER = {"m": {"direction": "higher", "tolerance": 0.05, "relative": False}}
@@ -19,7 +30,7 @@ HIGHER = {"m": {"direction": "higher", "tolerance": 0.05, "relative": False}}
 def test_gate_fires_on_a_worsened_verdict():
     reg = B.compare_claim(claim("inconclusive"), claim("supported"))
     assert reg["regressed"] and reg["status"] == "regressed"
-    assert reg["reasons"] == ["verdict supported -> inconclusive"]
+    assert reg["reasons"] == ["verdict supported -> inconclusive", "criterion a: passed -> inconclusive"]
 
 
 def test_gate_fires_on_a_metric_beyond_tolerance_in_the_bad_direction():
@@ -51,7 +62,8 @@ def test_relative_tolerance_scales_with_the_baseline():
 
 def test_new_claims_and_new_metrics_are_not_regressions():
     assert B.compare_claim(claim("refuted"), None) == {"status": "new", "regressed": False,
-                                                       "baseline_verdict": None, "reasons": [], "metrics": []}
+                                                       "baseline_verdict": None, "reasons": [], "metrics": [],
+                                                       "criteria": []}
     row = B.compare_metric("m", 0.1, None, HIGHER["m"])
     assert row["status"] == "new" and not row["regressed"]
 
@@ -68,24 +80,93 @@ def test_a_questions_changed_answer_is_shown_not_gated():
 
 
 def test_a_claim_in_parts_compares_each_part_with_its_own_criteria():
-    base = claim("inconclusive", criteria=[{"name": "a", "passed": True}, {"name": "b", "passed": False}])
-    part_a = claim("supported", criteria=[{"name": "a", "passed": True}])
+    def exact(name, holds):
+        return {"name": name, "rule": D.exact().as_dict(), "exact_holds": holds, "recorded": True,
+                "outcome": "passed" if holds else "refuted", "fingerprint": name}
+    base = claim("refuted", criteria=[exact("a", True), exact("b", False)])
+    part_a = claim("supported", criteria=[exact("a", True)])
     assert B.compare_claim(part_a, base)["baseline_verdict"] == "supported"
     assert not B.compare_claim(part_a, base)["regressed"]
+    # the whole claim misses b: a counted baseline criterion gone missing is a regression
+    whole = B.compare_claim(part_a, base, whole_claim=True)
+    assert whole["regressed"] and "criterion b: counted in the baseline, missing" in whole["reasons"][0]
+
+
+# ---- issue 16: the gate compares definitions (fingerprints) and each counted criterion's outcome
+def test_a_loosened_margin_fails_with_a_message_that_names_the_criterion():
+    reg = B.compare_claim(claim(criteria=[crit("gap", margin=0.10)]), claim(criteria=[crit("gap", margin=0.05)]))
+    assert reg["regressed"]
+    (reason,) = reg["reasons"]
+    assert reason.startswith("criterion gap: definition changed (margin 0.05 -> 0.1)")
+    assert "--update-baseline" in reason and "reason in the commit" in reason
+
+
+def test_a_criterion_flipped_to_not_counting_fails():
+    reg = B.compare_claim(claim(criteria=[crit("gap", counts=False)]), claim(criteria=[crit("gap")]))
+    assert reg["regressed"] and "definition changed (counts True -> False)" in reg["reasons"][0]
+
+
+def test_a_criterion_that_got_worse_inside_an_already_refuted_claim_fails():
+    base = claim("refuted", criteria=[crit("x", "refuted"), crit("y", "passed")])
+    now = claim("refuted", criteria=[crit("x", "refuted"), crit("y", "inconclusive")])
+    reg = B.compare_claim(now, base)
+    assert reg["regressed"] and reg["reasons"] == ["criterion y: passed -> inconclusive"]
+    assert [r["status"] for r in reg["criteria"]] == ["ok", "worse"]
+    # ... but a reported criterion's outcome is shown, not gated, and a better one is an improvement
+    base = claim("refuted", criteria=[crit("x", "refuted"), crit("r", "passed", counts=False)])
+    now = claim("refuted", criteria=[crit("x", "inconclusive"), crit("r", "refuted", counts=False)])
+    reg = B.compare_claim(now, base)
+    assert not reg["regressed"] and reg["status"] == "improved"
+
+
+def test_a_questions_criteria_changes_are_shown_not_gated_but_redefinitions_are():
+    base = claim("answered yes", kind="question", criteria=[crit("q", "passed")])
+    assert not B.compare_claim(claim("answered no", kind="question", criteria=[crit("q", "refuted")]), base)["regressed"]
+    assert B.compare_claim(claim("answered yes", kind="question", criteria=[crit("q", margin=1.0)]), base)["regressed"]
+
+
+def test_fast_runs_expect_only_the_fast_criteria():
+    base = claim(criteria=[crit("f", fast=True), crit("slow")])
+    now = claim(criteria=[crit("f", fast=True)]) | {"fast": True}
+    assert not B.compare_claim(now, base, whole_claim=True)["regressed"]
+
+
+def test_an_old_schema_baseline_is_rejected_with_a_clear_error(tmp_path):
+    data = valid_results()
+    data["schema_version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(B.BaselineError, match=r"schema_version 1 predates schema 2.*--update-baseline"):
+        B.load_baseline(path)
+
+
+def test_a_real_gate_round_trip_from_evidence(tmp_path):
+    """Declared through Evidence, judged by verdict, compared by baseline: the pieces agree on names."""
+    def run(margin):
+        ev = Evidence(tmp_path)
+        ev.claim("C9", title="t", statement="s", strength="strong")
+        ev.criterion("gap", rule=D.non_inferiority(margin, reason="r"), prediction="p", metric="m",
+                     arms=("x", "y")).compare([1.0, 1.1, 0.9, 1.05], [1.0, 1.0, 1.0, 1.01])
+        rec = ev.to_record()
+        return V.apply_judgement(rec)
+    assert not B.compare_claim(run(0.5), run(0.5), whole_claim=True)["regressed"]
+    assert B.compare_claim(run(0.6), run(0.5), whole_claim=True)["regressed"]
 
 
 def valid_results():
-    return {"schema_version": 1,
+    return {"schema_version": R.SCHEMA_VERSION,
             "run": {k: None for k in R.RUN_KEYS},
             "claims": {"C9": {"id": "C9", "title": "t", "statement": "s", "strength": "strong",
                               "verdict": "supported", "metrics": {"m": 1.0}, "figures": [], "duration_s": 1.0,
+                              "firmness": 1.0, "seeds_for_firm": None,
                               "criteria": [{"name": "a", "prediction": "p", "threshold": 1, "measured": 1,
-                                            "passed": True}]}}}
+                                            "passed": True, "kind": "exact", "margin": None, "firmness": 1.0,
+                                            "seeds_for_firm": None, "fingerprint": "abc"}]}}}
 
 
 def test_malformed_baseline_gives_a_clear_error(tmp_path):
     path = tmp_path / "baseline.json"
-    path.write_text('{"schema_version": 1, "run": {')
+    path.write_text('{"schema_version": 2, "run": {')
     with pytest.raises(B.BaselineError, match=r"baseline file .*baseline.json is not valid JSON.*line 1") as exc:
         B.load_baseline(path)
     assert "--update-baseline" in str(exc.value)

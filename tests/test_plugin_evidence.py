@@ -3,7 +3,10 @@ import math
 
 import pytest
 
+from harness import decision as D
 from harness.evidence import Evidence, EvidenceError
+
+EXACT = dict(rule=D.exact(), prediction="p", metric="m")
 
 
 @pytest.fixture
@@ -14,21 +17,21 @@ def ev(tmp_path):
 
 
 def test_criteria_must_come_before_measurements(ev):
-    c = ev.criterion("a", prediction="p", threshold=1, test="t")
-    c.record(measured=1.0, passed=True)
+    c = ev.criterion("a", **EXACT)
+    c.check(True, measured=1.0)
     with pytest.raises(EvidenceError, match="declared after measuring"):
-        ev.criterion("b", prediction="p", threshold=1, test="t")
+        ev.criterion("b", **EXACT)
 
 
 def test_a_metric_also_starts_the_measurement(ev):
     ev.metric("m", 1.0)
     with pytest.raises(EvidenceError, match="before the first measurement"):
-        ev.criterion("late", prediction="p", threshold=1, test="t")
+        ev.criterion("late", **EXACT)
 
 
 def test_nothing_before_the_claim_is_declared(tmp_path):
     with pytest.raises(EvidenceError, match="declare the claim first"):
-        Evidence(tmp_path).criterion("a", prediction="p", threshold=1, test="t")
+        Evidence(tmp_path).criterion("a", **EXACT)
 
 
 def test_claim_id_must_match_the_marker(tmp_path):
@@ -44,37 +47,79 @@ def test_bad_kind_and_empty_statement(tmp_path):
 
 
 def test_record_validates_its_values(ev):
-    c = ev.criterion("a", prediction="p", threshold=1, test="t")
-    with pytest.raises(EvidenceError, match="passed and refuted"):
-        c.record(measured=1, passed=True, refuted=True)
+    with pytest.raises(EvidenceError, match="rule must be a harness.decision rule"):
+        ev.criterion("x", rule="p < 0.05", prediction="p", metric="m")
+    with pytest.raises(EvidenceError, match="metric must be a non-empty string"):
+        ev.criterion("x", rule=D.exact(), prediction="p", metric="")
+    c = ev.criterion("a", **EXACT)
+    s = ev.criterion("s", rule=D.superiority(0.1, reason="r"), prediction="p", metric="m")
     with pytest.raises(EvidenceError, match="must be a bool"):
-        c.record(measured=1, passed="yes")
-    with pytest.raises(EvidenceError, match=r"p_value must be in \[0, 1\]"):
-        c.record(measured=1, passed=True, p_value=3.0)
-    with pytest.raises(EvidenceError, match="ci must be a"):
-        c.record(measured=1, passed=True, ci=(1, 2, 3))
-    c.record(measured=1, passed=True)
+        c.check("yes")
+    with pytest.raises(EvidenceError, match="check\\(\\) is for exact rules"):
+        s.check(True)
+    with pytest.raises(EvidenceError, match="exact criterion is recorded with check"):
+        c.sample([1.0, 2.0])
+    with pytest.raises(D.DecisionError, match="at least 2 seeds"):
+        s.compare([1.0], [0.0])
+    with pytest.raises(D.DecisionError, match="NaN or inf"):
+        s.compare([1.0, float("nan")], [0.0, 1.0])
+    c.check(True)
     with pytest.raises(EvidenceError, match="already recorded"):
-        c.record(measured=1, passed=True)
+        c.check(True)
+
+
+def test_rules_need_a_reason_and_sane_bounds():
+    with pytest.raises(D.DecisionError, match="reason"):
+        D.superiority(0.1, reason=" ")
+    with pytest.raises(D.DecisionError, match="lo < hi"):
+        D.band(1.0, 0.5, reason="r")
+    with pytest.raises(D.DecisionError, match="> 0 for equivalence"):
+        D.equivalence(0.0, reason="r")
+    with pytest.raises(D.DecisionError, match="needs a bound"):
+        D.band(None, None, reason="r")
 
 
 def test_numpy_values_become_plain_json(ev):
     np = pytest.importorskip("numpy")
-    c = ev.criterion("a", prediction="p", threshold=np.float64(0.5), test="t")
-    c.record(measured=np.float32(0.25), passed=np.bool_(True), ci=np.array([0.1, 0.4]), p_value=np.float64(0.01))
+    c = ev.criterion("a", rule=D.superiority(0.0, reason="r", paired=True), prediction="p", metric="m",
+                     arms=("x", "y"))
+    c.compare(np.array([1.0, 2.0, 3.0], dtype=np.float32), np.array([0.5, 1.0, 1.5]))
     ev.metric("m", np.int64(3))
     ev.metric("diverged", float("nan"))
     rec = ev.to_record()
-    assert rec["criteria"][0]["passed"] is True and rec["criteria"][0]["ci"] == pytest.approx([0.1, 0.4])
+    (m,) = rec["criteria"][0]["measurements"]
+    assert m["a"] == [1.0, 2.0, 3.0] and all(type(v) is float for v in m["a"]) and m["paired"] is True
     assert rec["metrics"] == {"m": 3, "diverged": None}  # JSON has no NaN
     with pytest.raises(EvidenceError, match="must be a number"):
         ev.metric("text", "high")
 
 
 def test_unrecorded_criterion_is_reported_as_such(ev):
-    ev.criterion("never", prediction="p", threshold=1, test="t")
+    ev.criterion("never", **EXACT)
     (c,) = ev.to_record()["criteria"]
     assert c["recorded"] is False and c["passed"] is False and c["measured"] is None
+
+
+def test_the_record_carries_the_definition_and_its_fingerprint(ev):
+    a = ev.criterion("a", rule=D.non_inferiority(0.05, reason="5 points"), prediction="p", metric="loss",
+                     arms=("x", "y"))
+    rec = ev.to_record()["criteria"][0]
+    assert (rec["kind"], rec["margin"], rec["margin_reason"]) == ("non_inferiority", 0.05, "5 points")
+    assert rec["threshold"] == "mean(a - b) > -0.05" and len(rec["fingerprint"]) == 12
+    # the fingerprint covers the definition (margin, counts), not the wording
+    other = Evidence(ev.report_dir)
+    other.claim("C9", title="t", statement="s", strength="strong")
+    same = other.criterion("a", rule=D.non_inferiority(0.05, reason="other words"), prediction="q", metric="loss",
+                           arms=("x", "y"))
+    assert same.to_dict()["fingerprint"] == rec["fingerprint"]
+    for changed in (dict(rule=D.non_inferiority(0.1, reason="r")), dict(counts=False), dict(fast=True),
+                    dict(arms=("y", "x")), dict(metric="accuracy"), dict(rule=D.superiority(0.05, reason="r"))):
+        kw = dict(rule=D.non_inferiority(0.05, reason="r"), prediction="p", metric="loss", arms=("x", "y"))
+        kw.update(changed)
+        e = Evidence(ev.report_dir)
+        e.claim("C9", title="t", statement="s", strength="strong")
+        assert e.criterion("a", **kw).to_dict()["fingerprint"] != rec["fingerprint"], changed
+    del a
 
 
 def test_gate_validation(ev):

@@ -7,12 +7,13 @@ import pytest
 
 ONE_CLAIM = """
 import pytest
+from harness import decision
 pytestmark = pytest.mark.claim("F8")
 
 def test_f8(evidence, seeds, profile, fast):
     evidence.claim("F8", title="t", statement="s", strength="strong")
-    c = evidence.criterion("c", prediction="p", threshold="-", test="none", fast=True)
-    c.record(measured=seeds, passed=True)
+    c = evidence.criterion("c", rule=decision.exact(), prediction="p", metric="m", fast=True)
+    c.check(True, measured=seeds)
     evidence.note(f"profile={profile.name} n_seeds={profile.n_seeds} fast={fast}")
 """
 
@@ -152,7 +153,8 @@ def test_f9(evidence, progress):
         progress(f"step {i}")
     progress("done", force=True)
     evidence.claim("F9", title="t", statement="s", strength="strong")
-    evidence.criterion("c", prediction="p", threshold="-", test="none").record(measured=1, passed=True)
+    from harness import decision
+    evidence.criterion("c", rule=decision.exact(), prediction="p", metric="m").check(True, measured=1)
 ''')
     out = suite.runpytest_inprocess("test_f9.py", "--device", "cpu").stdout.str()
     assert "[F9] step 0" in out and "[F9] step 4" in out and "[F9] step 5" not in out

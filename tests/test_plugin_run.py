@@ -44,7 +44,7 @@ def test_claim_test_passes_iff_supported(runs):
     for nodeid in ("test_f2_borderline.py::test_f2_borderline", "test_f3_refuted.py::test_f3_refuted",
                    "test_f4_crash.py::test_f4_crash"):
         assert f"FAILED {nodeid}" in out
-    assert "F2 is inconclusive, not supported" in out and "gap_small: not passed" in out
+    assert "F2 is inconclusive, not supported" in out and "gap_small: inconclusive" in out
     assert "F3 is refuted, not supported" in out and "value_high: REFUTED" in out
     assert "RuntimeError: fake crash in the measurement" in out
 
@@ -52,7 +52,7 @@ def test_claim_test_passes_iff_supported(runs):
 def test_results_json_follows_the_contract(runs):
     res = runs["serial_results"]
     R.validate(res)
-    assert res["schema_version"] == 1
+    assert res["schema_version"] == R.SCHEMA_VERSION == 2
     assert set(R.RUN_KEYS) <= set(res["run"]) and res["run"]["complete"] is True
     assert res["run"]["seeds"] == [0, 1, 2] and res["run"]["profile"] == "smoke"
     assert res["run"]["inject_fault"] is None and res["run"]["master_seed"] == 0
@@ -62,7 +62,11 @@ def test_results_json_follows_the_contract(runs):
     for key in (*R.CLAIM_KEYS, "kind", "notes", "tables", "headline", "limitation"):
         assert key in f1
     assert f1["metrics"] == {"score": pytest.approx(0.901)} and f1["headline"] == "score"
-    assert f1["criteria"][0]["ci"] == pytest.approx([0.891, 0.911]) and f1["criteria"][0]["p_value"] == 0.01
+    c = f1["criteria"][0]
+    assert c["outcome"] == "passed" and c["kind"] == "band" and c["level"] == 0.05 and c["p_value"] < 1e-3
+    assert c["ci"] == pytest.approx([0.901 - 0.001686, 0.901 + 0.001686], abs=2e-5)  # 90% t interval, 2 df
+    assert c["firmness"] == 1.0 and c["seeds_for_firm"] is None and len(c["fingerprint"]) == 12
+    assert f1["firmness"] == 1.0 and f1["seeds_for_firm"] is None
     assert f1["figures"] == ["figures/F1/score_by_seed.png"]
     assert (runs["root"] / "serial" / f1["figures"][0]).is_file()
     assert f1["tables"]["per_seed"][2] == {"seed": 2, "score": pytest.approx(0.902)}
@@ -79,7 +83,7 @@ def test_progress_is_live_without_dash_s_and_summary_has_a_line_per_claim(runs):
     assert "[F1] profile smoke seed 0: step 10/10 loss 0.01" in out
     for cid, verdict in VERDICTS.items():
         assert re.search(rf"^{cid}\s+{verdict}\s", out, re.M), cid
-    assert re.search(r"^F1\s+supported\s+score = 0\.901\s+\d+\.\d s\s+not gated", out, re.M)
+    assert re.search(r"^F1\s+supported\s+firm 1\.00\s+score = 0\.901\s+\d+\.\d s\s+not gated", out, re.M)
     assert "baseline written:" in out
 
 
@@ -116,14 +120,15 @@ def test_gate_fails_regressions_only(runs):
     assert res["claims"]["F1"]["verdict"] == "supported" and res["claims"]["F1"]["regression"]["regressed"]
     # F2: inconclusive -> refuted
     assert "FAILED test_f2_borderline.py::test_f2_borderline" in out
-    assert res["claims"]["F2"]["regression"]["reasons"] == ["verdict inconclusive -> refuted"]
+    assert res["claims"]["F2"]["regression"]["reasons"] == ["verdict inconclusive -> refuted",
+                                                           "criterion gap_small: inconclusive -> refuted"]
     # F3 refuted -> supported and F4 error -> supported are improvements: they pass
     for cid in ("F3", "F4"):
         assert res["claims"][cid]["regression"]["status"] == "improved"
         assert f"FAILED test_{cid.lower()}" not in out
     assert res["claims"]["F5"]["regression"]["status"] == "ok"
     assert res["run"]["baseline"].endswith("baseline.json") and res["run"]["baseline_profile"] == "smoke"
-    assert re.search(r"^F1\s+supported\s+score = 0\.841\s+\d+\.\d s\s+REGRESSED", out, re.M)
+    assert re.search(r"^F1\s+supported\s+firm 1\.00\s+score = 0\.841\s+\d+\.\d s\s+REGRESSED", out, re.M)
     assert "REGRESSED" in (runs["root"] / "gate" / "index.html").read_text()
 
 

@@ -1,12 +1,19 @@
 """Verdict logic (harness/verdict.py): criteria records -> supported / inconclusive / refuted / error."""
 import pytest
 
+from harness import decision as D
 from harness import verdict as V
 
 
 def crit(name="c", passed=False, refuted=False, recorded=True, counts=True, fast=False):
-    return {"name": name, "prediction": "p", "threshold": "t", "measured": 1.0, "passed": passed,
-            "refuted": refuted, "recorded": recorded, "counts": counts, "fast": fast}
+    """A criterion record whose outcome is known: passed / refuted as an exact check, neither as a band whose
+    interval straddles its bound (inconclusive)."""
+    if passed or refuted:
+        rule, extra = D.exact(), {"exact_holds": bool(passed)}
+    else:
+        rule, extra = D.band(0.5, None, reason="test"), {"measurements": [D.samples([0.0, 1.0, -1.0, 2.0])]}
+    return {"name": name, "prediction": "p", "threshold": "t", "measured": 1.0, "rule": rule.as_dict(),
+            "recorded": recorded, "counts": counts, "fast": fast, **extra}
 
 
 def test_every_counted_criterion_passing_is_supported():
@@ -89,6 +96,8 @@ def test_sota_050_disposition_follows_c3_c4_r1(verdicts, expected):
 
 
 def test_explain_names_the_failing_criterion():
-    text = V.explain({"id": "C9", "verdict": "refuted", "statement": "s",
-                      "criteria": [crit("slope_ci", refuted=True) | {"ci": [0.1, 0.2], "p_value": 0.001}]})
+    judged = V.judge_record([crit("slope_ci", refuted=True), crit("wide")])["criteria"]
+    judged[0] |= {"ci": [0.1, 0.2], "p_value": 0.001}
+    text = V.explain({"id": "C9", "verdict": "refuted", "statement": "s", "criteria": judged})
     assert "slope_ci: REFUTED" in text and "CI [0.1, 0.2]" in text and "p=0.001" in text
+    assert "wide: inconclusive; band" in text

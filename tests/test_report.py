@@ -14,14 +14,16 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4
 def results(**claims):
     run = {"profile": "smoke", "device": "cpu", "seeds": [0, 1, 2], "torch_version": "2.13.0+cpu",
            "git_commit": "abc", "started_at": "2026-01-01T00:00:00+00:00", "duration_s": 12.5, "complete": True}
-    return {"schema_version": 1, "run": run, "claims": claims}
+    return {"schema_version": R.SCHEMA_VERSION, "run": run, "claims": claims}
 
 
 def claim(cid, verdict="supported", statement="a statement", **extra):
     c = {"id": cid, "title": f"title of {cid}", "statement": statement, "strength": "strong", "verdict": verdict,
          "criteria": [{"name": "crit", "prediction": "pred", "threshold": "[0.95, 1.05]", "measured": 1.0,
-                       "passed": verdict == "supported", "p_value": 0.01, "ci": [0.97, 1.02]}],
-         "metrics": {"slope": 1.0}, "figures": [], "duration_s": 3.2, "headline": "slope"}
+                       "passed": verdict == "supported", "p_value": 0.01, "ci": [0.97, 1.02], "kind": "band",
+                       "margin": None, "firmness": 0.95, "seeds_for_firm": None, "fingerprint": "f"}],
+         "metrics": {"slope": 1.0}, "figures": [], "duration_s": 3.2, "headline": "slope", "firmness": 0.95,
+         "seeds_for_firm": None}
     c.update(extra)
     return c
 
@@ -118,3 +120,16 @@ def test_metric_names_sort_numbers_as_numbers_and_dicts_read_plainly():
     names = ["ratio/256", "ratio/64", "ratio/128", "acc"]
     assert sorted(names, key=report.natural_key) == ["acc", "ratio/64", "ratio/128", "ratio/256"]
     assert report.fmt({"64": 17.6821, "128": 29.7}) == "64: 17.68, 128: 29.7"
+
+
+def test_verdicts_show_their_firmness_and_the_rule_that_decided_them(tmp_path):
+    """Issue 16: a fragile verdict carries a visible mark, and the page says how verdicts are decided."""
+    from harness import verdict as V
+
+    html = report.render_html(results(C5=claim("C5", firmness=0.31, seeds_for_firm=25, seeds=[0, 1, 2]),
+                                      C4=claim("C4")), tmp_path)
+    assert "fragile at 3 seeds: about 25 needed (firmness 0.31)" in html
+    assert 'class="fragile"' in html and "firmness 0.95" in html
+    assert "How verdicts are decided" in html and "Holm" in html
+    for paragraph in V.HOW_VERDICTS_ARE_DECIDED:
+        assert report.jinja2.utils.markupsafe.escape(paragraph) in html

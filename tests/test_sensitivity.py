@@ -33,14 +33,15 @@ def test_claim_module_lookup(tmp_path):
 
 FAKE = '''
 import pytest
+from harness import decision
 from model.faults import active_fault
 pytestmark = pytest.mark.claim("{cid}")
 
 def test_{lower}(evidence, fast):
     evidence.claim("{cid}", title="t", statement="s", strength="strong")
-    c = evidence.criterion("no_fault_seen", prediction="p", threshold="t", test="none", fast=True)
+    c = evidence.criterion("no_fault_seen", rule=decision.exact(), prediction="p", metric="m", fast=True)
     bad = active_fault() in {bad}
-    c.record(measured=float(bad), passed=not bad, refuted=bad)
+    c.check(not bad, measured=float(bad))
 '''
 
 

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F1")
 
 
@@ -14,16 +16,15 @@ def test_f1_supported(evidence, profile, seeds, progress, report_dir):
     ev = evidence
     ev.claim("F1", title="A fake claim that holds", statement="The fake score is at least 0.8",
              strength="strong", limitation="Fake: it measures nothing real.")
-    crit = ev.criterion("score_high", prediction="mean score across seeds >= 0.8", threshold=">= 0.8",
-                        test="mean over seeds (fake)")
+    crit = ev.criterion("score_high", rule=decision.band(0.8, None, reason="fake: the score's floor"),
+                        prediction="mean score across seeds >= 0.8", metric="score", how="mean over seeds (fake)")
     ev.gate("score", direction="higher", tolerance=0.05)
     rows = []
     for seed in seeds:
         progress(f"profile {profile.name} seed {seed}: step 10/10 loss 0.01", force=True)
         rows.append({"seed": seed, "score": score + 0.001 * (seed % 1000)})
     mean = sum(r["score"] for r in rows) / len(rows)
-    crit.record(measured=mean, passed=mean >= 0.8, refuted=mean < 0.5, ci=(mean - 0.01, mean + 0.01),
-                p_value=0.01, detail=f"{len(rows)} seeds; report dir ready: {report_dir.is_dir()}")
+    crit.sample([r["score"] for r in rows], detail=f"{len(rows)} seeds; report dir ready: {report_dir.is_dir()}")
     ev.metric("score", mean)
     from matplotlib.figure import Figure
 

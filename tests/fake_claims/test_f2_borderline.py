@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F2")
 
 
@@ -13,11 +15,13 @@ def test_f2_borderline(evidence):
     ev.claim("F2", title="A fake <b>borderline</b> recommendation",
              statement='Use <script>alert("pwned")</script> & keep the gap small', strength="moderate",
              kind="recommendation")
-    gap_crit = ev.criterion("gap_small", prediction="gap < 0.1", threshold="< 0.1", test="one-sided (fake)")
-    aux = ev.criterion("aux_reported", prediction="reported only", threshold="-", test="none", counts=False)
+    gap_crit = ev.criterion("gap_small", rule=decision.band(None, 0.1, reason="fake: a tenth"), prediction="gap < 0.1",
+                            metric="gap")
+    aux = ev.criterion("aux_reported", rule=decision.exact(), prediction="reported only", metric="aux",
+                       counts=False)
     ev.gate("gap", direction="lower", tolerance=1.0)
     gap = 0.5 if refuted else 0.12
-    gap_crit.record(measured=gap, passed=gap < 0.1, refuted=gap > 0.3, p_value=0.001 if refuted else 0.2)
-    aux.record(measured=1.0, passed=False)
+    gap_crit.sample([gap - 0.05, gap, gap + 0.05] if not refuted else [gap - 0.02, gap, gap + 0.02])
+    aux.check(False, measured=1.0)
     ev.metric("gap", gap)
     ev.headline("gap")

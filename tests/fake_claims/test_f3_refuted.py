@@ -3,6 +3,8 @@ import os
 
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F3")
 
 
@@ -11,7 +13,8 @@ def test_f3_refuted(evidence):
     ev = evidence
     ev.claim("F3", title="A fake claim that fails", statement="The fake value is at least 0.8",
              strength="moderate")
-    crit = ev.criterion("value_high", prediction="value >= 0.8", threshold=">= 0.8", test="fake")
+    crit = ev.criterion("value_high", rule=decision.band(0.8, None, reason="fake floor"), prediction="value >= 0.8",
+                        metric="value")
     ev.gate("value", direction="higher", tolerance=0.05)
-    crit.record(measured=value, passed=value >= 0.8, refuted=value < 0.5, p_value=0.001)
+    crit.sample([value - 0.01, value, value + 0.01])
     ev.metric("value", value)

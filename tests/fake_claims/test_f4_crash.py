@@ -3,6 +3,8 @@ import os
 
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F4")
 
 
@@ -10,7 +12,7 @@ def test_f4_crash(evidence):
     ev = evidence
     ev.claim("F4", title="A fake claim whose module crashes", statement="It never gets measured",
              strength="strong")
-    crit = ev.criterion("anything", prediction="it runs", threshold="-", test="none")
+    crit = ev.criterion("anything", rule=decision.exact(), prediction="it runs", metric="runs")
     if os.environ.get("FAKE_F4_CRASH", "1") == "1":
         raise RuntimeError("fake crash in the measurement")
-    crit.record(measured=1, passed=True)
+    crit.check(True, measured=1)

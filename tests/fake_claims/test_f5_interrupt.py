@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F5")
 
 
@@ -13,11 +15,11 @@ def test_f5_interrupt(evidence):
     ev = evidence
     ev.claim("F5", title="A fake claim cut short", statement="It finishes unless interrupted",
              strength="strong")
-    crit = ev.criterion("finished", prediction="it finishes", threshold="-", test="none")
+    crit = ev.criterion("finished", rule=decision.exact(), prediction="it finishes", metric="finished")
     ev.metric("partial", 1.5)
     if os.environ.get("FAKE_INTERRUPT") == "1":
         raise KeyboardInterrupt
     if os.environ.get("FAKE_INTERRUPT") == "term":
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(30)  # the signal arrives while the claim is still measuring
-    crit.record(measured=1, passed=True)
+    crit.check(True, measured=1)

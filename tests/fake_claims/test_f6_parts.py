@@ -1,6 +1,8 @@
 """F6: one claim split over several tests (one plain, one parametrized): the plugin merges the parts."""
 import pytest
 
+from harness import decision
+
 pytestmark = pytest.mark.claim("F6")
 
 STATEMENT = dict(title="A fake claim in parts", statement="Every part holds", strength="moderate")
@@ -8,16 +10,16 @@ STATEMENT = dict(title="A fake claim in parts", statement="Every part holds", st
 
 def test_f6_part_a(evidence):
     evidence.claim("F6", **STATEMENT)
-    crit = evidence.criterion("a", prediction="part a holds", threshold="-", test="none")
-    crit.record(measured=1, passed=True)
+    crit = evidence.criterion("a", rule=decision.exact(), prediction="part a holds", metric="a")
+    crit.check(True, measured=1)
     evidence.metric("a_value", 1.0)
 
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_f6_part_b(evidence, k):
     evidence.claim("F6", **STATEMENT)
-    crit = evidence.criterion("b", prediction="part b holds", threshold="-", test="none")
-    crit.record(measured=k, passed=True)
+    crit = evidence.criterion("b", rule=decision.exact(), prediction="part b holds", metric="b")
+    crit.check(True, measured=k)
     evidence.metric(f"b_value/{k}", float(k))
 
 
