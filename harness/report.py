@@ -9,16 +9,18 @@ Optional inputs found beside results.json in the report dir:
 
 * ``benchmark*.json`` — pytest-benchmark JSON (``--benchmark-json``, R3 / issue 9): a table of the
   benchmarks and a time-against-n plot (n from ``params["n"]`` or ``extra_info["n"]``).
-* ``sensitivity.json`` — the fault-injection run (issue 10), schema::
+* ``sensitivity.json`` — the fault-injection matrix (issues 10, 20), written by ``harness.sensitivity``::
 
-      {"faults": {"<fault>": {"expected": ["R1", ...],      # claim ids that must go red
-                              "caught":   ["R1", ...],      # claim ids that did go red
-                              "description": "...",         # optional
-                              "verdicts": {"R1": "refuted"}}},  # optional, per claim
-       "sensitivity": 1.0,                                  # caught-and-expected / expected
-       "specificity": {...}}                                # optional, free-form key -> value
+      {"claims": ["C1", ...],                               # the matrix's columns
+       "no_fault": {"C1": "supported", ...},                # the reference verdicts (master seed 0)
+       "faults": {"<fault>": {"expected": ["R1", ...],      # claim ids that must be refuted
+                              "caught": [...], "weak": [...],   # refuted / only inconclusive
+                              "verdicts": {"R1": "refuted", ...}, # every claim's verdict under the fault
+                              "cells": {"R1": "caught", ...},     # caught|weak|missed|kept|side effect|moved
+                              "side_effects": {cid: reason}, "description": "...", "duration_s": 1.0}},
+       "sensitivity": 1.0, "specificity": 1.0, "counts": {...}, "stability": {...}}
 
-  rendered as a fault x claim matrix (caught / missed / also red).
+  rendered as the fault x claim matrix.
 """
 from __future__ import annotations
 
@@ -176,28 +178,26 @@ def load_sensitivity(report_dir: Path, claim_ids: list[str]) -> dict[str, Any] |
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         faults = data["faults"]
-        ids = set()
-        for f in faults.values():
-            ids |= set(f.get("expected", [])) | set(f.get("caught", []))
-        columns = sorted(ids, key=results_io.claim_sort_key)
-        rows, n_expected, n_caught = [], 0, 0
+        columns = sorted(data.get("claims") or {c for f in faults.values() for c in f["cells"]},
+                         key=results_io.claim_sort_key)
+        rows = []
         for name, f in faults.items():
-            expected, caught = set(f.get("expected", [])), set(f.get("caught", []))
-            n_expected += len(expected)
-            n_caught += len(expected & caught)
-            cells = []
-            for cid in columns:
-                state = ("caught" if cid in caught else "missed") if cid in expected else \
-                    ("extra" if cid in caught else "")
-                cells.append({"state": state, "verdict": (f.get("verdicts") or {}).get(cid)})
-            rows.append({"fault": name, "description": f.get("description", ""), "cells": cells})
+            cells = [{"state": f["cells"].get(cid, ""), "verdict": f["verdicts"].get(cid),
+                      "reason": (f.get("side_effects") or {}).get(cid, "")} for cid in columns]
+            rows.append({"fault": name, "description": f.get("description", ""), "cells": cells,
+                         "duration_s": f.get("duration_s")})
+        expected = sum(len(f["expected"]) for f in faults.values())
+        caught = sum(len(f["caught"]) for f in faults.values())
+        return {"columns": columns, "rows": rows, "computed": caught / expected if expected else None,
+                "stored": data.get("sensitivity"), "specificity": data.get("specificity"),
+                "counts": data.get("counts") or {}, "stability": data.get("stability") or {},
+                "no_fault": data.get("no_fault") or {}, "not_in_matrix": data.get("not_in_matrix") or [],
+                "mismatch": data.get("sensitivity") is not None and expected > 0
+                and abs(data["sensitivity"] - caught / expected) > 1e-9,
+                "extra_columns": [c for c in columns if c not in claim_ids]}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return {"error": f"sensitivity.json is malformed ({type(exc).__name__}: {exc})"}
-    computed = n_caught / n_expected if n_expected else None
-    stored = data.get("sensitivity")
-    return {"columns": columns, "rows": rows, "computed": computed, "stored": stored,
-            "mismatch": stored is not None and computed is not None and abs(stored - computed) > 1e-9,
-            "specificity": data.get("specificity"), "extra_columns": [c for c in columns if c not in claim_ids]}
+        return {"error": f"sensitivity.json is malformed or of an older schema ({type(exc).__name__}: {exc}); "
+                         "rerun `python -m harness.sensitivity --jobs 2`"}
 
 
 def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any]:
@@ -257,8 +257,8 @@ blockquote{margin:6px 0 10px;padding:6px 12px;border-left:4px solid #9fb3c8;back
 figure{margin:10px 0;display:inline-block;max-width:100%}figure img{max-width:100%;border:1px solid #e3e7ec}
 figcaption{font-size:.85em;color:#5b6672}
 pre{background:#f7f7f9;padding:8px;overflow-x:auto;white-space:pre-wrap}
-.cell-caught{background:#d9f2dc;text-align:center}.cell-missed{background:#f9d6d5;text-align:center;font-weight:700}
-.cell-extra{background:#fff0c9;text-align:center}.cell-{color:#aab;text-align:center}
+.cell-caught{background:#d9f2dc;text-align:center}.cell-missed,.cell-moved{background:#f9d6d5;text-align:center;font-weight:700}
+.cell-weak,.cell-side-effect{background:#fff0c9;text-align:center}.cell-kept,.cell-{color:#aab;text-align:center}
 .pass{color:#2e7d32;font-weight:700}.fail{color:#c62828;font-weight:700}.unk{color:#8a949e}
 .fragile{color:#8a4b00;background:#fff0d6;border:1px solid #f0c070;border-radius:4px;padding:0 6px;font-size:.85em;font-weight:600;white-space:nowrap}
 table.criteria td.test{min-width:14em;font-size:.9em}table.criteria td:first-child{min-width:10em}ol.how li{margin:4px 0}
@@ -341,15 +341,18 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% for r in b.rows %}<tr><td>{{ r.name }}</td><td class="num">{{ fmt(r.n) }}</td><td class="num">{{ fmt(r.mean) }}</td><td class="num">{{ fmt(r.stddev) }}</td><td class="num">{{ fmt(r.median) }}</td><td class="num">{{ fmt(r.min) }}</td><td class="num">{{ fmt(r.rounds) }}</td></tr>{% endfor %}
 </tbody></table>{% endif %}{% endfor %}{% endif %}
 
-{% if sensitivity %}<h2 id="sensitivity">Fault-injection sensitivity</h2>
+{% if sensitivity %}<h2 id="sensitivity">Fault-injection sensitivity and specificity</h2>
 {% if sensitivity.error %}<div class="banner warn">{{ sensitivity.error }}</div>{% else %}
-<p>Each fault breaks the model in one documented way; the claims about it must go red. <b>sensitivity = {{ fmt(sensitivity.computed) }}</b> (caught / expected){% if sensitivity.mismatch %} <span class="fail">— the file states {{ fmt(sensitivity.stored) }}</span>{% endif %}.</p>
+<p>Each fault breaks the model in one documented way. Every claim's fast criteria run under every fault: the claims about a fault must be <b>refuted</b> by it, the others must keep their no-fault verdict.
+<b>sensitivity = {{ fmt(sensitivity.computed) }}</b> (refuted / expected cells{% if sensitivity.counts %}: {{ sensitivity.counts.caught }} / {{ sensitivity.counts.expected }}{% endif %}){% if sensitivity.mismatch %} <span class="fail">— the file states {{ fmt(sensitivity.stored) }}</span>{% endif %};
+<b>specificity = {{ fmt(sensitivity.specificity) }}</b> (off-target cells that kept their verdict{% if sensitivity.counts %}: {{ sensitivity.counts.kept }} / {{ sensitivity.counts.off_target }}{% endif %}).</p>
 <table><thead><tr><th>fault</th>{% for cid in sensitivity.columns %}<th>{{ cid }}</th>{% endfor %}</tr></thead><tbody>
+<tr><td><i>no fault</i></td>{% for cid in sensitivity.columns %}<td class="cell-">{{ sensitivity.no_fault.get(cid, "") }}</td>{% endfor %}</tr>
 {% for r in sensitivity.rows %}<tr><td><code>{{ r.fault }}</code>{% if r.description %}<br><span class="meta">{{ r.description }}</span>{% endif %}</td>
-{% for cell in r.cells %}<td class="cell-{{ cell.state }}" title="{{ cell.verdict or '' }}">{% if cell.state == "caught" %}caught{% elif cell.state == "missed" %}MISSED{% elif cell.state == "extra" %}also red{% else %}·{% endif %}</td>{% endfor %}</tr>{% endfor %}
+{% for cell in r.cells %}<td class="cell-{{ cell.state | replace(' ', '-') }}" title="{{ cell.verdict or '' }}{% if cell.reason %}: {{ cell.reason }}{% endif %}">{% if cell.state == "caught" %}caught{% elif cell.state == "weak" %}WEAK{% elif cell.state == "missed" %}MISSED{% elif cell.state == "moved" %}MOVED{% elif cell.state == "side effect" %}side effect{% elif cell.state == "kept" %}·{% endif %}<br><span class="meta">{{ cell.verdict or "" }}</span></td>{% endfor %}</tr>{% endfor %}
 </tbody></table>
-<p class="meta">caught: expected to go red and did; MISSED: expected and did not; also red: went red without being expected; ·: not expected, stayed green.</p>
-{% if sensitivity.specificity %}<h3>Specificity (no fault)</h3><table><tbody>{% for k, v in sensitivity.specificity.items() %}<tr><td>{{ k }}</td><td>{{ fmt(v) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+<p class="meta">caught: expected and refuted; WEAK: expected, only inconclusive (not counted); MISSED: expected, not red; ·: off-target, kept its no-fault verdict; MOVED: off-target and changed without a stated reason; side effect: off-target, changed for a listed reason.{% if sensitivity.not_in_matrix %} Not in the matrix (no fast criteria): {{ sensitivity.not_in_matrix | join(", ") }}.{% endif %}</p>
+{% if sensitivity.stability %}<h3>No-fault stability across master seeds</h3><table><tbody>{% for k, v in sensitivity.stability.items() %}<tr><td>{{ k }}</td><td>{{ fmt(v) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% endif %}{% endif %}
 
 <h2 id="run">Run</h2>

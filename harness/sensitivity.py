@@ -1,20 +1,26 @@
-"""Suite sensitivity (issue 10): inject each fault a claim is about and check the suite catches it.
+"""Suite sensitivity and specificity (issues 10, 20): every claim's fast criteria under every fault.
 
-A verification suite is worth the faults it catches. For every fault in ``model.faults.FAULTS``
-this runs, in a pytest subprocess, the claim modules that must go red under it (their *fast*
-criteria, ``--fast --inject-fault NAME``), and records which did. The converse, specificity: with
-no fault, the same modules are run at several master seeds and must keep their verdict
-(``supported``) at every one. The result goes to ``<report-dir>/sensitivity.json`` (schema in
-``harness/report.py``), which the HTML report renders as a fault x claim matrix.
+A verification suite is worth the faults it catches, and only if it stays quiet about the ones it is not about.
+For every fault in ``model.faults.FAULTS`` this runs, in a pytest subprocess, every claim module that has fast
+criteria (``--fast --inject-fault NAME``, smoke budgets), and once more with no fault at each master seed. Each
+cell of the fault x claim matrix is then:
 
-    python -m harness.sensitivity                      # all faults, specificity at master seeds 0,1,2
-    python -m harness.sensitivity --faults no_scale    # one fault (and specificity at 0,1,2)
-    python -m harness.sensitivity --jobs 2             # two pytest subprocesses side by side
+* an **expected** cell (the claim is about that fault, ``EXPECTED_CATCHERS``): a *catch* only when the verdict is
+  ``refuted``. ``inconclusive`` is a *weak catch*, shown apart and not counted: a module that lost its fast
+  criterion would be inconclusive under every fault and would otherwise "catch" them all;
+* an **off-target** cell: it must keep the verdict the same claim got with no fault at the same master seed, or
+  be an expected side effect listed in ``SIDE_EFFECTS`` with its one-line reason.
 
-Exit status: 0 when sensitivity is 1.0 and every specificity run kept its verdicts, 1 otherwise,
-2 for a usage error. "Caught" means the claim's verdict was ``refuted`` or ``inconclusive``; a crash
-(``error``) is not counted as a catch, since a suite that crashes under a fault has not shown it can
-tell the fault apart.
+``sensitivity`` = expected cells refuted / expected cells; ``specificity`` = off-target cells that kept their
+no-fault verdict / off-target cells (side effects excluded). With no fault every module must also keep its
+verdict (``supported``) at every master seed (``stability``). The document goes to
+``<report-dir>/sensitivity.json`` (schema in ``harness/report.py``), rendered as the matrix in index.html.
+
+    python -m harness.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
+    python -m harness.sensitivity --faults no_scale    # one fault (and the no-fault runs)
+
+Exit status: 0 when sensitivity and specificity are both 1.0 and the no-fault runs are stable, 1 otherwise,
+2 for a usage error. A crash (``error``) is never a catch.
 """
 from __future__ import annotations
 
@@ -27,13 +33,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from model.faults import FAULTS
 
 from .results import write_json_atomic
 
-#: fault -> the claim ids that must go red under it (issue 10's table).
+#: fault -> the claim ids that must be refuted under it (issue 10's table).
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
     "no_scale": ("R1", "C4", "R2"),
     "scale_by_dk": ("R1", "R2"),
@@ -43,8 +49,31 @@ EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
     "no_positional_encoding": ("C1",),
 }
 
-CAUGHT_VERDICTS = ("refuted", "inconclusive")
+#: (fault, claim) -> why an off-target cell may move: the fault breaks something that claim also measures.
+SIDE_EFFECTS: dict[tuple[str, str], str] = {}
+
+CAUGHT, WEAK = "refuted", "inconclusive"
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def matrix_claims(claims_dir: Path) -> list[str]:
+    """The claim ids whose modules are in the matrix: every module under claims/ (each runs its fast criteria;
+    one with none records no claim in a --fast run and drops out of the matrix)."""
+    from .results import claim_sort_key
+
+    ids = []
+    for path in sorted(claims_dir.glob("test_*_*.py")):
+        ids.append(path.name.split("_")[1].upper())
+    return sorted(set(ids), key=claim_sort_key)
+
+
+def classify(fault: str, cid: str, verdict: str, no_fault_verdict: str | None) -> str:
+    """One cell: caught / weak / missed (expected cells); kept / side effect / moved (off-target cells)."""
+    if cid in EXPECTED_CATCHERS[fault]:
+        return "caught" if verdict == CAUGHT else "weak" if verdict == WEAK else "missed"
+    if verdict == no_fault_verdict:
+        return "kept"
+    return "side effect" if (fault, cid) in SIDE_EFFECTS else "moved"
 
 
 def claim_module(claim_id: str, claims_dir: Path) -> Path:
@@ -77,54 +106,73 @@ def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int,
 
 
 def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: Path,
-            progress=print, jobs: int = 1) -> dict[str, Any]:
-    """The sensitivity.json document: per fault the expected and caught claims, then specificity.
+            progress=print, jobs: int = 1, claim_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """The sensitivity.json document: the fault x claim matrix, sensitivity, specificity and stability.
 
     Every fault run and every no-fault run is its own pytest subprocess, independent of the others: ``jobs``
-    of them run side by side (2 on a 2-core machine; each trains on one thread)."""
+    of them run side by side (2 on a 2-core machine; each trains on one thread). The fault runs use master seed 0,
+    and their off-target cells compare with the no-fault run at master seed 0 (run even if not asked for)."""
     t0 = time.perf_counter()
-    doc: dict[str, Any] = {"faults": {}, "mode": "fast criteria, smoke budgets"}
-    catchers = sorted({cid for f in faults for cid in EXPECTED_CATCHERS[f]})
+    ids = list(claim_ids) if claim_ids is not None else matrix_claims(claims_dir)
+    seeds_clean = sorted(set(master_seeds) | {0})
+    doc: dict[str, Any] = {"faults": {}, "claims": ids, "mode": "fast criteria, smoke budgets, every claim under "
+                                                                "every fault"}
     with tempfile.TemporaryDirectory(prefix="sensitivity-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
 
-        def timed(claim_ids, fault, master_seed, name):
+        def timed(fault, master_seed, name):
             t = time.perf_counter()
-            verdicts = run_claims(claim_ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
+            verdicts = run_claims(ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
                                   claims_dir=claims_dir)
             return verdicts, round(time.perf_counter() - t, 1)
 
+        clean_runs = {ms: pool.submit(timed, None, ms, f"clean-{ms}") for ms in seeds_clean}
         fault_runs = {}
         for fault in faults:
-            progress(f"[sensitivity] fault {fault}: running {', '.join(EXPECTED_CATCHERS[fault])} (fast criteria)")
-            fault_runs[fault] = pool.submit(timed, list(EXPECTED_CATCHERS[fault]), fault, 0, fault)
-        clean_runs = {}
-        for ms in master_seeds:
-            progress(f"[sensitivity] no fault, master seed {ms}: running {', '.join(catchers)}")
-            clean_runs[ms] = pool.submit(timed, catchers, None, ms, f"clean-{ms}")
-        n_expected = n_caught = 0
+            progress(f"[sensitivity] fault {fault}: running {', '.join(ids)} (fast criteria)")
+            fault_runs[fault] = pool.submit(timed, fault, 0, fault)
+        clean = {}
+        for ms, fut in clean_runs.items():
+            clean[ms], duration = fut.result()
+            progress(f"[sensitivity] no fault, master seed {ms}: {clean[ms]} ({duration} s)")
+        base = clean[0]
+        # a module with no fast criteria skips itself under --fast: it has no cell in the matrix
+        doc["not_in_matrix"] = sorted(cid for cid in ids if base.get(cid) == "not run")
+        doc["no_fault"] = base = {cid: v for cid, v in base.items() if v != "not run"}
+        counts = {"caught": 0, "expected": 0, "kept": 0, "off_target": 0}
         for fault, fut in fault_runs.items():
             verdicts, duration = fut.result()
+            verdicts = {cid: v for cid, v in verdicts.items() if cid in base}
+            cells = {cid: classify(fault, cid, v, base.get(cid)) for cid, v in verdicts.items()}
             expected = list(EXPECTED_CATCHERS[fault])
-            caught = [cid for cid, v in verdicts.items() if v in CAUGHT_VERDICTS]
-            n_expected += len(expected)
-            n_caught += len(caught)
-            doc["faults"][fault] = {"expected": expected, "caught": caught, "verdicts": verdicts,
-                                    "description": FAULTS[fault], "duration_s": duration}
-            progress(f"[sensitivity] fault {fault}: caught {len(caught)}/{len(expected)}: {verdicts} ({duration} s)")
-        doc["sensitivity"] = n_caught / n_expected if n_expected else None
-        if master_seeds:
-            per_seed: dict[str, list[str]] = {cid: [] for cid in catchers}
-            for ms, fut in clean_runs.items():
-                verdicts, duration = fut.result()
-                for cid, v in verdicts.items():
-                    per_seed[cid].append(v)
-                progress(f"[sensitivity] no fault, master seed {ms}: {verdicts} ({duration} s)")
-            stable = all(v == "supported" for vs in per_seed.values() for v in vs)
-            doc["specificity"] = {"master_seeds": list(master_seeds), "stable": stable,
-                                  **{f"verdicts/{cid}": ", ".join(vs) for cid, vs in per_seed.items()}}
+            counts["expected"] += len(expected)
+            counts["caught"] += sum(cells[c] == "caught" for c in expected if c in cells)
+            off = [c for c in cells if c not in expected and cells[c] != "side effect"]
+            counts["off_target"] += len(off)
+            counts["kept"] += sum(cells[c] == "kept" for c in off)
+            doc["faults"][fault] = {
+                "expected": expected, "caught": [c for c in expected if cells.get(c) == "caught"],
+                "weak": [c for c in expected if cells.get(c) == "weak"], "verdicts": verdicts, "cells": cells,
+                "side_effects": {c: SIDE_EFFECTS[(fault, c)] for c in cells if cells[c] == "side effect"},
+                "description": FAULTS[fault], "duration_s": duration}
+            bad = {c: f"{cells[c]} ({verdicts[c]})" for c in cells if cells[c] in ("weak", "missed", "moved")}
+            progress(f"[sensitivity] fault {fault}: {verdicts}" + (f"; NOT AS EXPECTED: {bad}" if bad else "")
+                     + f" ({duration} s)")
+        doc["claims"] = list(base)
+        doc["sensitivity"] = counts["caught"] / counts["expected"] if counts["expected"] else None
+        doc["specificity"] = counts["kept"] / counts["off_target"] if counts["off_target"] else None
+        doc["counts"] = counts
+        asked = [ms for ms in seeds_clean if ms in master_seeds]
+        per_claim = {cid: [clean[ms].get(cid, "not run") for ms in asked] for cid in base}
+        doc["stability"] = {"master_seeds": asked,
+                            "stable": all(v == "supported" for vs in per_claim.values() for v in vs),
+                            **{f"verdicts/{cid}": ", ".join(vs) for cid, vs in per_claim.items()}}
     doc["duration_s"] = round(time.perf_counter() - t0, 1)
     return doc
+
+
+def passed(doc: Mapping[str, Any]) -> bool:
+    return doc["sensitivity"] == 1.0 and doc["specificity"] in (1.0, None) and doc["stability"]["stable"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--faults", default="all",
                         help=f"comma-separated faults, or 'all' (valid: {', '.join(EXPECTED_CATCHERS)})")
     parser.add_argument("--master-seeds", default="0,1,2",
-                        help="master seeds for the no-fault specificity runs; '' skips them (default 0,1,2)")
+                        help="master seeds at which the no-fault runs must keep every verdict (default 0,1,2); "
+                             "master seed 0 always runs, as the reference for the off-target cells")
     parser.add_argument("--report-dir", default=str(ROOT / "reports"), help="where sensitivity.json goes")
     parser.add_argument("--jobs", type=int, default=1,
                         help="pytest subprocesses side by side (default 1; 2 on a 2-core machine)")
@@ -157,11 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if results.is_file():           # re-render so the matrix shows up in index.html
         from .report import main as render
         render([str(results)])
-    ok = doc["sensitivity"] == 1.0 and doc.get("specificity", {}).get("stable", True)
-    print(f"sensitivity = {doc['sensitivity']:.3f} (caught / expected); "
-          f"specificity {'stable' if doc.get('specificity', {}).get('stable', True) else 'UNSTABLE'}; "
-          f"{doc['duration_s']:.0f} s")
-    return 0 if ok else 1
+    c = doc["counts"]
+    spec = "n/a" if doc["specificity"] is None else f"{doc['specificity']:.3f}"
+    print(f"sensitivity = {doc['sensitivity']:.3f} (refuted {c['caught']} / expected {c['expected']}); "
+          f"specificity = {spec} (kept {c['kept']} / off-target {c['off_target']}); no-fault verdicts "
+          f"{'stable' if doc['stability']['stable'] else 'UNSTABLE'} at master seeds "
+          f"{doc['stability']['master_seeds']}; {doc['duration_s']:.0f} s")
+    return 0 if passed(doc) else 1
 
 
 if __name__ == "__main__":

@@ -90,14 +90,31 @@ def test_benchmark_section_from_pytest_benchmark_json(tmp_path):
 
 
 def test_sensitivity_matrix(tmp_path):
+    """Issue 20: every cell of the full matrix, with the catch counted only when refuted."""
     (tmp_path / "sensitivity.json").write_text(json.dumps({
-        "faults": {"no_scale": {"expected": ["R1", "C4"], "caught": ["R1", "C4", "C3"]},
-                   "single_head": {"expected": ["C5"], "caught": [], "description": "<h is 1>"}},
-        "sensitivity": 0.5}))
+        "claims": ["C3", "C4", "C5", "R1"], "no_fault": {"C3": "supported", "C4": "supported", "C5": "supported",
+                                                         "R1": "supported"},
+        "faults": {"no_scale": {"expected": ["R1", "C4"], "caught": ["R1"], "weak": ["C4"],
+                                "verdicts": {"R1": "refuted", "C4": "inconclusive", "C3": "refuted", "C5": "supported"},
+                                "cells": {"R1": "caught", "C4": "weak", "C3": "moved", "C5": "kept"}},
+                   "single_head": {"expected": ["C5"], "caught": [], "weak": [], "description": "<h is 1>",
+                                   "verdicts": {"C5": "supported", "C3": "inconclusive"},
+                                   "cells": {"C5": "missed", "C3": "side effect"},
+                                   "side_effects": {"C3": "a reason"}}},
+        "sensitivity": 0.5, "specificity": 0.5, "counts": {"caught": 1, "expected": 3, "kept": 1, "off_target": 2}}))
     html = report.render_html(results(C4=claim("C4")), tmp_path)
-    assert "Fault-injection sensitivity" in html and "sensitivity = 0.6667" in html
-    assert "the file states 0.5" in html
-    assert "MISSED" in html and "also red" in html and "&lt;h is 1&gt;" in html
+    assert "Fault-injection sensitivity" in html and "sensitivity = 0.3333" in html
+    assert "the file states 0.5" in html and "specificity = 0.5" in html
+    for mark in ("MISSED", "WEAK", "MOVED", "side effect", "caught"):
+        assert mark in html
+    assert "&lt;h is 1&gt;" in html and "a reason" in html
+
+
+def test_an_old_sensitivity_file_is_named_not_fatal(tmp_path):
+    (tmp_path / "sensitivity.json").write_text(json.dumps({"faults": {"no_scale": {"expected": ["R1"],
+                                                                                     "caught": ["R1"]}}}))
+    html = report.render_html(results(C4=claim("C4")), tmp_path)
+    assert "rerun `python -m harness.sensitivity --jobs 2`" in html
 
 
 def test_cli_rebuilds_the_page_and_reports_bad_files(tmp_path, capsys):

@@ -39,27 +39,51 @@ pytestmark = pytest.mark.claim("{cid}")
 
 def test_{lower}(evidence, fast):
     evidence.claim("{cid}", title="t", statement="s", strength="strong")
-    c = evidence.criterion("no_fault_seen", rule=decision.exact(), prediction="p", metric="m", fast=True)
-    bad = active_fault() in {bad}
-    c.check(not bad, measured=float(bad))
+    c = evidence.criterion("no_fault_seen", rule=decision.band(0.0, None, reason="r"), prediction="p", metric="m",
+                           fast=True)
+    faulty = active_fault() is not None and "{kind}" != "ignore"
+    if faulty and "{kind}" == "refute":
+        c.sample([-1.0, -1.1, -0.9])
+    elif faulty:
+        c.sample([-1.0, 1.1, 0.9])
+    else:
+        c.sample([1.0, 1.1, 0.9])
+'''
+NO_FAST = '''
+import pytest
+pytestmark = pytest.mark.claim("Q7")
+
+def test_q7(evidence, fast):
+    if fast:
+        pytest.skip("no fast criteria")
 '''
 
 
-def test_matrix_reports_caught_and_missed(tmp_path, monkeypatch):
-    """A module that sees the fault goes red (caught); one that ignores it stays green (missed)."""
+def test_matrix_counts_refutations_only_and_checks_every_off_target_cell(tmp_path):
+    """Issue 20: every claim under every fault. R1 refutes no_scale (caught); C4 only goes inconclusive under it
+    (a weak catch, not counted); R2 ignores it (missed); C3, not about the fault, moves (off-target, MOVED)."""
     claims = tmp_path / "claims"
     claims.mkdir()
-    (claims / "test_r1_fake.py").write_text(textwrap.dedent(FAKE.format(cid="R1", lower="r1", bad="('no_scale',)")))
-    (claims / "test_c4_fake.py").write_text(textwrap.dedent(FAKE.format(cid="C4", lower="c4", bad="()")))
-    (claims / "test_r2_fake.py").write_text(textwrap.dedent(FAKE.format(cid="R2", lower="r2", bad="('no_scale',)")))
+    for cid, kind in (("R1", "refute"), ("C4", "inconclusive"), ("R2", "ignore"), ("C3", "refute")):
+        (claims / f"test_{cid.lower()}_fake.py").write_text(textwrap.dedent(FAKE.format(cid=cid, lower=cid.lower(),
+                                                                                       kind=kind)))
+    (claims / "test_q7_fake.py").write_text(textwrap.dedent(NO_FAST))
     doc = sensitivity.measure(["no_scale"], [0, 1], claims_dir=claims, progress=lambda m: None, jobs=2)
     f = doc["faults"]["no_scale"]
-    assert sorted(f["caught"]) == ["R1", "R2"]
-    assert f["verdicts"]["C4"] == "supported"
-    assert doc["sensitivity"] == pytest.approx(2 / 3)
-    assert doc["specificity"]["stable"] is True
-    assert doc["specificity"]["master_seeds"] == [0, 1]
-    assert doc["specificity"]["verdicts/R1"] == "supported, supported"  # in master-seed order, run side by side
+    assert f["cells"] == {"C3": "moved", "C4": "weak", "R1": "caught", "R2": "missed"}
+    assert doc["sensitivity"] == pytest.approx(1 / 3)           # R1 of R1, C4, R2
+    assert doc["specificity"] == 0.0                              # C3 moved
+    assert doc["not_in_matrix"] == ["Q7"] and doc["claims"] == ["C3", "C4", "R1", "R2"]
+    assert doc["stability"]["stable"] is True and doc["stability"]["master_seeds"] == [0, 1]
+    assert doc["stability"]["verdicts/R1"] == "supported, supported"
+    assert not sensitivity.passed(doc)
+
+
+def test_a_listed_side_effect_is_excused(monkeypatch):
+    monkeypatch.setitem(sensitivity.SIDE_EFFECTS, ("no_scale", "C3"), "because")
+    assert sensitivity.classify("no_scale", "C3", "refuted", "supported") == "side effect"
+    assert sensitivity.classify("no_scale", "C3", "supported", "supported") == "kept"
+    assert sensitivity.classify("no_scale", "R1", "error", "supported") == "missed"
 
 
 def test_bad_jobs_is_a_usage_error(capsys):
