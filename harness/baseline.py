@@ -48,6 +48,14 @@ def for_baseline(results: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _base_name(now: Mapping[str, Any], name: str, base_names: set[str] | Mapping[str, Any]) -> str:
+    """The baseline's name for a criterion of ``now``: when parts of one claim repeat a criterion name, the merge
+    (``results.merge_parts``) names the later ones ``"<name> [<test>]"``, so a part compares with its own copy."""
+    test = str(now.get("nodeid") or "").split("::")[-1]
+    qualified = f"{name} [{test}]"
+    return qualified if test and qualified in base_names else name
+
+
 def _baseline_verdict(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
     """The baseline's verdict over the same criteria the current record has.
 
@@ -56,8 +64,8 @@ def _baseline_verdict(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
     """
     if verdicts.canonical(base["verdict"]) == verdicts.ERROR:
         return base["verdict"]
-    names = {c["name"] for c in now.get("criteria", [])}
     base_names = {c["name"] for c in base.get("criteria", [])}
+    names = {_base_name(now, c["name"], base_names) for c in now.get("criteria", [])}
     if not names or names == base_names:
         return base["verdict"]
     subset = [c for c in base.get("criteria", []) if c["name"] in names]
@@ -108,7 +116,7 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
     base_by_name = {c["name"]: c for c in base.get("criteria", [])}
     rows, reasons = [], []
     for c in now.get("criteria", []):
-        b = base_by_name.get(c["name"])
+        b = base_by_name.get(_base_name(now, c["name"], base_by_name))
         row = {"name": c["name"], "outcome": c.get("outcome"), "fingerprint": c.get("fingerprint"),
                "baseline_outcome": b.get("outcome") if b else None,
                "baseline_fingerprint": b.get("fingerprint") if b else None}

@@ -214,3 +214,31 @@ def test_atomic_write_leaves_no_temp_file(tmp_path):
     R.write_json_atomic(tmp_path / "r.json", {"x": float("nan")})
     assert json.loads((tmp_path / "r.json").read_text()) == {"x": None}
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+# ---- issue 20: the gate's edges
+@pytest.mark.parametrize("now", [0.94, 1.06])
+def test_both_regresses_in_each_direction(now):
+    assert B.compare_metric("m", now, 1.0, {"direction": "both", "tolerance": 0.05})["regressed"]
+
+
+@pytest.mark.parametrize("direction,now,regressed", [
+    ("higher", 0.95, False), ("higher", 0.9499, True), ("lower", 1.05, False), ("lower", 1.0501, True),
+    ("both", 0.95, False), ("both", 1.05, False), ("both", 1.0501, True)])
+def test_the_tolerance_boundary_itself_is_allowed(direction, now, regressed):
+    """A move of exactly the tolerance is within it; anything beyond regresses."""
+    assert B.compare_metric("m", now, 1.0, {"direction": direction, "tolerance": 0.05})["regressed"] is regressed
+
+
+def test_parts_with_a_repeated_criterion_name_compare_with_their_own_copy():
+    """A parametrized claim's parts share criterion names; the merge names later copies '<name> [<test>]'. Part
+    b[2] must be compared with the baseline's copy of b[2], not with b[1]'s (issue 20's probable bug)."""
+    def b(holds, name="b"):
+        return crit(name, "passed" if holds else "refuted", rule=D.exact().as_dict(), exact_holds=holds,
+                    recorded=True) | {"fingerprint": "fp"}
+    base = claim("refuted", criteria=[b(False), b(True, "b [test_b[2]]")])
+    part2 = claim("refuted", criteria=[b(False)]) | {"nodeid": "test_x.py::test_b[2]"}
+    reg = B.compare_claim(part2, base)
+    assert reg["reasons"] == ["verdict supported -> refuted", "criterion b: passed -> refuted"]
+    part1 = claim("refuted", criteria=[b(False)]) | {"nodeid": "test_x.py::test_b[1]"}
+    assert not B.compare_claim(part1, base)["regressed"]

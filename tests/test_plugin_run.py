@@ -159,3 +159,16 @@ def test_sigterm_takes_the_ctrl_c_path(fake_suite, pytester):
     assert res["claims"]["F3"]["verdict"] == "refuted"
     assert res["claims"]["F5"]["interrupted"] is True and res["claims"]["F5"]["metrics"] == {"partial": 1.5}
     assert "F6" not in res["claims"]
+
+
+def test_update_baseline_on_an_interrupted_run_leaves_the_baseline_alone(fake_suite, pytester, monkeypatch):
+    """Issue 20: an interrupted run is not a baseline; the committed one stays byte for byte."""
+    fake_suite(only=["test_f3_refuted.py", "test_f5_interrupt.py"])
+    base = pytester.path / "baseline.json"
+    base.write_text("the committed baseline\n")
+    monkeypatch.setenv("FAKE_INTERRUPT", "1")
+    result = pytester.runpytest_inprocess("--device", "cpu", "--update-baseline", "--baseline", "baseline.json",
+                                          no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert base.read_text() == "the committed baseline\n"
+    assert "baseline NOT updated: the run is incomplete" in result.stdout.str()
