@@ -158,9 +158,14 @@ def _clean(values: Any, what: str) -> list[float]:
     return a.tolist()
 
 
-def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "") -> dict[str, Any]:
-    """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a))."""
+def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "") -> dict[str, Any]:
+    """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
+
+    ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
+    edge of its grid, issue 17); the criterion is then inconclusive with that reason, whatever the numbers say."""
     m: dict[str, Any] = {"label": label, "source": "samples", "a": _clean(a, f"{label or 'measurement'}: arm a")}
+    if invalid:
+        m["invalid"] = str(invalid)
     if b is not None:
         m["b"] = _clean(b, f"{label or 'measurement'}: arm b")
         if paired and len(m["a"]) != len(m["b"]):
@@ -202,6 +207,13 @@ class Stat:
 
 
 def stat(m: Mapping[str, Any]) -> Stat:
+    s = _stat(m)
+    if m.get("invalid"):
+        return Stat(s.delta, s.se, s.df, s.n, m["invalid"])
+    return s
+
+
+def _stat(m: Mapping[str, Any]) -> Stat:
     if m["source"] == "estimate":
         return Stat(m["value"], m["se"], m["df"], m["n"], "" if m["se"] > 0 else "zero standard error")
     a = np.asarray(m["a"], float)
@@ -211,13 +223,14 @@ def stat(m: Mapping[str, Any]) -> Stat:
         sd = float(x.std(ddof=1))
         why = ""
         if np.all(a == a[0]) or (b is not None and np.all(b == b[0])):
-            why = "an arm is constant across seeds (a ceiling?)"
+            why = "an arm is constant across seeds (a ceiling? use a metric without one)"
         elif sd == 0:
             why = "the paired differences are constant"
         return Stat(float(x.mean()), sd / math.sqrt(x.size), x.size - 1, int(x.size), why)
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
-    why = "an arm is constant across seeds (a ceiling?)" if np.all(a == a[0]) or np.all(b == b[0]) else ""
+    why = ("an arm is constant across seeds (a ceiling? use a metric without one)"
+           if np.all(a == a[0]) or np.all(b == b[0]) else "")
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else 1.0
     return Stat(float(a.mean() - b.mean()), se, float(df), int(max(a.size, b.size)), why)
 
@@ -427,7 +440,7 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         firm, need = _member_firmness(mem, outcome, level, s)
         note = [f"{m.get('label') or 'measurement'}: {st.degenerate}"
                 for m, st in zip(mem.measurements, stats_[i]) if st.degenerate]
-        note = ["not testable (" + "; ".join(note) + "): use a metric without a ceiling"] if note else []
+        note = ["not testable (" + "; ".join(note) + ")"] if note else []
         if not was_reached and min(p_sup, p_ref) <= level:
             note.append("its interval clears the rule, but Holm's step-down stopped at a criterion with a "
                         "smaller p before reaching it")

@@ -57,14 +57,18 @@ class Criterion:
         return f"criterion {self.name!r} of {self.claim_id or 'the claim'}"
 
     # -- recording: exactly one of these, once ------------------------------------------------------------------
-    def compare(self, a: Any, b: Any, *, detail: str = "") -> "Criterion":
-        """Two arms' per-seed values (paired when the rule says so): δ = mean(a - b)."""
-        return self.compare_each({"": (a, b)}, detail=detail)
+    def compare(self, a: Any, b: Any, *, detail: str = "", invalid: str = "") -> "Criterion":
+        """Two arms' per-seed values (paired when the rule says so): δ = mean(a - b). ``invalid``: why the
+        comparison cannot be trusted (the criterion is then inconclusive, saying so)."""
+        return self.compare_each({"": (a, b)}, detail=detail, invalid={"": invalid} if invalid else None)
 
-    def compare_each(self, parts: Mapping[str, tuple[Any, Any]], *, detail: str = "") -> "Criterion":
-        """Several (a, b) comparisons that must each hold (e.g. at every d_k), keyed by a label."""
-        return self._measured([decision.samples(a, b, paired=self.rule.paired, label=str(k))
-                               for k, (a, b) in parts.items()], detail)
+    def compare_each(self, parts: Mapping[str, tuple[Any, Any]], *, detail: str = "",
+                     invalid: Mapping[str, str] | None = None) -> "Criterion":
+        """Several (a, b) comparisons that must each hold (e.g. at every d_k), keyed by a label; ``invalid``
+        maps a label to why that part cannot be trusted."""
+        invalid = invalid or {}
+        return self._measured([decision.samples(a, b, paired=self.rule.paired, label=str(k),
+                                                invalid=invalid.get(k, "")) for k, (a, b) in parts.items()], detail)
 
     def sample(self, x: Any, *, detail: str = "") -> "Criterion":
         """One quantity's per-seed values: δ = mean(x)."""

@@ -192,3 +192,10 @@ def test_judgement_is_deterministic():
     rec = [{"rule": D.superiority(0.0, reason=R).as_dict(), "counts": True, "recorded": True,
             "measurements": [D.samples(around(0.3, 0.3, 3), around(0.0, 0.3, 3))]}]
     assert V.judge_record(rec) == V.judge_record(rec)
+
+
+def test_an_invalid_comparison_is_inconclusive_with_its_reason():
+    """Issue 17: an arm whose tuned learning rate sits at its grid's edge cannot decide a comparison."""
+    m = D.samples(around(1.0, 0.1, 5), around(0.0, 0.1, 5), invalid="additive's lr is the grid's highest")
+    res = outcome(D.superiority(0.0, reason=R), m)
+    assert res["outcome"] == "inconclusive" and "grid's highest" in res["decision_note"]
