@@ -1,0 +1,60 @@
+"""harness.tuning (issue 17): tuning seeds are disjoint, the grid is geometric, the rate with the lowest held-out
+loss is chosen, an edge is named, and a diverged run never wins."""
+import math
+
+import pandas as pd
+import pytest
+
+from harness import tuning
+
+
+def test_tuning_seeds_are_disjoint_from_every_evaluation_seed_set():
+    ev = [0, 1, 2]
+    tune = tuning.tuning_seeds(ev, 2)
+    assert tune == [500_000, 500_001]
+    for master in range(0, 500):
+        assert not set(tune) & {master * 1000 + i for i in range(25)}
+    assert len(tuning.tuning_seeds([7], 3)) == 3
+    with pytest.raises(ValueError):
+        tuning.tuning_seeds(ev, 0)
+
+
+def test_grid_is_geometric_around_the_base():
+    g = tuning.lr_grid(1e-3, 3, 4.0)
+    assert g == pytest.approx([5e-4, 1e-3, 2e-3])
+    g5 = tuning.lr_grid(1e-3, 5, 16.0)
+    assert g5[-1] / g5[0] == pytest.approx(16.0) and g5[2] == pytest.approx(1e-3)
+    with pytest.raises(ValueError):
+        tuning.lr_grid(1e-3, 2, 4.0)
+
+
+def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
+    """A fake sweep: loss is a bowl in log lr whose bottom is 'a''s middle rate and beyond 'b''s highest; the
+    lowest rate diverges for 'a' (it must never be chosen, even with a low loss)."""
+    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+        lr = budget["train"]["lr"]
+        rows = []
+        for v in variants:
+            for d_k in d_ks:
+                for s in seeds:
+                    best = 1e-3 if v == "a" else 1.0
+                    loss = (math.log(lr / best)) ** 2 + 0.01 * s
+                    diverged = v == "a" and lr < 6e-4
+                    rows.append({"variant": v, "d_k": d_k, "seed": s, "final_loss": 0.0 if diverged else loss,
+                                 "diverged": diverged})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    grid = tuning.lr_grid(1e-3, 3, 4.0)
+    table, chosen = tuning.tune({"a": {}, "b": {}}, [8], {"train": {"lr": 1e-3}}, [500_000, 500_001], grid)
+    assert chosen[("a", 8)].lr == pytest.approx(1e-3) and chosen[("a", 8)].edge is None
+    assert chosen[("a", 8)].edge_reason == ""
+    b = chosen[("b", 8)]
+    assert b.lr == pytest.approx(2e-3) and b.edge == "highest"
+    assert "b at d_k=8" in b.edge_reason and "highest" in b.edge_reason and "widen the grid" in b.edge_reason
+    assert set(table["lr"]) == set(grid) and len(table) == 2 * 3 * 2
+    t = tuning.tuned_table(chosen)
+    assert t[t.chosen].set_index("arm")["edge"].to_dict() == {"a": "", "b": "highest"}
+    evaluated = tuning.evaluate_at_tuned({"a": {}, "b": {}}, [8], {"train": {"lr": 1e-3}}, [0, 1], chosen)
+    assert evaluated.groupby("variant")["lr"].first().to_dict() == pytest.approx({"a": 1e-3, "b": 2e-3})
+    assert evaluated.groupby("variant")["lr_edge"].first().to_dict() == {"a": "", "b": "highest"}
