@@ -83,6 +83,8 @@ class TrainConfig:
     betas: tuple[float, float] = (0.9, 0.98)
     eps: float = 1e-9
     weight_decay: float = 0.0
+    qk_lr_multiplier: float = 1.0     # Adam's rate for the W_Q, W_K projections (q_proj, k_proj) x this: issue 17's
+                                      # control for C4 (a scale on q.k is, under Adam, a rate on W_Q and W_K)
     label_smoothing: float = 0.0
     grad_clip: float | None = None    # max global grad norm; None = no clipping
     eval_every: int = 100             # steps between held-out evaluations (0: only at the end)
@@ -126,7 +128,7 @@ class TrainConfig:
             raise bad("eval_decode", f"must be one of {EVAL_DECODES}")
         if self.schedule != "constant" and self.warmup < 1:
             raise bad("warmup", f"must be >= 1 for schedule {self.schedule!r}")
-        for name in ("lr", "lr_factor", "eps"):
+        for name in ("lr", "lr_factor", "eps", "qk_lr_multiplier"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise bad(name, "must be a finite number > 0")
@@ -379,7 +381,15 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, d_model: int | None = Non
     """Adam(betas, eps, foreach, fused from cfg) with ``cfg.lr_at`` as a LambdaLR (base lr 1, so the lambda is the
     rate)."""
     cfg.lr_at(1, d_model)        # fail early (ValueError) if the schedule lacks d_model
-    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=cfg.betas, eps=cfg.eps,
+    params: Any = model.parameters()
+    if cfg.qk_lr_multiplier != 1.0:
+        named = list(model.named_parameters())
+        is_qk = [".q_proj." in f".{n}" or ".k_proj." in f".{n}" for n, _ in named]
+        if not any(is_qk):
+            raise ValueError("TrainConfig.qk_lr_multiplier: the model has no q_proj / k_proj parameters")
+        params = [{"params": [p for (_, p), qk in zip(named, is_qk) if not qk]},
+                  {"params": [p for (_, p), qk in zip(named, is_qk) if qk], "lr": float(cfg.qk_lr_multiplier)}]
+    opt = torch.optim.Adam(params, lr=1.0, betas=cfg.betas, eps=cfg.eps,
                            weight_decay=cfg.weight_decay, foreach=cfg.foreach,
                            **({"fused": True} if cfg.fused else {}))
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda i: cfg.lr_at(i + 1, d_model))

@@ -290,3 +290,25 @@ def test_torch_threads_sets_and_restores():
     with pytest.raises(ValueError, match="threads"):
         with torch_threads(0):
             pass
+
+
+def test_qk_lr_multiplier_scales_only_the_query_and_key_projections():
+    """Issue 17's control: an Adam parameter group for W_Q and W_K at multiplier x the rate; 1.0 is one group."""
+    import torch
+
+    from harness.training import TrainConfig, make_optimizer
+    from model import EncoderTagger, ModelConfig
+
+    model = EncoderTagger(ModelConfig(src_vocab=8, d_model=8, n_heads=2, d_ff=8, n_encoder_layers=1, max_len=8),
+                          n_classes=2)
+    opt, _ = make_optimizer(model, TrainConfig(schedule="constant", lr=1e-3))
+    assert len(opt.param_groups) == 1
+    opt, sched = make_optimizer(model, TrainConfig(schedule="constant", lr=1e-3, qk_lr_multiplier=4.0))
+    rest, qk = opt.param_groups
+    assert [g["lr"] for g in opt.param_groups] == pytest.approx([1e-3, 4e-3])
+    qk_ids = {id(p) for n, p in model.named_parameters() if ".q_proj." in n or ".k_proj." in n}
+    assert {id(p) for p in qk["params"]} == qk_ids and len(qk_ids) == 4
+    assert not qk_ids & {id(p) for p in rest["params"]}
+    with pytest.raises(ValueError, match="qk_lr_multiplier"):
+        TrainConfig(qk_lr_multiplier=0.0)
+    del torch, sched
