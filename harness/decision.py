@@ -431,6 +431,10 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
             out.append({"outcome": PASSED if mem.exact_holds else REFUTED, "firmness": 1.0,
                         "seeds_for_firm": None, "level": None})
             continue
+        if not mem.measurements:                       # Criterion.unmeasured(reason): inconclusive, said why
+            out.append({"outcome": INCONCLUSIVE, "firmness": None, "seeds_for_firm": None, "level": None,
+                        "decision_note": f"not measured: {c.get('unmeasured') or 'no measurement'}"})
+            continue
         p_sup, p_ref = ps[i]
         # a reported (not counted) criterion is decided alone at alpha
         level, was_reached, p_adj = holm.get(i, (alpha, min(p_sup, p_ref) <= alpha, min(p_sup, p_ref)))
@@ -501,8 +505,10 @@ def _claim_firmness(members, out, counted_mask, alpha, firmness=True) -> tuple[i
     seed count at which the verdict it aims at reaches FIRM_TARGET."""
     fam = [i for i, (mem, cm) in enumerate(zip(members, counted_mask)) if cm]
     n_unrecorded = sum(1 for i in fam if members[i] is None)
-    stat_idx = [i for i in fam if members[i] is not None and members[i].rule.kind != "exact"]
-    exact_codes = [_CODE[out[i]["outcome"]] for i in fam if members[i] is not None and members[i].rule.kind == "exact"]
+    stat_idx = [i for i in fam if members[i] is not None and members[i].rule.kind != "exact"
+                and members[i].measurements]
+    # exact checks and unmeasured criteria keep their outcome in every simulated run
+    exact_codes = [_CODE[out[i]["outcome"]] for i in fam if members[i] is not None and i not in stat_idx]
     observed = np.array([[_CODE[out[i]["outcome"]] for i in stat_idx] + exact_codes])
     verdict = int(_verdict_codes(observed, n_unrecorded)[0])
     if not firmness:

@@ -49,6 +49,7 @@ class Criterion:
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
     exact_measured: Any = None
+    unmeasured_reason: str = ""
     detail: str = ""
     _on_record: Any = field(default=None, repr=False, compare=False)
 
@@ -87,6 +88,15 @@ class Criterion:
     def measure(self, measurements: list[dict[str, Any]], *, detail: str = "") -> "Criterion":
         """Measurements built with ``harness.decision.samples`` / ``estimate`` / ``from_fit`` (mixed sources)."""
         return self._measured(list(measurements), detail)
+
+    def unmeasured(self, reason: str) -> "Criterion":
+        """Record that the criterion could not be measured in this run, and why (fewer than 2 usable seeds, a
+        measure that never varied): it is inconclusive, and the report says why."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise EvidenceError(f"{self.where}: unmeasured() needs the reason")
+        self._start()
+        self.measurements, self.unmeasured_reason = [], reason
+        return self._finish(f"not measured: {reason}")
 
     def check(self, holds: bool, *, measured: Any = None, detail: str = "") -> "Criterion":
         """An ``exact`` criterion's deterministic outcome."""
@@ -133,6 +143,7 @@ class Criterion:
                 "threshold": decision.threshold_text(self.rule), "metric": self.metric, "arms": list(self.arms),
                 "test": f"{self.how}; {test}" if self.how else test, "rule": self.rule.as_dict(),
                 "measurements": self.measurements, "exact_holds": self.exact_holds,
+                "unmeasured": self.unmeasured_reason or None,
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
                 "recorded": self.recorded, "counts": self.counts, "fast": self.fast, "detail": self.detail,
                 "fingerprint": decision.fingerprint(self.definition())}

@@ -72,6 +72,8 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         c.update(outcome=d["outcome"], passed=d["outcome"] == decision.PASSED,
                  refuted=d["outcome"] == decision.REFUTED, firmness=d.get("firmness"),
                  seeds_for_firm=d.get("seeds_for_firm"))
+        if d.get("decision_note") and d.get("level") is None:
+            c["decision_note"] = d["decision_note"]
         if "level" in d and d["level"] is not None:
             c.update(level=d["level"], p_value=d["p_value"], ci=list(d["ci"]), measured=d["measured"],
                      p_support=d["p_support"], p_refute=d["p_refute"], deciding_part=d["deciding_part"],

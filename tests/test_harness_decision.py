@@ -199,3 +199,17 @@ def test_an_invalid_comparison_is_inconclusive_with_its_reason():
     m = D.samples(around(1.0, 0.1, 5), around(0.0, 0.1, 5), invalid="additive's lr is the grid's highest")
     res = outcome(D.superiority(0.0, reason=R), m)
     assert res["outcome"] == "inconclusive" and "grid's highest" in res["decision_note"]
+
+
+def test_an_unmeasured_criterion_is_inconclusive_and_says_why(tmp_path):
+    from harness.evidence import Evidence
+
+    ev = Evidence(tmp_path)
+    ev.claim("C9", title="t", statement="s", strength="strong")
+    a = ev.criterion("a", rule=D.exact(), prediction="p", metric="m")
+    b = ev.criterion("b", rule=D.band(0.0, None, reason=R), prediction="p", metric="m")
+    a.check(True)
+    b.unmeasured("only 1 seed ran")
+    judged = V.judge_record(ev.to_record()["criteria"])
+    assert judged["verdict"] == "inconclusive" and judged["criteria"][1]["outcome"] == "inconclusive"
+    assert "only 1 seed ran" in judged["criteria"][1]["decision_note"]
