@@ -25,14 +25,18 @@ diverged or worse-than-chance run counted as l0 (Wortsman et al.):
 Sensitivity alone is blind to an arm that is uniformly worse (it is measured from the arm's own best), so the
 question is decided on ``lr_mean_loss``, which carries both.
 
-The verdict answers "does the 1/sqrt(d_k) scale still earn its place once QK-norm is there?" from one counted
-criterion, written before the run: at the large d_k, LayerNorm QK-norm without the scale has a higher
-``lr_mean_loss`` than with it by more than a margin (one-sided Welch on per-seed values, against the margin):
-'answered yes' if so, 'answered no' if it is significantly less than the margin, inconclusive otherwise.
-Reported beside it (not counted), each with its prediction: the same comparison at the small d_k; whether
-QK-norm bounds the logit growth at the highest rate (Wortsman's mechanism); whether it lowers the LR
-sensitivity; and whether QK-norm alone removes the d_k growth at init that the scale removes (by construction
-it cannot: a LayerNorm'd q.k has variance d_k).
+Criteria (issue 16's protocol), written before the run. Arms of one seed share its data stream and initial
+weights (``harness.sweeps``: the scale is not a parameter), so every comparison is paired by seed:
+
+* ``scale_matters_with_qk_norm`` (counted, superiority): at the large d_k, LayerNorm QK-norm without the scale has
+  a higher ``lr_mean_loss`` than with it by more than 0.05 nats (2.4% of the chance loss ln 8: a cost worth a
+  line of code). Passed: 'answered yes' (the scale still earns its place); refuted (the cost is significantly
+  below 0.05 nats): 'answered no'; otherwise inconclusive at this scale.
+* reported beside it, each decided alone: the same comparison at the small d_k; whether QK-norm bounds the logit
+  growth at the highest rate (Wortsman's mechanism: its max |logit| over training at least 2x below the plain
+  scaled arm's, on log10); whether it lowers the LR sensitivity (by more than 0.05 nats); and whether QK-norm
+  alone leaves the d_k growth at init that the scale removes (per-seed log-log slope of the init logit std in
+  [0.4, 0.6] around sqrt(d_k)'s 0.5; by construction a LayerNorm'd q.k has variance d_k).
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import stats, sweeps
+from harness import decision, sweeps
 from harness.sweeps import attention_variant_sweep, summary_table, sweep_task
 from harness.training import torch_threads
 
@@ -52,12 +56,8 @@ from harness.training import torch_threads
 pytestmark = [pytest.mark.claim("Q1"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 CLAIM_ID = "Q1"
-ALPHA = 0.05
-# The scale "matters" when dropping it costs more than this much held-out loss (nats, mean over the LR range):
-# 0.05 nats is 2.4% of the chance loss ln 8 of the task.
-MARGIN = 0.05
-# init logit std ~ d_k^slope: the scale's problem is slope 0.5; QK-norm alone leaves it there.
-INIT_SLOPE_BAND = (0.4, 0.6)
+MARGIN = 0.05     # nats of held-out loss (mean over the LR range): 2.4% of the chance loss ln 8 of the task
+LOSS_COST = decision.superiority(MARGIN, paired=True, reason="0.05 nats = 2.4% of the chance loss ln 8 of the task")
 ARM_ORDER = ("scaled", "unscaled", "qk_layernorm_scaled", "qk_layernorm_unscaled", "qk_l2_gain")
 
 
@@ -126,62 +126,57 @@ def lr_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _values(t: pd.DataFrame, arm: str, d_k: int, col: str) -> np.ndarray:
-    return t[(t["arm"] == arm) & (t["d_k"] == d_k)][col].to_numpy(dtype=float)
+    return t[(t["arm"] == arm) & (t["d_k"] == d_k)].sort_values("seed")[col].to_numpy(dtype=float)
 
 
-def evaluate_scale_matters(t: pd.DataFrame, d_k: int, margin: float = MARGIN, alpha: float = ALPHA) -> dict:
-    """Does dropping the scale from LayerNorm QK-norm cost more than ``margin`` of lr_mean_loss at ``d_k``?
-    Passed: one-sided Welch of (unscaled - margin) > scaled at p < alpha; refuted: (unscaled - margin) < scaled at
-    p < alpha (the cost is significantly below the margin); otherwise inconclusive."""
-    a = _values(t, "qk_layernorm_unscaled", d_k, "lr_mean_loss")
-    b = _values(t, "qk_layernorm_scaled", d_k, "lr_mean_loss")
-    more = stats.welch_t(a - margin, b, alternative="greater")
-    less = stats.welch_t(a - margin, b, alternative="less")
-    two = stats.welch_t(a, b)
-    sens = {arm: _values(t, arm, d_k, "lr_sensitivity").mean() for arm in ("qk_layernorm_unscaled", "qk_layernorm_scaled")}
-    best = {arm: _values(t, arm, d_k, "best_loss").mean() for arm in ("qk_layernorm_unscaled", "qk_layernorm_scaled")}
-    return {"measured": two.diff, "ci": two.ci, "p_value": more.p_value,
-            "passed": more.significant(alpha), "refuted": less.significant(alpha),
-            "detail": (f"d_k={d_k}: lr_mean_loss QK-LN unscaled {a.mean():.3f} vs scaled {b.mean():.3f} "
-                       f"(diff {two.diff:.3f}, 95% CI [{two.ci[0]:.3f}, {two.ci[1]:.3f}]); "
-                       f"diff > {margin}: p={more.p_value:.3g}; diff < {margin}: p={less.p_value:.3g}. "
-                       f"Parts: best loss {best['qk_layernorm_unscaled']:.3f} vs {best['qk_layernorm_scaled']:.3f}, "
-                       f"LR sensitivity {sens['qk_layernorm_unscaled']:.3f} vs {sens['qk_layernorm_scaled']:.3f}")}
-
-
-def evaluate_logit_growth(t: pd.DataFrame, d_k: int, alpha: float = ALPHA) -> dict:
-    """Wortsman's mechanism at the highest rate: the max |logit| over training of QK-LN (scaled) below that of the
-    plain scaled arm. One-sided Welch on log10 of the per-seed maxima; refuted if significantly above."""
-    a = np.log10(_values(t, "qk_layernorm_scaled", d_k, "max_logit_top_lr"))
-    b = np.log10(_values(t, "scaled", d_k, "max_logit_top_lr"))
-    lower = stats.welch_t(a, b, alternative="less")
-    higher = stats.welch_t(a, b, alternative="greater")
-    return {"measured": float(10 ** a.mean()), "p_value": lower.p_value,
-            "passed": lower.significant(alpha), "refuted": higher.significant(alpha),
-            "detail": f"d_k={d_k}, highest rate: max |logit| over training, geometric mean over seeds: QK-LN scaled "
-                      f"{10 ** a.mean():.3g} vs scaled {10 ** b.mean():.3g}; {lower}"}
-
-
-def evaluate_sensitivity_reduced(t: pd.DataFrame, d_k: int, alpha: float = ALPHA) -> dict:
-    """Wortsman's headline: QK-LN (scaled) has a lower LR sensitivity than the plain scaled arm. One-sided Welch."""
-    a = _values(t, "qk_layernorm_scaled", d_k, "lr_sensitivity")
-    b = _values(t, "scaled", d_k, "lr_sensitivity")
-    lower = stats.welch_t(a, b, alternative="less")
-    higher = stats.welch_t(a, b, alternative="greater")
-    return {"measured": lower.diff, "ci": lower.ci, "p_value": lower.p_value,
-            "passed": lower.significant(alpha), "refuted": higher.significant(alpha),
-            "detail": f"d_k={d_k}: LR sensitivity QK-LN scaled {a.mean():.3f} vs scaled {b.mean():.3f}; {lower}"}
-
-
-def evaluate_init_dk_growth(t: pd.DataFrame, arm: str = "qk_layernorm_unscaled",
-                            band: tuple[float, float] = INIT_SLOPE_BAND) -> dict:
-    """What the scale fixes, with QK-norm and no scale: the init logit std grows as d_k^0.5. Log-log slope of
-    logit_std_init against d_k over per-seed points; passes if the CI lies within ``band``."""
+def init_slopes(t: pd.DataFrame, arm: str = "qk_layernorm_unscaled") -> np.ndarray:
+    """Per seed: the log-log slope of the init logit std against d_k (the seed is the unit)."""
     sel = t[t["arm"] == arm]
-    fit = stats.loglog_slope(sel["d_k"], sel["logit_std_init"])
-    return {"measured": fit.slope, "ci": fit.ci, "passed": fit.within(*band),
-            "refuted": bool(fit.hi < band[0] or fit.lo > band[1]),
-            "detail": f"{arm}: init logit std ~ d_k^slope, {fit}"}
+    return np.array([np.polyfit(np.log(g["d_k"].to_numpy(float)), np.log(g["logit_std_init"].to_numpy(float)), 1)[0]
+                     for _, g in sel.groupby("seed")])
+
+
+# name -> (rule, counted, arms (a, b): δ = mean(a - b), the lr_table column, which d_k, prediction)
+CRITERIA = {
+    "scale_matters_with_qk_norm": (
+        LOSS_COST, True, ("qk_layernorm_unscaled", "qk_layernorm_scaled"), "lr_mean_loss", "large",
+        "yes-condition: at the large d_k, LayerNorm QK-norm without the 1/sqrt(d_k) scale has a higher mean held-out "
+        f"loss over the LR range (best loss + LR sensitivity) than with it, by more than {MARGIN} nats. Expected: "
+        "yes (a LayerNorm'd q.k still has variance d_k; the gain must learn the scale)"),
+    "scale_matters_with_qk_norm_small_dk": (
+        LOSS_COST, False, ("qk_layernorm_unscaled", "qk_layernorm_scaled"), "lr_mean_loss", "small",
+        "the same at the small d_k; expected smaller (the scale is closer to 1 there)"),
+    "qk_norm_bounds_logit_growth": (
+        decision.superiority(math.log10(2), paired=True, reason="log10 2 = 0.30: QK-norm's max |logit| at least a "
+                                                                "factor 2 below the plain scaled arm's"),
+        False, ("scaled", "qk_layernorm_scaled"), "max_logit_top_lr", "large",
+        "Wortsman et al.: at the highest rate and the large d_k, QK-norm (LayerNorm, scaled) keeps the max "
+        "|attention logit| over training below the plain scaled model's (log10 of the per-seed maxima)"),
+    "qk_norm_reduces_lr_sensitivity": (
+        LOSS_COST, False, ("scaled", "qk_layernorm_scaled"), "lr_sensitivity", "large",
+        f"Wortsman et al.: at the large d_k, QK-norm (LayerNorm, scaled) has an LR sensitivity lower than the plain "
+        f"scaled model's by more than {MARGIN} nats"),
+    "qk_norm_alone_keeps_dk_growth": (
+        decision.band(0.4, 0.6, reason="+-0.1 around sqrt(d_k)'s exponent 0.5: a fifth of it"),
+        False, ("qk_layernorm_unscaled",), "logit_std_init", "both",
+        "QK-norm is not the scale's fix: without the scale, a LayerNorm'd model's init logit std still grows as "
+        "sqrt(d_k) (what 1/sqrt(d_k) removes): per-seed log-log slope against d_k"),
+}
+METRIC_OF = {"lr_mean_loss": "held-out loss, mean over the LR range (nats)", "lr_sensitivity": "LR sensitivity (nats)",
+             "max_logit_top_lr": "log10 max |logit| over training at the highest rate",
+             "logit_std_init": "log-log slope of the init logit std against d_k"}
+
+
+def measurements(name: str, t: pd.DataFrame) -> list[dict[str, Any]]:
+    """Criterion ``name``'s per-seed values from the lr_table, paired by seed (see CRITERIA)."""
+    rule, _, arms_, column, which, _ = CRITERIA[name]
+    if which == "both":
+        return [decision.samples(init_slopes(t, arms_[0]), label="d_k slope")]
+    d_k = int(t["d_k"].max() if which == "large" else t["d_k"].min())
+    a, b = (_values(t, arm, d_k, column) for arm in arms_)
+    if column == "max_logit_top_lr":
+        a, b = np.log10(a), np.log10(b)
+    return [decision.samples(a, b, paired=rule.paired, label=f"d_k={d_k}")]
 
 
 # ================================================================================================ render
@@ -278,34 +273,10 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
                         f"{budget['train']['steps']} Adam steps per rate, rates {budget['lrs']}: logit growth is "
                         "provoked by the learning rate, not by scale as in Wortsman et al. 2023.")
     small, big = min(budget["d_ks"]), max(budget["d_ks"])
-    c_matters = ev.criterion(
-        "scale_matters_with_qk_norm",
-        prediction=f"yes-condition: at d_k={big}, LayerNorm QK-norm without the 1/sqrt(d_k) scale has a higher "
-                   f"mean held-out loss over the LR range (best loss + LR sensitivity) than with it, by more than "
-                   f"{MARGIN} nats. Expected: yes (a LayerNorm'd q.k still has variance d_k; the gain must learn "
-                   "the scale)",
-        threshold=f"diff > {MARGIN} nats at p < {ALPHA} (yes); diff < {MARGIN} at p < {ALPHA} (no)",
-        test=f"one-sided Welch t-tests of (unscaled - {MARGIN}) vs scaled over {len(seeds)} seeds per arm")
-    c_matters_small = ev.criterion(
-        "scale_matters_with_qk_norm_small_dk", counts=False,
-        prediction=f"the same at d_k={small}; expected smaller (the scale is only 1/{math.sqrt(small):.3g} there)",
-        threshold=f"diff > {MARGIN} nats at p < {ALPHA}", test="one-sided Welch t-tests, as above")
-    c_growth = ev.criterion(
-        "qk_norm_bounds_logit_growth", counts=False,
-        prediction=f"Wortsman et al.: at the highest rate and d_k={big}, QK-norm (LayerNorm, scaled) keeps the max "
-                   "|attention logit| over training below the plain scaled model's",
-        threshold=f"one-sided p < {ALPHA}", test="one-sided Welch t-test on log10 of per-seed maxima")
-    c_sens = ev.criterion(
-        "qk_norm_reduces_lr_sensitivity", counts=False,
-        prediction=f"Wortsman et al.: at d_k={big}, QK-norm (LayerNorm, scaled) has a lower LR sensitivity than "
-                   "the plain scaled model",
-        threshold=f"one-sided p < {ALPHA}", test="one-sided Welch t-test on per-seed LR sensitivity")
-    c_init = ev.criterion(
-        "qk_norm_alone_keeps_dk_growth", counts=False,
-        prediction="QK-norm is not the scale's fix: without the scale, a LayerNorm'd model's init logit std still "
-                   "grows as sqrt(d_k) (what 1/sqrt(d_k) removes)",
-        threshold=f"log-log slope of init logit std vs d_k: 95% CI within {list(INIT_SLOPE_BAND)}",
-        test="stats.loglog_slope over per-seed points")
+    how = f"d_k {small} (small) and {big} (large), {len(seeds)} seeds, learning rates {budget['lrs']}"
+    crits = {name: ev.criterion(name, rule=rule, counts=counts, arms=arms_, metric=METRIC_OF[column],
+                                prediction=prediction, how=how)
+             for name, (rule, counts, arms_, column, _, prediction) in CRITERIA.items()}
     ev.gate("q1_scale_effect_with_qk_norm", direction="both", tolerance=0.4)
     ev.gate("q1_max_logit/qk_layernorm_scaled", direction="lower", tolerance=1.0, relative=True)
 
@@ -314,12 +285,13 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
         df = measure_lr_sweep(budget, seeds, device, progress)
     t = lr_table(df)
 
-    # ---- test and record
-    c_matters.record_outcome(evaluate_scale_matters(t, big))
-    c_matters_small.record_outcome(evaluate_scale_matters(t, small))
-    c_growth.record_outcome(evaluate_logit_growth(t, big))
-    c_sens.record_outcome(evaluate_sensitivity_reduced(t, big))
-    c_init.record_outcome(evaluate_init_dk_growth(t))
+    # ---- record
+    for name, crit in crits.items():
+        ms = measurements(name, t)
+        crit.measure(ms, detail="per seed: " + "; ".join(
+            f"{m['label']} " + (f"{CRITERIA[name][2][0]} {np.round(m['a'], 3).tolist()} vs {CRITERIA[name][2][1]} "
+                                f"{np.round(m['b'], 3).tolist()}" if "b" in m else f"{np.round(m['a'], 3).tolist()}")
+            for m in ms))
 
     at_big = t[t["d_k"] == big].groupby("arm")
     for arm in ARM_ORDER:

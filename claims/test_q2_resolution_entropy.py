@@ -19,21 +19,21 @@ measure at checkpoints, per head:
   held-out text). 1: the head's output names what it looked at; 0: it does not, either because it blurred
   several positions together or because it always looks at the same token (a sink on BOS resolves nothing).
 
-Prediction, stated before measuring: if the answer is yes, the literature's two measures are readings of the
-same quantity, so across checkpoints and heads each tracks lost resolution:
+Prediction, stated before measuring (issue 16's protocol): if the answer is yes, the literature's two measures
+are readings of the same quantity, so across checkpoints and heads each tracks lost resolution. Both criteria are
+``band(None, -0.5)`` on per-seed Spearman rhos (the seed is the unit: the points within a seed share a trajectory,
+so a pooled p-value would overstate them):
 
-(1) ``entropy_tracks_resolution``: higher entropy (more averaging) goes with lower resolution: Spearman
-    rho(entropy, resolution) over (checkpoint x head) points, per seed; mean over seeds <= -0.5 with the 95% t CI
-    below 0. Answered no (refuted) if the CI lies wholly above -0.5 (significantly weaker than a strong
-    monotone relation, or the other sign).
+(1) ``entropy_tracks_resolution``: higher entropy (more averaging) goes with lower resolution: per seed, Spearman
+    rho(entropy, resolution) over that seed's (checkpoint x head) points; the interval of the mean rho lies below
+    -0.5 (yes), or wholly above it (no: significantly weaker than a strong monotone relation, or the other sign).
 (2) ``sink_tracks_resolution``: more sink mass goes with lower resolution: Spearman rho(sink, resolution), the same
-    thresholds.
+    band. -0.5 is the conventional "strong" |rho|: a weaker relation would not make the two one quantity.
 
-Both hold: answered yes; either refuted: answered no; otherwise inconclusive at this scale. Sink heads have low
-entropy, so (1) and (2) pull against each other unless sinks are rare: that tension is what the question is
-about. The relation between the two literatures' measures is the metric ``q2_entropy_sink_corr`` (mean over
-seeds of Spearman rho(entropy, sink) over checkpoints and heads). The Spearman points within a seed are not
-independent (they share a trajectory), which is why the test is over per-seed rhos, not a pooled p-value.
+Both passed: answered yes; either refuted: answered no; otherwise inconclusive at this scale (Holm over the two).
+Sink heads have low entropy, so (1) and (2) pull against each other unless sinks are rare: that tension is what the
+question is about. The relation between the two literatures' measures is the metric ``q2_entropy_sink_corr``
+(mean over seeds of Spearman rho(entropy, sink) over checkpoints and heads).
 
 No fault in model.faults is about Q2 (issue 10): under ``--fast`` the module skips.
 """
@@ -51,7 +51,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from harness import stats  # noqa: E402
+from harness import decision, stats  # noqa: E402
 from harness.probes import attention_entropy, run_with_taps, sink_mass  # noqa: E402
 from harness.resolution import head_resolution  # noqa: E402
 from harness.tasks import Batch, Task, make_task  # noqa: E402
@@ -63,6 +63,9 @@ pytestmark = pytest.mark.claim("Q2")
 CLAIM_ID = "Q2"
 SINK_THRESHOLD = 0.3          # Gu et al. 2024: a sink head's first-token importance exceeds epsilon = 0.3
 STRONG_RHO = -0.5             # a strong monotone relation (|rho| >= 0.5)
+RULE = decision.band(None, STRONG_RHO, reason="rho = -0.5: the conventional 'strong' monotone relation; a weaker "
+                                              "one would not make the two measures one quantity")
+CRITERIA = {"entropy_tracks_resolution": "entropy_resolution", "sink_tracks_resolution": "sink_resolution"}
 PAIRS = {"entropy_resolution": ("entropy", "resolution"), "sink_resolution": ("sink", "resolution"),
          "entropy_sink": ("entropy", "sink")}
 
@@ -173,19 +176,6 @@ def correlations(heads: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ============================================================================================ evaluate
-def evaluate_strong_negative(corr: pd.DataFrame, pair: str, strong: float = STRONG_RHO) -> dict[str, Any]:
-    """Mean per-seed rho <= ``strong`` with the 95% t CI below 0: passed; CI wholly above ``strong``: refuted."""
-    rhos = corr[pair].dropna().to_numpy(float)
-    if rhos.size < 2:
-        return {"measured": float(rhos.mean()) if rhos.size else None, "passed": False, "refuted": False,
-                "detail": f"{pair}: only {rhos.size} seed(s) with a defined rho (a measure never varied)"}
-    ci = stats.t_ci(rhos)
-    return {"measured": ci.mean, "ci": ci.ci, "passed": bool(ci.mean <= strong and ci.hi < 0),
-            "refuted": bool(ci.lo > strong),
-            "detail": f"{pair}: per-seed Spearman rho " + ", ".join(f"{r:.3f}" for r in rhos) + f"; mean {ci}"}
-
-
 # ============================================================================================ figures
 def figure_trajectories(ckpt: pd.DataFrame):
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
@@ -233,16 +223,11 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast)
              strength="open question", kind="question",
              limitation="The note names the cost but gives no measure of it; here: one small decoder-only model on "
                         "one synthetic language, CPU budgets, resolution as C5's linear-probe decodability.")
-    crits = {}
-    for name, pair in (("entropy_tracks_resolution", "entropy_resolution"),
-                       ("sink_tracks_resolution", "sink_resolution")):
-        a, b = PAIRS[pair]
-        crits[pair] = ev.criterion(
-            name,
-            prediction=f"yes would mean more {a} goes with less resolution across checkpoints and heads: "
-                       f"Spearman rho({a}, resolution) strongly negative",
-            threshold=f"mean per-seed rho <= {STRONG_RHO} with 95% CI < 0 (answered no: CI wholly above {STRONG_RHO})",
-            test=f"scipy Spearman per seed over (checkpoint x head) points; t CI over {len(seeds)} seeds")
+    crits = {pair: ev.criterion(
+        name, rule=RULE, metric=f"Spearman rho({PAIRS[pair][0]}, resolution) per seed",
+        prediction=f"yes would mean more {PAIRS[pair][0]} goes with less resolution across checkpoints and heads: "
+                   f"Spearman rho({PAIRS[pair][0]}, resolution) strongly negative",
+        how="scipy Spearman per seed over that seed's (checkpoint x head) points") for name, pair in CRITERIA.items()}
     ev.gate("q2_entropy_sink_corr", direction="both", tolerance=0.35)
 
     heads, curve = measure(budget, seeds, device, progress)
@@ -250,7 +235,9 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast)
     corr = correlations(heads)
 
     for pair, crit in crits.items():
-        crit.record_outcome(evaluate_strong_negative(corr, pair))
+        rhos = corr[pair].dropna()     # NaN: a measure never varied in that seed; under 2 seeds: unrecorded
+        if len(rhos) >= 2:
+            crit.sample(rhos, detail=f"{pair}: per-seed Spearman rho " + ", ".join(f"{r:.3f}" for r in rhos))
     es = corr["entropy_sink"].dropna()
     ev.metric("q2_entropy_sink_corr", float(es.mean()) if len(es) else math.nan)
     ev.metric("q2_entropy_resolution_corr", float(corr["entropy_resolution"].mean()))

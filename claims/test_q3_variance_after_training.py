@@ -15,19 +15,22 @@ read through the ``q``/``k``/``logits`` taps on a fixed held-out batch at checkp
   components' own moments, sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2). It is 1 when the premise holds, whatever
   the variances are, and grows when q and k align (their covariances share directions, the sum turns coherent).
 
-The question is answered from two counted criteria, written before the run:
+The question is answered from two counted criteria, written before the run (issue 16's protocol; the seed is
+the unit, layers averaged, the final checkpoint):
 
-(a) ``independence_after_training``: the footnote's premise, i.e. the independence ratio of the scaled model
-    after training within a factor of 2 of 1 at every d_k (t CI over seeds);
-(b) ``scale_normalises_after_training``: 1/sqrt(d_k) still normalises the logits, i.e. the variance of the scaled
-    model's logits (its ``logits`` tap, = Var(q.k)/d_k) after training does not depend on d_k (log-log slope CI
-    within +-0.25; at init it is 0: C4).
+(a) ``independence_after_training`` (band): the footnote's premise, i.e. log2 of the scaled model's independence
+    ratio lies in [-1, 1] (within a factor 2 of 1) at every d_k: passed if every d_k's interval lies inside,
+    refuted if one lies wholly outside. On log2 because the ratio is multiplicative (2 and 1/2 are equally far).
+(b) ``scale_normalises_after_training`` (band): 1/sqrt(d_k) still normalises the logits, i.e. the variance of the
+    scaled model's logits (its ``logits`` tap, = Var(q.k)/d_k) does not depend on d_k: the per-seed log-log slope
+    against d_k lies in [-0.25, 0.25] (a factor under 1.7 over d_k 8 -> 64; at init it is 0: C4).
 
-'answered yes' if both hold, 'answered no' if either is contradicted with significance. Reported beside them
-(not counted): the same two measurements at init (controls: the criteria can pass on this very data), the drift
-of the component variance, and whether training removes the unscaled model's d_k growth. Our prediction,
-stated before the run: no. Training an attention layer to retrieve aligns W^Q and W^K (that is what a match
-is), and Adam moves each weight by about the learning rate whatever d_k is, so the aligned part of q.k sums
+'answered yes' if both pass, 'answered no' if either is refuted (Holm over the two). Reported beside them (not
+counted, each decided alone): the same two measurements at init (controls: the criteria can pass on this very
+data), the drift of the component variance (log2 of after / at init in [-1, 1] at every d_k), and whether training
+removes the unscaled model's d_k growth (per-seed slope of Var(q.k) above 0.5, half its init value of 1). Our
+prediction, stated before the run: no. Training an attention layer to retrieve aligns W^Q and W^K (that is what a
+match is), and Adam moves each weight by about the learning rate whatever d_k is, so the aligned part of q.k sums
 coherently over d_k components; muP (Yang et al. 2022) scales attention by 1/d_k for this reason.
 """
 from __future__ import annotations
@@ -40,7 +43,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import probes, stats
+from harness import decision, probes
 from harness.tasks import make_task
 from harness.training import TrainConfig, build_for_task, torch_threads, train
 from model import ModelConfig
@@ -50,12 +53,13 @@ pytestmark = pytest.mark.claim("Q3")
 CLAIM_ID = "Q3"
 ARMS = {"scaled": {}, "unscaled": {"scale": "none"}}
 TAPS = ("*.self_attn.q", "*.self_attn.k", "*.self_attn.logits")
-# Thresholds (before the run). The footnote predicts an independence ratio of exactly 1; a factor of 2 either way
-# is the band. "Normalises": Var(q.k)/d_k independent of d_k, |slope| < 0.25 (a factor < 1.7 over d_k 8 -> 64).
-INDEPENDENCE_BAND = (0.5, 2.0)
-SLOPE_BAND = (-0.25, 0.25)
-DRIFT_BAND = (0.5, 2.0)
-UNSCALED_SLOPE_MIN = 0.5
+# Bands, declared before the run (log2 of a ratio: a factor 2 either way is [-1, 1]).
+FACTOR_TWO = decision.band(-1.0, 1.0, reason="log2 = +-1: within a factor 2 of the footnote's 1 (init's seeds "
+                                             "spread by about 5%)")
+FLAT_SLOPE = decision.band(-0.25, 0.25, reason="+-0.25 in the log-log slope: Var(logits) changing by under 1.7x over "
+                                               "d_k 8 -> 64, a quarter of the unscaled exponent 1")
+GROWING_SLOPE = decision.band(0.5, None, reason="0.5 in the log-log slope: half the exponent 1 that Var(q.k) has at "
+                                                "init")
 STAT_COLUMNS = ("var_q", "var_k", "q_offdiag", "k_offdiag", "qk_same_index", "var_qk_over_dk",
                 "independence_ratio", "logit_var")
 
@@ -125,70 +129,66 @@ def per_seed(df: pd.DataFrame, step: int | str = "final") -> pd.DataFrame:
     return df.groupby(["arm", "d_k", "seed"], as_index=False)[list(STAT_COLUMNS)].mean()
 
 
-def _band_ci(values: np.ndarray, band: tuple[float, float]) -> tuple[stats.MeanCI, bool, bool]:
-    ci = stats.t_ci(values)
-    return ci, ci.within(*band), bool(ci.hi < band[0] or ci.lo > band[1])
-
-
-def evaluate_independence(df: pd.DataFrame, step: int | str = "final", arm: str = "scaled",
-                          band: tuple[float, float] = INDEPENDENCE_BAND) -> dict[str, Any]:
-    """The independence ratio of ``arm`` at ``step``, per d_k: 95% t CI over seeds. Passes if every d_k's CI lies
-    within ``band``; refuted if one lies wholly outside it."""
+def log2_by_dk(df: pd.DataFrame, column: str, step: int | str = "final", arm: str = "scaled") -> dict[str, Any]:
+    """{"d_k=8": per-seed log2(column), ...} of ``arm`` at ``step``."""
     t = per_seed(df, step)
-    t = t[t["arm"] == arm]
-    fits = {int(d): _band_ci(g["independence_ratio"].to_numpy(), band) for d, g in t.groupby("d_k")}
-    if not fits:
-        return {"measured": None, "passed": False, "refuted": False, "detail": f"no {arm} runs"}
-    top = max(fits)
-    return {"measured": fits[top][0].mean, "ci": fits[top][0].ci,
-            "passed": all(f[1] for f in fits.values()), "refuted": any(f[2] for f in fits.values()),
-            "detail": "; ".join(f"d_k={d}: {f[0].mean:.3g} [{f[0].lo:.3g}, {f[0].hi:.3g}]" for d, f in fits.items())
-            + f" (band {list(band)}, {arm}, step {step})"}
+    return {f"d_k={d}": np.log2(g[column].to_numpy(float)) for d, g in t[t["arm"] == arm].groupby("d_k")}
 
 
-def logit_var_slope(df: pd.DataFrame, step: int | str = "final", arm: str = "scaled",
-                    column: str = "logit_var") -> stats.SlopeFit:
-    """Log-log slope of ``column`` against d_k over the per-seed points of ``arm`` at ``step``."""
-    t = per_seed(df, step)
-    t = t[t["arm"] == arm]
-    return stats.loglog_slope(t["d_k"], t[column])
-
-
-def evaluate_normalisation(df: pd.DataFrame, step: int | str = "final", arm: str = "scaled",
-                           band: tuple[float, float] = SLOPE_BAND) -> dict[str, Any]:
-    """Does 1/sqrt(d_k) normalise the logits at ``step``: the slope against d_k of the variance of the logits as
-    the model computes them (the ``logits`` tap; Var(q.k)/d_k for the scaled arm, and whatever a scale fault makes
-    of it), CI within ``band`` (passes), wholly outside it (refuted)."""
-    fit = logit_var_slope(df, step, arm)
-    return {"measured": fit.slope, "ci": fit.ci, "p_value": fit.p_value, "passed": fit.within(*band),
-            "refuted": bool(fit.hi < band[0] or fit.lo > band[1]),
-            "detail": f"{arm}, step {step}: Var(logits) ~ d_k^slope, {fit} (band {list(band)})"}
-
-
-def evaluate_unscaled_growth(df: pd.DataFrame, minimum: float = UNSCALED_SLOPE_MIN) -> dict[str, Any]:
-    """Without the scale, does training remove the d_k growth of the logits: slope of Var(q.k) (= the unscaled
-    logit variance) against d_k after training. The prediction (growth persists) holds if the CI lies above
-    ``minimum``; refuted if below it."""
-    t = per_seed(df)
-    t = t[t["arm"] == "unscaled"].assign(var_qk=lambda x: x["var_qk_over_dk"] * x["d_k"])
-    fit = stats.loglog_slope(t["d_k"], t["var_qk"])
-    return {"measured": fit.slope, "ci": fit.ci, "passed": bool(fit.lo > minimum), "refuted": bool(fit.hi < minimum),
-            "detail": f"unscaled, after training: Var(q.k) ~ d_k^slope, {fit} (at init the slope is 1)"}
-
-
-def evaluate_component_drift(df: pd.DataFrame, arm: str = "scaled",
-                             band: tuple[float, float] = DRIFT_BAND) -> dict[str, Any]:
-    """Per-component variance (mean of Var q_i and Var k_i) after training over its value at init, per seed and
-    d_k (``arm``): 95% t CI within ``band`` passes (the variance the argument was computed with is kept)."""
-    init, final = per_seed(df, 0), per_seed(df)
-    key = ["arm", "d_k", "seed"]
-    both = final.merge(init, on=key, suffixes=("", "_init"))
+def drift_by_dk(df: pd.DataFrame, arm: str = "scaled") -> dict[str, Any]:
+    """{"d_k=8": per-seed log2 of (Var q_i + Var k_i) after training over at init, ...} of ``arm``."""
+    both = per_seed(df).merge(per_seed(df, 0), on=["arm", "d_k", "seed"], suffixes=("", "_init"))
     both = both[both["arm"] == arm]
-    drift = ((both["var_q"] + both["var_k"]) / (both["var_q_init"] + both["var_k_init"])).to_numpy()
-    ci, ok, out = _band_ci(drift, band)
-    return {"measured": ci.mean, "ci": ci.ci, "passed": ok, "refuted": out,
-            "detail": f"{arm}: Var(component) after / at init {ci} over {len(drift)} (d_k, seed) runs; "
-                      + ", ".join(f"d_k={int(r.d_k)} s{int(r.seed)} {d:.3g}" for r, d in zip(both.itertuples(), drift))}
+    ratio = (both["var_q"] + both["var_k"]) / (both["var_q_init"] + both["var_k_init"])
+    return {f"d_k={d}": np.log2(ratio[g.index].to_numpy(float)) for d, g in both.groupby("d_k")}
+
+
+def slopes(df: pd.DataFrame, column: str, step: int | str = "final", arm: str = "scaled") -> np.ndarray:
+    """Per seed: the log-log slope of ``column`` against d_k of ``arm`` at ``step`` (the seed is the unit).
+    ``column`` "var_qk" is Var(q.k) itself (= the unscaled logit variance)."""
+    t = per_seed(df, step)
+    t = t[t["arm"] == arm].assign(var_qk=lambda x: x["var_qk_over_dk"] * x["d_k"])
+    return np.array([np.polyfit(np.log(g["d_k"].to_numpy(float)), np.log(g[column].to_numpy(float)), 1)[0]
+                     for _, g in t.groupby("seed")])
+
+
+# name -> (rule, counted, metric, per-seed values by part: df -> {label: values}, prediction)
+CRITERIA = {
+    "independence_after_training": (
+        FACTOR_TWO, True, "log2 independence ratio per seed, final checkpoint, scaled",
+        lambda df: log2_by_dk(df, "independence_ratio"),
+        "yes-condition: after training, Var(q.k) is still what independent components give, i.e. the independence "
+        "ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) of the scaled model stays within a factor 2 "
+        "of 1 at every d_k. Expected: no (training aligns q and k)"),
+    "scale_normalises_after_training": (
+        FLAT_SLOPE, True, "per-seed log-log slope of Var(logits) against d_k, final checkpoint, scaled",
+        lambda df: {"d_k slope": slopes(df, "logit_var")},
+        "yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit variance (the "
+        "logits tap: Var(q.k)/d_k) does not depend on d_k. Expected: no (it grows with d_k)"),
+    "independence_at_init": (
+        FACTOR_TWO, False, "log2 independence ratio per seed, step 0, scaled",
+        lambda df: log2_by_dk(df, "independence_ratio", step=0),
+        "control: at init the footnote's independence holds (ratio within a factor 2 of 1)"),
+    "scale_normalises_at_init": (
+        FLAT_SLOPE, False, "per-seed log-log slope of Var(logits) against d_k, step 0, scaled",
+        lambda df: {"d_k slope": slopes(df, "logit_var", step=0)},
+        "control: at init 1/sqrt(d_k) normalises the logits (C4): slope of Var(q.k)/d_k near 0"),
+    "component_variance_kept": (
+        FACTOR_TWO, False, "log2 of (Var q_i + Var k_i) after training / at init per seed, scaled",
+        lambda df: drift_by_dk(df),
+        "the per-component variance of q and k stays within a factor 2 of its init value through training (the "
+        "variance the argument is computed with). Expected: it grows"),
+    "unscaled_growth_persists": (
+        GROWING_SLOPE, False, "per-seed log-log slope of Var(q.k) against d_k, final checkpoint, unscaled",
+        lambda df: {"d_k slope": slopes(df, "var_qk", arm="unscaled")},
+        "without the scale, training does not undo the d_k growth: Var(q.k) of the unscaled model still grows "
+        "with d_k after training (slope above 0.5; it is 1 at init)"),
+}
+
+
+def measurements(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Criterion ``name``'s per-seed values, one measurement per part (every part must hold)."""
+    return [decision.samples(v, label=k) for k, v in CRITERIA[name][3](df).items()]
 
 
 # ================================================================================================ render
@@ -213,7 +213,7 @@ def figure_drift(df: pd.DataFrame):
             ax.fill_between(steps, s.min().loc[steps], s.max().loc[steps], color=line.get_color(), alpha=0.15)
         if col == "independence_ratio":
             ax.axhline(1.0, color="k", lw=0.8)
-            ax.axhspan(*INDEPENDENCE_BAND, color="0.9", zorder=0)
+            ax.axhspan(0.5, 2.0, color="0.9", zorder=0)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("training step")
         if log:
@@ -240,40 +240,9 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
                         f"{budget['model']['d_model']}) on key-value lookup, d_k in {budget['d_ks']}, "
                         f"{budget['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
     d_ks = budget["d_ks"]
-    c_indep = ev.criterion(
-        "independence_after_training",
-        prediction="yes-condition: after training, Var(q.k) is still what independent components give, i.e. the "
-                   "independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) of the scaled model "
-                   "stays within a factor 2 of 1 at every d_k. Expected: no (training aligns q and k)",
-        threshold=f"95% CI within {list(INDEPENDENCE_BAND)} at every d_k (refuted: a CI wholly outside)",
-        test=f"t CI over {len(seeds)} seeds (layers averaged), final checkpoint")
-    c_norm = ev.criterion(
-        "scale_normalises_after_training",
-        prediction="yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit "
-                   f"variance (the logits tap: Var(q.k)/d_k) does not depend on d_k (d_k {d_ks}). Expected: no (it grows "
-                   "with d_k)",
-        threshold=f"log-log slope against d_k: 95% CI within {list(SLOPE_BAND)} (refuted: wholly outside)",
-        test="stats.loglog_slope over per-seed points (layers averaged), t interval")
-    c_indep0 = ev.criterion(
-        "independence_at_init", counts=False,
-        prediction="control: at init the footnote's independence holds (ratio within a factor 2 of 1)",
-        threshold=f"95% CI within {list(INDEPENDENCE_BAND)} at every d_k", test="t CI over seeds, step 0")
-    c_norm0 = ev.criterion(
-        "scale_normalises_at_init", counts=False,
-        prediction="control: at init 1/sqrt(d_k) normalises the logits (C4): slope of Var(q.k)/d_k near 0",
-        threshold=f"95% CI within {list(SLOPE_BAND)}", test="stats.loglog_slope over per-seed points, step 0")
-    c_drift = ev.criterion(
-        "component_variance_kept", counts=False,
-        prediction="the per-component variance of q and k stays within a factor 2 of its init value through "
-                   "training (the variance the argument is computed with). Expected: it grows",
-        threshold=f"95% CI of (Var q_i + Var k_i) after / at init within {list(DRIFT_BAND)}",
-        test="t CI over (d_k, seed) runs of the scaled model")
-    c_unscaled = ev.criterion(
-        "unscaled_growth_persists", counts=False,
-        prediction="without the scale, training does not undo the d_k growth: Var(q.k) of the unscaled model "
-                   f"still grows with d_k after training (slope above {UNSCALED_SLOPE_MIN}; it is 1 at init)",
-        threshold=f"log-log slope 95% CI above {UNSCALED_SLOPE_MIN} (refuted: below)",
-        test="stats.loglog_slope over per-seed points, final checkpoint")
+    crits = {name: ev.criterion(name, rule=rule, counts=counts, metric=metric, prediction=prediction,
+                                how=f"{len(seeds)} seeds x d_k {d_ks}, layers averaged")
+             for name, (rule, counts, metric, _, prediction) in CRITERIA.items()}
     ev.gate("q3_logit_var_ratio_after_training", direction="both", tolerance=0.6, relative=True)
     ev.gate("q3_scaled_logit_var_slope_after_training", direction="both", tolerance=0.4)
 
@@ -281,13 +250,10 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
     with torch_threads(budget.get("threads", 1)):           # tiny models: a second thread only contends
         df = measure_drift(budget, seeds, device, progress)
 
-    # ---- test and record
-    c_indep.record_outcome(evaluate_independence(df))
-    c_norm.record_outcome(evaluate_normalisation(df))
-    c_indep0.record_outcome(evaluate_independence(df, step=0))
-    c_norm0.record_outcome(evaluate_normalisation(df, step=0))
-    c_drift.record_outcome(evaluate_component_drift(df))
-    c_unscaled.record_outcome(evaluate_unscaled_growth(df))
+    # ---- record
+    for name, crit in crits.items():
+        ms = measurements(name, df)
+        crit.measure(ms, detail="per seed: " + "; ".join(f"{m['label']} {np.round(m['a'], 3).tolist()}" for m in ms))
 
     final, init = per_seed(df), per_seed(df, 0)
     big = max(d_ks)
@@ -298,7 +264,7 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
     ev.metric("q3_logit_var_ratio_after_training", at(final, "var_qk_over_dk"))
     ev.metric("q3_logit_var_ratio_at_init", at(init, "var_qk_over_dk"))
     ev.metric("q3_independence_ratio_after_training", at(final, "independence_ratio"))
-    ev.metric("q3_scaled_logit_var_slope_after_training", logit_var_slope(df).slope)
+    ev.metric("q3_scaled_logit_var_slope_after_training", float(slopes(df, "logit_var").mean()))
     ev.metric("q3_component_var_after_training", (at(final, "var_q") + at(final, "var_k")) / 2)
     ev.headline("q3_logit_var_ratio_after_training")
     ev.table("checkpoints", df)

@@ -1,5 +1,6 @@
-"""Q2's verdict functions can answer yes, no or neither (issue 11): hand-made per-head tables, no training, plus
-one tiny real run of the measurement (a 1-layer DecoderLM for a few steps) for the table's shape."""
+"""Q2's criteria can answer yes, no or neither (issues 11, 16): hand-made per-head tables through the module's
+correlations and its declared rule (``decision.decide_alone``), no training, plus one tiny real run of the
+measurement (a 1-layer DecoderLM for a few steps) for the table's shape."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import pandas as pd
 import pytest
 
 import claims.test_q2_resolution_entropy as q2
+from harness import decision
 
 
 def _heads(seed_rows):
@@ -22,27 +24,27 @@ def _trend(seed, sign, noise=0.02, n=12):
     return [(i % 4, x[i], 0.5 - sign * x[i] / 6, res[i]) for i in range(n)]
 
 
+def outcome(corr, pair):
+    return decision.decide_alone(q2.RULE, [decision.samples(corr[pair].dropna())])["outcome"]
+
+
 def test_strong_negative_passes_and_weak_or_positive_is_refuted():
     # sign=+1: sink falls as entropy rises -> sink rises as resolution rises (positive rho: answered no)
     heads = _heads({s: _trend(s, +1) for s in range(3)})
     corr = q2.correlations(heads)
-    out = q2.evaluate_strong_negative(corr, "entropy_resolution")
-    assert out["passed"] and not out["refuted"] and out["measured"] < -0.9
-    out = q2.evaluate_strong_negative(corr, "sink_resolution")
-    assert not out["passed"] and out["refuted"]
+    assert outcome(corr, "entropy_resolution") == "passed" and corr["entropy_resolution"].mean() < -0.9
+    assert outcome(corr, "sink_resolution") == "refuted"
     # sign=-1: sink mass rises with entropy -> falls with resolution (strong negative: yes)
     corr = q2.correlations(_heads({s: _trend(s, -1) for s in range(3)}))
-    assert q2.evaluate_strong_negative(corr, "sink_resolution")["passed"]
+    assert outcome(corr, "sink_resolution") == "passed"
     assert list(corr.columns[:2]) == ["seed", "n_points"] and "entropy_sink_within" in corr
 
 
 def test_undefined_or_scattered_correlations_are_inconclusive():
     flat = _heads({s: [(i, 1.0 + i, 0.1, 0.5 + 0.01 * i) for i in range(6)] for s in range(3)})   # sink constant
-    out = q2.evaluate_strong_negative(q2.correlations(flat), "sink_resolution")
-    assert not out["passed"] and not out["refuted"] and "never varied" in out["detail"]
+    assert q2.correlations(flat)["sink_resolution"].isna().all()      # no rho: the module leaves it unrecorded
     corr = pd.DataFrame({"seed": [0, 1, 2], "entropy_resolution": [-0.9, 0.2, -0.6]})
-    out = q2.evaluate_strong_negative(corr, "entropy_resolution")
-    assert not out["passed"] and not out["refuted"]
+    assert outcome(corr, "entropy_resolution") == "inconclusive"
 
 
 def test_per_checkpoint_counts_sink_heads_above_gu_threshold():

@@ -1,17 +1,19 @@
-"""R3's criteria can fail: if additive attention cost what dot-product costs, the time criterion must go red
-(refuted), and if its memory did not outgrow dot-product's, so must the memory criterion.
+"""R3's criteria can fail: if additive attention cost what dot-product costs, the time criterion must be refuted,
+and if its memory did not outgrow dot-product's, so must the memory criterion.
 
-Fabricated tables pin the decision rule; one real tiny measurement runs the module's own measurement through
-the model with the additive score swapped for a dot product (an "additive" that maps to matmul) and shows the
-verdict flips, while the real additive score passes the same tiny budget.
+Fabricated tables pin the decision (``decision.decide_alone`` on the module's own rule and measurements); one
+real tiny measurement runs the module's own measurement through the model with the additive score swapped for a
+dot product (an "additive" that maps to matmul) and shows both criteria refuted, while the real additive score
+passes them on the same tiny budget.
 """
 import numpy as np
 import pandas as pd
 import pytest
 
 import model.attention as attention
-from claims.test_r3_matmul import (ADDITIVE, DOT, SDPA, evaluate_memory_growth, evaluate_time_ratio,
-                                   measure_r3)
+from claims.test_r3_matmul import (ADDITIVE, DOT, MEMORY_RULE, SDPA, TIME_RULE, log_seconds, measure_r3,
+                                   memory_growth)
+from harness import decision
 
 SEEDS = [0, 1, 2]
 # batch 4 puts the real additive about 50x above dot at n=128 (a 3-seed t interval then clears 5 even when
@@ -24,8 +26,9 @@ TINY = {"ns": [32, 64, 128], "criterion_n": 128, "batch": 4, "n_heads": 2, "d_k"
 def _times(ratio_by_seed, n=256, dot_s=0.01):
     rows = []
     for seed, r in enumerate(ratio_by_seed):
-        rows.append({"variant": DOT, "n": n, "seed": seed, "seconds": dot_s, "iterations": 10})
-        rows.append({"variant": ADDITIVE, "n": n, "seed": seed, "seconds": dot_s * r, "iterations": 1})
+        rows.append({"variant": DOT, "n": n, "seed": seed, "seconds": dot_s * (1 + 0.1 * seed), "iterations": 10})
+        rows.append({"variant": ADDITIVE, "n": n, "seed": seed, "seconds": dot_s * (1 + 0.1 * seed) * r,
+                     "iterations": 1})
     return pd.DataFrame(rows)
 
 
@@ -37,24 +40,26 @@ def _memory(ratios, ns=(64, 128, 256)):
     return pd.DataFrame(rows)
 
 
+def time_outcome(times, n):
+    a, b = log_seconds(times, n, ADDITIVE, DOT)
+    return decision.decide_alone(TIME_RULE, [decision.samples(a, b, paired=True)])["outcome"]
+
+
+def memory_outcome(memory):
+    return decision.decide_alone(MEMORY_RULE, holds=memory_growth(memory)[0])["outcome"]
+
+
 def test_time_criterion_decision_rule():
-    assert evaluate_time_ratio(_times([40, 45, 52]), 256)["passed"]
-    cheap = evaluate_time_ratio(_times([1.0, 1.1, 0.95]), 256)          # additive as cheap as dot
-    assert not cheap["passed"] and cheap["refuted"]
-    noisy = evaluate_time_ratio(_times([2.0, 30.0, 6.0]), 256)           # straddles 5: no verdict either way
-    assert not noisy["passed"] and not noisy["refuted"]
-    one = evaluate_time_ratio(_times([50.0]), 256)                       # one seed: no interval, no verdict
-    assert not one["passed"] and not one["refuted"]
-    missing = evaluate_time_ratio(_times([40, 45, 52]), 128)             # nothing measured at that n
-    assert not missing["passed"] and missing["measured"] is None
+    assert time_outcome(_times([40, 45, 52]), 256) == "passed"
+    assert time_outcome(_times([1.0, 1.1, 0.95]), 256) == "refuted"         # additive as cheap as dot
+    assert time_outcome(_times([2.0, 30.0, 6.0]), 256) == "inconclusive"    # straddles 5: no verdict either way
+    assert log_seconds(_times([40, 45, 52]), 128, ADDITIVE, DOT)[0].size == 0   # nothing measured at that n
 
 
 def test_memory_criterion_decision_rule():
-    assert evaluate_memory_growth(_memory([10, 20, 40]))["passed"]
-    flat = evaluate_memory_growth(_memory([10, 10, 10]))                 # additive no hungrier as n grows
-    assert not flat["passed"] and flat["refuted"]
-    bumpy = evaluate_memory_growth(_memory([10, 9, 30]))
-    assert not bumpy["passed"] and not bumpy["refuted"]
+    assert memory_outcome(_memory([10, 20, 40])) == "passed"
+    assert memory_outcome(_memory([10, 10, 10])) == "refuted"                # additive no hungrier as n grows
+    assert memory_outcome(_memory([10, 9, 30])) == "refuted"                 # not growing at every step
 
 
 def _dot_scored_additive(q, k, v_a, scale, chunk=None):
@@ -68,12 +73,11 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
         monkeypatch.setattr(attention, "additive_logits", _dot_scored_additive)
     times, memory = measure_r3(TINY, SEEDS)
     assert set(times["variant"]) == {SDPA, DOT, ADDITIVE} and len(times) == 3 * 3 * len(SEEDS)
-    t = evaluate_time_ratio(times, TINY["criterion_n"])
-    m = evaluate_memory_growth(memory)
+    t, m = time_outcome(times, TINY["criterion_n"]), memory_outcome(memory)
     if cheap_additive:
-        assert not t["passed"] and t["measured"] < 5, t["detail"]     # refuted too on a quiet machine
-        assert not m["passed"], m["detail"]
+        assert t == "refuted", times
+        assert m == "refuted", memory_growth(memory)[2]
     else:
-        assert t["passed"], t["detail"]
-        assert m["passed"], m["detail"]
+        assert t == "passed", times
+        assert m == "passed", memory_growth(memory)[2]
         assert np.all(memory["peak_bytes"].notna())
