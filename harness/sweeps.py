@@ -14,6 +14,11 @@ a clean run. Under pytest-xdist each worker has its own cache (recomputation, no
 that share the sweep carry ``pytest.mark.xdist_group(XDIST_GROUP)``, so ``-n 2 --dist loadgroup`` runs them on one
 worker and trains each run once.
 
+Pairing: the runs of one seed share that seed's streams. ``train`` draws every training batch from
+``torch.Generator(seed)``, ``build_for_task`` initialises after ``set_seed(seed)`` (scale variants get identical
+weights: the scale is not a parameter), and the held-out set is the same for every seed. So two variants over the
+same seeds compare seed by seed (``per_seed`` returns a cell in seed order): the paired test.
+
 Budget (a profile block, ``budget`` below), every key optional except ``train``::
 
     {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.tasks.make_task
@@ -244,6 +249,15 @@ def _announce(progress: Callable[..., Any], msg: str) -> None:
         progress(msg, force=True)
     except TypeError:
         progress(msg)
+
+
+def per_seed(sweep: pd.DataFrame, variant: str, d_k: int, column: str) -> np.ndarray:
+    """``column`` of one (variant, d_k) cell in seed order, for a paired comparison with another cell over the
+    same seeds (see "Pairing" above)."""
+    cell = sweep[(sweep.variant == variant) & (sweep.d_k == d_k)].sort_values("seed")
+    if cell.empty:
+        raise ValueError(f"the sweep has no runs of variant {variant!r} at d_k={d_k}")
+    return cell[column].to_numpy(float)
 
 
 def curves_frame(sweep: pd.DataFrame) -> pd.DataFrame:

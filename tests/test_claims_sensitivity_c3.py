@@ -1,17 +1,20 @@
-"""C3's probe criteria (a) can fail, and the model's default scale does not reach them (issue 5).
+"""C3's criteria can fail, and the model's default scale does not reach them (issues 5, 16).
 
 C3 sets scaled and unscaled explicitly (scale_exponent=0.5, scale="none"), so the scale faults, which change only
 the *default* scale (R1 catches those), leave its measurement bit-identical; uniform attention (weights that ignore
-the logits) makes entropy and gradient flat in d_k, and (a) no longer passes. Runs the module's own functions on a
-tiny budget.
+the logits) makes entropy and gradient flat in d_k, and (a) no longer passes. Runs the module's own measurement
+functions on a tiny budget and decides each criterion alone with its declared rule (``decision.decide_alone``);
+(b) and (c) are checked on constructed per-seed sweep tables.
 """
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from harness import decision
 from model import inject, set_fault
 
 torch.set_num_threads(1)
@@ -32,14 +35,26 @@ def _no_fault_leaks():
     set_fault(None)
 
 
-def _probe():
-    return c3.measure_saturation_at_init(D_KS, SEEDS, BUDGET, probe_size=32)
+def _probe(**kw):
+    return c3.measure_saturation_at_init(D_KS, SEEDS, BUDGET, probe_size=32, **kw)
+
+
+def _outcomes(measurements: dict) -> dict:
+    return {name: decision.decide_alone(c3.CRITERIA[name]["rule"], ms)["outcome"] for name, ms in measurements.items()}
+
+
+def test_every_criterion_declares_a_rule_with_a_reason():
+    for name, spec in c3.CRITERIA.items():
+        rule = spec["rule"]
+        assert rule.kind in decision.KINDS and rule.reason.strip(), name
+    fast = {n for n, s in c3.CRITERIA.items() if s.get("fast")}
+    assert fast == {"a_unscaled_entropy_and_grad_fall", "a_unscaled_saturated_rows_rise", "a_scaled_flat"}
+    assert not c3.CRITERIA["c_small_dk_additive_similar_to_unscaled"].get("counts", True)
 
 
 def test_probe_criteria_pass_clean_and_scale_faults_do_not_touch_them():
     clean = _probe()
-    verdicts = c3.evaluate_probe(clean)
-    assert all(v["passed"] and not v["refuted"] for v in verdicts.values()), verdicts
+    assert set(_outcomes(c3.probe_measurements(clean)).values()) == {"passed"}
     for fault in ("no_scale", "scale_by_dk"):
         with inject(fault):
             pd.testing.assert_frame_equal(_probe(), clean)
@@ -48,16 +63,43 @@ def test_probe_criteria_pass_clean_and_scale_faults_do_not_touch_them():
 def test_probe_criteria_fail_when_attention_ignores_the_logits():
     with inject("uniform_attention"):
         broken = _probe()
-    verdicts = c3.evaluate_probe(broken)
-    assert not verdicts["a_unscaled_entropy_and_grad_fall"]["passed"]
-    assert not verdicts["a_unscaled_saturated_rows_rise"]["passed"]
     assert (broken.grad_abs_mean == 0).all() and (broken.saturated_fraction == 0).all()
+    out = _outcomes(c3.probe_measurements(broken))
+    assert out["a_unscaled_entropy_and_grad_fall"] != "passed"
+    assert out["a_unscaled_saturated_rows_rise"] != "passed"
 
 
-def test_probe_criteria_fail_if_unscaled_were_scaled():
-    """A broken 'unscaled' arm (really scaled) must not pass (a): the check is about the variant, not a label."""
-    fake = c3.measure_saturation_at_init(D_KS, SEEDS, BUDGET, probe_size=32,
-                                         variants={"unscaled": c3.SCALED, "scaled": c3.SCALED})
-    verdicts = c3.evaluate_probe(fake)
-    assert not verdicts["a_unscaled_entropy_and_grad_fall"]["passed"]
-    assert not verdicts["a_unscaled_saturated_rows_rise"]["passed"]
+def test_probe_criteria_refuted_if_unscaled_were_scaled():
+    """A broken 'unscaled' arm (really scaled) is refuted by (a): the check is about the variant, not a label."""
+    out = _outcomes(c3.probe_measurements(_probe(variants={"unscaled": c3.SCALED, "scaled": c3.SCALED})))
+    assert out["a_unscaled_entropy_and_grad_fall"] == "refuted"
+    assert out["a_unscaled_saturated_rows_rise"] == "inconclusive"    # no row saturates at any d_k: no spread
+
+
+def test_scaled_flat_refuted_if_scaled_were_unscaled():
+    out = _outcomes(c3.probe_measurements(_probe(variants={"unscaled": c3.UNSCALED, "scaled": c3.UNSCALED})))
+    assert out["a_scaled_flat"] == "refuted"
+
+
+def _sweep(loss, grad):
+    """A per-seed sweep table: loss[(variant, d_k)] and grad[variant] at the large d_k, with seed jitter."""
+    rng = np.random.default_rng(0)
+    rows = [{"variant": v, "d_k": d, "seed": s, "final_loss": loss[(v, d)] + j,
+             "grad_abs_mean_first_k": grad.get(v, 2e-5) * (1 + j)}
+            for v in c3.SWEEP_VARIANTS for d in (8, 256) for s, j in enumerate(rng.normal(0, 0.01, 5))]
+    return pd.DataFrame(rows)
+
+
+def test_training_criteria_pass_on_a_saturating_model_and_fail_on_one_that_does_not():
+    saturating = _sweep({("additive", 8): 0.03, ("unscaled", 8): 0.3, ("scaled", 8): 0.03,
+                         ("additive", 256): 0.003, ("unscaled", 256): 1.3, ("scaled", 256): 0.1},
+                        {"unscaled": 5e-6, "scaled": 2e-5})
+    out = _outcomes(c3.training_measurements(saturating, 8, 256))
+    assert out.pop("c_small_dk_additive_similar_to_unscaled") == "refuted"     # additive is better at d_k 8 too
+    assert set(out.values()) == {"passed"}, out
+    same = {(v, d): 0.1 for v in c3.SWEEP_VARIANTS for d in (8, 256)}
+    out = _outcomes(c3.training_measurements(_sweep(same, {}), 8, 256))
+    assert out["c_small_dk_additive_similar_to_unscaled"] == "passed"
+    for name in ("b_train_grad_smaller_unscaled_large_dk", "c_large_dk_additive_beats_unscaled",
+                 "c_large_dk_scaled_beats_unscaled", "c_additive_advantage_grows_with_dk"):
+        assert out[name] == "refuted", (name, out)

@@ -1,16 +1,19 @@
 """R1 must fail when the model's default scale changes (issue 5, issue 10: no_scale and scale_by_dk -> R1).
 
-Runs R1's own measurement and verdict functions (claims/test_r1_scale_by_sqrt_dk.py) on a tiny grid: clean they
-pass; under either scale fault criterion (a) is refuted. (b)'s verdict function is checked on constructed
-per-seed tables: a default significantly worse than a comparator refutes, an equal one passes.
+Runs R1's own measurement functions (claims/test_r1_scale_by_sqrt_dk.py) on a tiny grid: clean, the exact check
+holds; under either scale fault it fails, so ``default_is_sdpa_scale`` is refuted. The non-inferiority criteria are
+decided alone with their declared rules (``decision.decide_alone``) on constructed per-seed tables: a default
+worse than a comparator by more than the margin refutes, an equal one passes.
 """
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from harness import decision
 from model import inject, set_fault
 
 torch.set_num_threads(1)
@@ -29,11 +32,15 @@ def _no_fault_leaks():
     set_fault(None)
 
 
+def _decide(name, holds=None, measurements=None):
+    return decision.decide_alone(r1.CRITERIA[name]["rule"], measurements, holds=holds)["outcome"]
+
+
 def test_default_scale_criterion_passes_clean():
     df = r1.measure_default_scale(**GRID)
-    res = r1.evaluate_default_scale(df)
-    assert res["passed"] and not res["refuted"], res["detail"]
-    assert res["measured"] < 1e-12
+    holds, worst, detail = r1.default_scale_check(df)
+    assert holds and _decide("default_is_sdpa_scale", holds) == "passed", detail
+    assert worst < 1e-12
     assert set(df["mask"]) == set(r1.MASKS) and set(df.attention) == {"self", "cross"}
     assert set(df.path) == {"sdpa_fast_path", "tapped_explicit_path"}
     assert df.scale_times_sqrt_dk.sub(1).abs().max() < 1e-12
@@ -44,8 +51,8 @@ def test_default_scale_criterion_passes_clean():
 def test_default_scale_criterion_fails_when_the_default_scale_changes(fault, scale_times_sqrt_dk):
     with inject(fault):
         df = r1.measure_default_scale(**GRID)
-    res = r1.evaluate_default_scale(df)
-    assert not res["passed"] and res["refuted"], res["detail"]
+    holds, _, detail = r1.default_scale_check(df)
+    assert not holds and _decide("default_is_sdpa_scale", holds) == "refuted", detail
     # every d_k but 1 (where 1, 1/sqrt(d_k) and 1/d_k coincide) is off, on both module paths
     off = df[df.d_k > 1]
     assert (off.rel_err_vs_sdpa_default > 1e-3).all()
@@ -54,24 +61,25 @@ def test_default_scale_criterion_fails_when_the_default_scale_changes(fault, sca
         assert got == pytest.approx(scale_times_sqrt_dk(d_k), rel=1e-9)
 
 
-def _sweep(default_acc, other_acc, default_steps=100.0, other_steps=100.0):
+def _sweep(default_loss, other_loss):
+    rng = np.random.default_rng(0)
     rows = []
-    for d_k in (32, 512):
-        for variant, acc, steps in (("default", default_acc, default_steps), ("unscaled", other_acc, other_steps),
-                                    ("additive", other_acc, other_steps)):
-            for seed, jitter in enumerate((-0.01, 0.0, 0.01)):
-                rows.append({"variant": variant, "d_k": d_k, "seed": seed, "final_accuracy": acc + jitter,
-                             "steps_to_target_censored": steps + 10 * jitter})
+    for d_k in (8, 256):
+        for variant, loss in (("default", default_loss), ("unscaled", other_loss), ("additive", other_loss)):
+            for seed, jitter in enumerate(rng.normal(0, 0.01, 5)):
+                rows.append({"variant": variant, "d_k": d_k, "seed": seed, "final_loss": loss + jitter,
+                             "final_accuracy": 0.9, "steps_to_target_censored": 200.0,
+                             "curve_accuracy": [0.5, 0.9]})
     return pd.DataFrame(rows)
 
 
-def test_never_worse_verdict():
-    same = r1.evaluate_never_worse(_sweep(0.9, 0.9))
-    assert same["passed"] and not same["refuted"]
-    better = r1.evaluate_never_worse(_sweep(0.95, 0.5, 100, 300))
-    assert better["passed"]
-    worse = r1.evaluate_never_worse(_sweep(0.5, 0.95))
-    assert worse["refuted"] and not worse["passed"]
-    slower = r1.evaluate_never_worse(_sweep(0.9, 0.9, 300, 100))
-    assert slower["refuted"]
-    assert len(worse["tests"]) == 2 * 2 * 2
+def test_never_worse_criteria():
+    def outcomes(sweep):
+        return {name: _decide(name, measurements=ms) for name, ms in r1.never_worse_measurements(sweep).items()}
+
+    assert set(outcomes(_sweep(0.1, 0.1)).values()) == {"passed"}
+    assert set(outcomes(_sweep(0.1, 1.0)).values()) == {"passed"}              # the default is better
+    assert set(outcomes(_sweep(0.5, 0.1)).values()) == {"refuted"}             # worse by 0.4 nats
+    assert len(r1.never_worse_table(_sweep(0.5, 0.1))) == 2 * 2 * 4
+    assert r1.CRITERIA["default_never_worse"].get("counts", True)
+    assert not r1.CRITERIA["default_vs_additive"].get("counts", True)
