@@ -5,17 +5,20 @@
   ``uniform_attention`` (every head averages every position, whatever h).
 * under ``uniform_attention`` the entropy criteria fail too: the single head is no longer near ln M and the
   multi-head model's heads are no sharper.
-* the verdict functions on hand-made tables: each can pass, fail and be refuted.
+* each criterion's rule, decided by the harness (``decision.decide_alone``) on the module's measurements of
+  hand-made tables: each can pass, fail and be refuted.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 import claims.test_c5_multihead_resolution as c5
+from harness import decision
 from model import faults
 
 # 8 positions, 4 fixed slots (1, 3, 5, 7), 8 tokens, d_model 32: the binding problem at its smallest. Calibrated:
@@ -44,9 +47,26 @@ def uniform():
     return _runs("uniform_attention")
 
 
+def _decide(name, measurements):
+    return decision.decide_alone(c5.CRITERIA[name]["rule"], measurements)["outcome"]
+
+
+def _resolution(df, heads=(1, 4), binding="position"):
+    return _decide("resolution_rises", [decision.from_fit(c5.resolution_fit(df, list(heads), binding))])
+
+
+def _paired(name, df, binding, h_a, h_b, col):
+    return _decide(name, [decision.samples(c5.by_seed(df, binding, 4, h_a, col), c5.by_seed(df, binding, 4, h_b, col),
+                                           paired=True)])
+
+
+def _single_entropy(df, M, n_keys, binding="token"):
+    return _decide("single_head_entropy",
+                   [decision.samples(c5.entropy_position(c5.by_seed(df, binding, M, 1, "entropy"), M, n_keys))])
+
+
 def test_fast_criterion_passes_without_a_fault(healthy):
-    out = c5.evaluate_resolution_trend(healthy, [1, 4])
-    assert out["passed"] and not out["refuted"], out["detail"]
+    assert _resolution(healthy) == "passed", c5.resolution_fit(healthy, [1, 4])
 
 
 def test_single_head_fault_fails_the_fast_criterion(healthy):
@@ -60,18 +80,17 @@ def test_single_head_fault_fails_the_fast_criterion(healthy):
         assert torch.equal(under, one(x))
     merged = healthy[healthy["h"] == 1]
     faulty = _runs("single_head", [ARMS[1]])
-    out = c5.evaluate_resolution_trend(pd.concat([merged, faulty], ignore_index=True), [1, 4])
-    assert not out["passed"], out["detail"]
+    both = pd.concat([merged, faulty], ignore_index=True)
+    assert _resolution(both) == "refuted", c5.resolution_fit(both, [1, 4])
     assert faulty["resolution"].mean() < healthy.loc[healthy["h"] == 4, "resolution"].mean() - 0.3
 
 
 def test_uniform_attention_fails_the_fast_and_the_entropy_criteria(uniform, healthy):
-    assert not c5.evaluate_resolution_trend(uniform, [1, 4])["passed"]
+    assert _resolution(uniform) == "refuted", c5.resolution_fit(uniform, [1, 4])
     assert uniform["entropy"].to_numpy() == pytest.approx(math.log(9), abs=1e-6)    # 8 tokens + the query
-    assert not c5.evaluate_head_sharpness(uniform)["passed"]
-    single = c5.evaluate_single_head_entropy(uniform, [4], n_keys=9, binding="position")
-    assert not single["passed"] and single["refuted"]
-    assert not c5.evaluate_single_head_entropy(healthy, [4], n_keys=9, binding="position")["refuted"]
+    assert _paired("head_sharpness", uniform, "position", 1, 4, "entropy") != "passed"
+    assert _single_entropy(uniform, 4, 9, "position") != "passed"
+    assert _single_entropy(healthy, 4, 9, "position") != "refuted"
 
 
 @pytest.mark.parametrize("norm_first,n_layers,h", [(False, 1, 1), (False, 1, 4), (True, 1, 4), (False, 2, 4),
@@ -120,37 +139,32 @@ def test_exact_match_passes_fails_and_is_refuted():
                                 1: [(0.9, 1, 1), (0.95, 1, 1), (0.92, 1, 1)]})
     same = _table("token", 4, {1: [(0.5, 1, 1), (0.6, 1, 1), (0.4, 1, 1)],
                                4: [(0.55, 1, 1), (0.45, 1, 1), (0.5, 1, 1)]})
-    assert c5.evaluate_exact_match(better)["passed"]
-    out = c5.evaluate_exact_match(worse)
-    assert not out["passed"] and out["refuted"]
-    out = c5.evaluate_exact_match(same)
-    assert not out["passed"] and not out["refuted"]
+    for table, outcome in ((better, "passed"), (worse, "refuted"), (same, "inconclusive")):
+        assert _paired("exact_match", table, "token", 4, 1, "exact_match") == outcome
 
 
 def test_single_head_entropy_band():
     assert c5.entropy_band(4, 17) == pytest.approx((math.log(4) / 2, (math.log(4) + math.log(17)) / 2))
+    assert c5.entropy_position(np.array(c5.entropy_band(4, 17)), 4, 17) == pytest.approx([0.0, 1.0])
     near = _table("token", 4, {1: [(0, 1.40, 0), (0, 1.45, 0), (0, 1.35, 0)]})
     uniform = _table("token", 4, {1: [(0, 2.83, 0), (0, 2.82, 0), (0, 2.83, 0)]})
     sharp = _table("token", 4, {1: [(0, 0.01, 0), (0, 0.02, 0), (0, 0.0, 0)]})
-    assert c5.evaluate_single_head_entropy(near, [4], 17)["passed"]
+    assert _single_entropy(near, 4, 17) == "passed"
     for t in (uniform, sharp):
-        out = c5.evaluate_single_head_entropy(t, [4], 17)
-        assert not out["passed"] and out["refuted"]
+        assert _single_entropy(t, 4, 17) == "refuted"
 
 
 def test_head_sharpness_and_too_many_heads():
     sharp = _table("position", 4, {1: [(0, 1.4, 0), (0, 1.5, 0), (0, 1.45, 0)],
-                                   4: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.35, 0)]})
-    out = c5.evaluate_head_sharpness(sharp)
-    assert out["passed"] and out["measured"] < 0
-    diffuse = _table("position", 4, {1: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.35, 0)],
+                                   4: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.36, 0)]})
+    assert _paired("head_sharpness", sharp, "position", 1, 4, "entropy") == "passed"
+    diffuse = _table("position", 4, {1: [(0, 0.3, 0), (0, 0.4, 0), (0, 0.36, 0)],
                                      4: [(0, 1.4, 0), (0, 1.5, 0), (0, 1.45, 0)]})
-    out = c5.evaluate_head_sharpness(diffuse)
-    assert not out["passed"] and out["refuted"] and out["measured"] > 0
+    assert _paired("head_sharpness", diffuse, "position", 1, 4, "entropy") == "refuted"
     many = _table("position", 4, {4: [(0.9, 0, 0), (0.95, 0, 0), (0.92, 0, 0)],
-                                  16: [(0.3, 0, 0), (0.4, 0, 0), (0.35, 0, 0)]})
-    out = c5.evaluate_too_many_heads(many, 16)
-    assert out["passed"] and "d_k=4" in out["detail"]
+                                  16: [(0.3, 0, 0), (0.4, 0, 0), (0.36, 0, 0)]})
+    many["loss"] = 1.0 - many["exact_match"]                     # h = 16 loses: higher loss
+    assert _paired("too_many_heads", many, "position", 16, 4, "loss") == "passed"
 
 
 def test_top_slot_share_tells_averaging_from_selecting():
@@ -166,8 +180,9 @@ def test_head_sharpness_counts_selecting_single_heads():
     df = _table("position", 4, {1: [(0, 1.1, 0.27), (0, 0.15, 0.25), (0, 1.05, 0.26)],
                                 4: [(0, 0.4, 0.9), (0, 0.5, 0.9), (0, 0.45, 0.9)]})
     df["top_slot_share"] = [0.4, 0.97, 0.35, 0.9, 0.9, 0.9]
-    out = c5.evaluate_head_sharpness(df)
-    assert "1/3" in out["detail"] and not out["passed"]  # one selecting single head sinks the mean entropy
+    assert c5.describe_single_heads(c5.select(df, "position", 4, 1)).startswith("1/3 select one slot")
+    # one selecting single head sinks the mean entropy: not passed
+    assert _paired("head_sharpness", df, "position", 1, 4, "entropy") != "passed"
     assert c5.selecting_fraction(df[df.h == 1]) == pytest.approx(1 / 3)
     assert math.isnan(c5.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
 
@@ -188,8 +203,7 @@ def test_sharpness_arms_take_sharpness_seeds_from_standard_on():
 def test_resolution_trend_can_be_refuted():
     falling = _table("position", 4, {1: [(0, 0, 0.9), (0, 0, 0.92), (0, 0, 0.91)],
                                      4: [(0, 0, 0.3), (0, 0, 0.32), (0, 0, 0.31)]})
-    out = c5.evaluate_resolution_trend(falling, [1, 4])
-    assert not out["passed"] and out["refuted"]
+    assert _resolution(falling) == "refuted"
 
 
 def test_arms_cover_every_criterion():
