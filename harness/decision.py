@@ -258,12 +258,22 @@ def interval(s: Stat, level: float) -> tuple[float, float]:
     return (s.delta - q * s.se, s.delta + q * s.se)
 
 
-def criterion_p(rule: Rule, stats_: Sequence[Stat]) -> tuple[float, float]:
-    """p_support (intersection-union: the largest) and p_refute (Bonferroni: k x the smallest) over parts."""
+def _combine(p_support, p_refute, parts_agree: bool):
+    """Parts -> one criterion. Passed needs every part (intersection-union: the largest p_support). Refuted needs
+    one part (Bonferroni: k x the smallest p_refute), or with ``parts_agree`` every part (the largest): parts that
+    are replications (two tasks) must agree, and a disagreement is inconclusive (issue 17)."""
+    k = len(p_support)
+    refute = np.max(p_refute, axis=0) if parts_agree else np.minimum(1.0, k * np.min(p_refute, axis=0))
+    return np.max(p_support, axis=0), refute
+
+
+def criterion_p(rule: Rule, stats_: Sequence[Stat], parts_agree: bool = False) -> tuple[float, float]:
+    """p_support and p_refute of a criterion over its parts (``_combine``)."""
     if not stats_:
         return 1.0, 1.0
     ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule.lo, rule.hi) for s in stats_]
-    return float(max(p[0] for p in ps)), float(min(1.0, len(ps) * min(p[1] for p in ps)))
+    sup, ref = _combine([p[0] for p in ps], [p[1] for p in ps], parts_agree)
+    return float(sup), float(ref)
 
 
 # ============================================================================================= family
@@ -343,13 +353,12 @@ class _Member:
     measurements: list[Mapping[str, Any]]
     counts: bool
     exact_holds: bool | None = None
+    parts_agree: bool = False
     sims: list[_Sim] = field(default_factory=list)
 
     def simulated_p(self, scale: float) -> tuple[np.ndarray, np.ndarray]:
         ps = [_p_values(*sim.at(scale), self.rule.lo, self.rule.hi) for sim in self.sims]
-        p_support = np.max([p[0] for p in ps], axis=0)
-        p_refute = np.minimum(1.0, len(ps) * np.min([p[1] for p in ps], axis=0))
-        return p_support, p_refute
+        return _combine([p[0] for p in ps], [p[1] for p in ps], self.parts_agree)
 
 
 def _family_outcomes(p_sup: np.ndarray, p_ref: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
@@ -409,13 +418,13 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
             continue
         rule = rule_from_dict(c["rule"])
         mem = _Member(rule, list(c.get("measurements") or []), bool(c.get("counts", True)),
-                      c.get("exact_holds") if rule.kind == "exact" else None)
+                      c.get("exact_holds") if rule.kind == "exact" else None, bool(c.get("parts_agree")))
         if rule.kind != "exact" and firmness:
             mem.sims = [_Sim(m, rng, n_sim) for m in mem.measurements]
         members.append(mem)
 
     stats_ = [[stat(m) for m in mem.measurements] if mem and mem.rule.kind != "exact" else [] for mem in members]
-    ps = [criterion_p(mem.rule, st) if mem and mem.rule.kind != "exact" else (1.0, 1.0)
+    ps = [criterion_p(mem.rule, st, mem.parts_agree) if mem and mem.rule.kind != "exact" else (1.0, 1.0)
           for mem, st in zip(members, stats_)]
     family = [i for i, (mem, cm) in enumerate(zip(members, counted_mask))
               if mem is not None and cm and mem.rule.kind != "exact"]
@@ -554,7 +563,7 @@ def threshold_text(rule: Rule) -> str:
     return f"in [{lo}, {hi}]"
 
 
-def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = ()) -> str:
+def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = (), parts_agree: bool = False) -> str:
     """How the criterion is tested, derived from the rule and what was handed over."""
     if rule.kind == "exact":
         return "deterministic check"
@@ -569,6 +578,8 @@ def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = ()) -> str
             kinds.add("paired t over seeds" if m.get("paired") else "Welch t over seeds")
     how = ", ".join(sorted(kinds)) or ("paired t over seeds" if rule.paired else "t over seeds")
     parts = f"; every one of {len(ms)} parts (intersection-union), refuted by any (Bonferroni)" if len(ms) > 1 else ""
+    if len(ms) > 1 and parts_agree:
+        parts = f"; passed or refuted only when all {len(ms)} parts agree (intersection-union both ways)"
     return (f"{how}: the two-sided (1 - 2 alpha_i) t interval of δ against {rule.region_text()}, alpha_i from "
             f"Holm over the claim's counted criteria (alpha = {ALPHA}){parts}")
 

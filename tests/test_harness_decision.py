@@ -213,3 +213,19 @@ def test_an_unmeasured_criterion_is_inconclusive_and_says_why(tmp_path):
     judged = V.judge_record(ev.to_record()["criteria"])
     assert judged["verdict"] == "inconclusive" and judged["criteria"][1]["outcome"] == "inconclusive"
     assert "only 1 seed ran" in judged["criteria"][1]["decision_note"]
+
+
+def test_parts_that_must_agree_are_inconclusive_when_they_disagree():
+    """Issue 17: the same comparison on two tasks decides only when the tasks agree."""
+    rule = D.superiority(0.0, reason=R)
+    yes = D.samples(around(1.0, 0.1, 5), label="task A")
+    no = D.samples(around(-1.0, 0.1, 5), label="task B")
+
+    def judged(*ms, agree):
+        rec = {"rule": rule.as_dict(), "counts": True, "recorded": True, "measurements": list(ms),
+               "parts_agree": agree}
+        return V.judge_record([rec], firmness=False)["criteria"][0]["outcome"]
+    assert judged(yes, no, agree=False) == "refuted"          # any part refutes
+    assert judged(yes, no, agree=True) == "inconclusive"      # the tasks disagree
+    assert judged(yes, yes, agree=True) == "passed"
+    assert judged(no, no, agree=True) == "refuted"
