@@ -39,7 +39,7 @@ from harness import baseline as baseline_gate
 from harness import results as results_io
 from harness import verdict as verdicts
 from harness.evidence import Evidence
-from harness.profiles import PROFILE_NAMES, Profile, get_profile
+from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
 
 PART_PROPERTY = "attention_claims.part"
 SKIP_PROPERTY = "attention_claims.skipped"
@@ -512,8 +512,9 @@ class ClaimsSession:
         s = self.settings
         claims = results_io.merge_parts(self.parts)
         base_claims = self.baseline["claims"] if self.baseline else {}
-        if s.gate_active:
-            for cid, claim in claims.items():
+        for cid, claim in claims.items():
+            claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid)
+            if s.gate_active:
                 claim["regression"] = baseline_gate.compare_claim(claim, base_claims.get(cid), whole_claim=True)
         devices = sorted({p["device"] for p in self.parts if p.get("device")})
         run = {
@@ -591,8 +592,11 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
     firm = claim.get("firmness")
     firmness = "" if firm is None else f"firm {firm:.2f}" if not verdicts.fragile(firm) else \
         f"FRAGILE {firm:.2f}" + (f" (~{claim['seeds_for_firm']} seeds)" if claim.get("seeds_for_firm") else "")
+    budget = claim.get("budget_s")
+    took = f"{claim.get('duration_s') or 0:6.1f} s" + (f" / {budget:.0f} s" if budget else "")
+    over = " OVER BUDGET" if budget and (claim.get("duration_s") or 0) > budget else ""
     return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<24} {headline:<36} "
-            f"{claim.get('duration_s') or 0:7.1f} s  {regression}")
+            f"{took:<17}{over}  {regression}")
 
 
 def _verdict_markup(verdict: str) -> dict[str, bool]:

@@ -382,3 +382,19 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
         raise ValueError(f"--seeds must be at least 1, got {n_seeds}")
     blocks = {cid: per[name] for cid, per in CLAIMS.items() if name in per}
     return Profile(name=name, n_seeds=n_seeds or DEFAULT_SEEDS[name], blocks=blocks)
+
+
+# Expected wall time (s) of each claim module, per profile, on the 2-core CPU box under `-n 2 --dist loadgroup`
+# (issue 18). A report, not a timed test: the terminal summary and `python -m harness.report --times` print the
+# measured time beside it. Smoke: the last clean-clone baseline run, rounded up by ~20%. None: not measured yet.
+WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
+    "smoke": {"C1": 180, "C2": 110, "C3": 150, "C4": 80, "C5": 90, "R1": 10, "R2": 5, "R3": 30, "Q1": 80,
+              "Q2": 60, "Q3": 40, "M0": 5},
+    "standard": {},
+    "full": {},
+}
+
+
+def wall_budget(profile: str, claim_id: str) -> float | None:
+    """The expected wall time of ``claim_id`` under ``profile`` (None when not stated)."""
+    return WALL_BUDGET_S.get(profile, {}).get(claim_id)

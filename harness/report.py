@@ -284,7 +284,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% for c in claims %}<tr><td><a href="#{{ c.anchor }}">{{ c.id }}</a></td><td>{{ c.statement or c.title }}</td><td>{{ c.strength }}</td>
 <td><span class="badge {{ c.badge }}">{{ c.verdict }}</span></td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="num">{{ c.headline_text }}</td>
 {% if gated %}<td>{% if c.regression %}{% if c.regression.regressed %}<span class="fail">REGRESSED</span>{% else %}{{ c.regression.status }}{% endif %}{% endif %}</td>{% endif %}
-<td class="num">{{ fmt(c.duration_s) }} s</td></tr>
+<td class="num">{{ fmt(c.duration_s) }} s{% if c.budget_s %}<br><span class="meta{% if c.duration_s > c.budget_s %} fail{% endif %}">of {{ fmt(c.budget_s) }} s</span>{% endif %}</td></tr>
 {% else %}<tr><td colspan="8">No claim was recorded in this run.</td></tr>{% endfor %}
 </tbody></table>
 <h3 id="how-decided">How verdicts are decided</h3>
@@ -375,17 +375,34 @@ def write_report(results: Mapping[str, Any], report_dir: Path) -> Path:
     return out
 
 
+def times_table(results: Mapping[str, Any]) -> str:
+    """Per module: measured wall time against the profile's expected time (issue 18), as plain text."""
+    run = results["run"]
+    lines = [f"profile {run.get('profile')}, {run.get('workers') or 0} workers, run {fmt(run.get('duration_s'))} s",
+             f"{'claim':<6} {'measured s':>11} {'budget s':>9}  status"]
+    for cid, c in results["claims"].items():
+        took, budget = c.get("duration_s") or 0.0, c.get("budget_s")
+        status = "no budget stated" if not budget else ("OVER" if took > budget else "ok")
+        lines.append(f"{cid:<6} {took:>11.1f} {fmt(budget):>9}  {status}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.report",
                                      description="Rebuild index.html from a results.json without rerunning.")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
+    parser.add_argument("--times", action="store_true",
+                        help="print each module's measured wall time against its budget instead of writing HTML")
     args = parser.parse_args(argv)
     try:
         results = results_io.load(args.results)
     except results_io.ResultsFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.times:
+        print(times_table(results))
+        return 0
     report_dir = args.results.resolve().parent
     if args.output is None:
         out = write_report(results, report_dir)

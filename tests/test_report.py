@@ -150,3 +150,15 @@ def test_verdicts_show_their_firmness_and_the_rule_that_decided_them(tmp_path):
     assert "How verdicts are decided" in html and "Holm" in html
     for paragraph in V.HOW_VERDICTS_ARE_DECIDED:
         assert report.jinja2.utils.markupsafe.escape(paragraph) in html
+
+
+def test_times_against_budget(tmp_path, capsys):
+    """Issue 18: measured wall time beside the profile's expected time, in the page and on the command line."""
+    R.write_json_atomic(tmp_path / "results.json",
+                        results(C4=claim("C4", budget_s=2.0), C5=claim("C5", budget_s=10.0), C3=claim("C3")))
+    assert report.main([str(tmp_path / "results.json"), "--times"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^C4\s+3\.2\s+2\s+OVER$", out, re.M) and re.search(r"^C5\s+3\.2\s+10\s+ok$", out, re.M)
+    assert re.search(r"^C3\s+3\.2\s+—\s+no budget stated$", out, re.M)
+    html = report.render_html(R.load(tmp_path / "results.json"), tmp_path)
+    assert "of 2 s" in html and "of 10 s" in html
