@@ -243,6 +243,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _faults_module().set_fault(None)  # an in-process rerun must not inherit the fault
     if state is not None and state.previous_sigterm is not None:
         signal.signal(signal.SIGTERM, state.previous_sigterm)
+    if state is not None and state.staging is not None:
+        import shutil
+
+        shutil.rmtree(state.staging, ignore_errors=True)
 
 
 def _state(config: pytest.Config) -> "ClaimsSession":
@@ -261,8 +265,11 @@ def _claim_marker_id(item: pytest.Item) -> str | None:
 # -- fixtures ---------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def report_dir(pytestconfig: pytest.Config) -> Path:
-    """Where this run's results.json, index.html and figures go (``--report-dir``)."""
-    path = _state(pytestconfig).settings.report_dir
+    """Where a claim writes its files (figures, benchmark JSON): ``--report-dir``, or on an xdist worker a local
+    staging folder whose files travel back to the controller with the claim's record (issue 18: a worker may be
+    another machine, whose disk the controller cannot see)."""
+    state = _state(pytestconfig)
+    path = state.output_dir
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -375,6 +382,16 @@ class ClaimsSession:
         self.previous_sigterm = None  # set by pytest_configure when it takes over SIGTERM
         self.results: dict[str, Any] | None = None
         self.messages: list[str] = []
+        # a worker writes claim files to its own staging folder and ships them back (see ship_files)
+        self.staging: Path | None = None
+        if self.worker_id is not None:
+            import tempfile
+
+            self.staging = Path(tempfile.mkdtemp(prefix=f"attention-claims-{self.worker_id}-"))
+
+    @property
+    def output_dir(self) -> Path:
+        return self.staging if self.staging is not None else self.settings.report_dir
 
     # collection --------------------------------------------------------------------------------
     @pytest.hookimpl(trylast=True)
@@ -449,6 +466,8 @@ class ClaimsSession:
         part = self._build_part(item, item.stash.get(EVIDENCE_KEY, None), errored=errored, error=error,
                                 duration=report.duration if duration is None else duration)
         if part is not None:
+            if self.staging is not None:
+                part["files"] = ship_files(self.staging)
             report.user_properties.append((PART_PROPERTY, json.dumps(results_io.to_jsonable(part))))
             if errored:  # a verdict failure says this in its longrepr; a crash shows it beside the traceback
                 report.sections.append((f"claim {part['id']}", verdicts.explain(part)))
@@ -463,7 +482,10 @@ class ClaimsSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", ()):
             if name == PART_PROPERTY:
-                self.parts.append(json.loads(value))
+                part = json.loads(value)
+                for problem in receive_files(part.pop("files", None) or {}, self.settings.report_dir):
+                    self.messages.append(f"{part.get('id')}: {problem}")
+                self.parts.append(part)
             elif name == SKIP_PROPERTY:
                 self.skipped.append(json.loads(value))
 
@@ -568,6 +590,35 @@ class ClaimsSession:
         for msg in self.messages:
             tr.write_line(msg, yellow=True)
         tr.write_line(f"results: {s.report_dir / 'results.json'}   report: {s.report_dir / 'index.html'}")
+
+
+def ship_files(staging: Path) -> dict[str, str]:
+    """Every file a claim wrote under a worker's staging folder, as {relative path: base64}, then removed: they
+    travel to the controller inside the claim's record."""
+    import base64
+
+    files = {}
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+        files[path.relative_to(staging).as_posix()] = base64.b64encode(path.read_bytes()).decode("ascii")
+        path.unlink()
+    return files
+
+
+def receive_files(files: dict[str, str], report_dir: Path) -> list[str]:
+    """Write shipped files into the controller's report dir; returns problems (a path that would leave it)."""
+    import base64
+
+    problems, root = [], report_dir.resolve()
+    for rel, data in files.items():
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root) or rel.startswith("/"):
+            problems.append(f"a worker shipped {rel!r}, outside the report dir: not written")
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.part")
+        tmp.write_bytes(base64.b64decode(data))
+        os.replace(tmp, target)
+    return problems
 
 
 def seed_overrides(res: dict[str, Any]) -> str:
