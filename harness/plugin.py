@@ -46,6 +46,8 @@ SKIP_PROPERTY = "attention_claims.skipped"
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
 SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
 MAX_SEEDS = SEED_STRIDE
+DRY_RUN_STEPS = 2   # --dry-run: training steps of every run (issue 18: every path, at real sizes, in minutes)
+DRY_RUN_SEEDS = 2   # and seeds: the fewest a t interval can be computed on
 PROGRESS_BURST, PROGRESS_PER_S = 5, 2.0  # progress lines: bursts of 5, then 2 a second
 _DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
 
@@ -76,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="break the model with one named fault from model/faults.py for the session (issue 10)")
     group.addoption("--fast", action="store_true", default=False,
                     help="run each claim's fast criteria only, at smoke budgets (issue 10)")
+    group.addoption("--dry-run", action="store_true", default=False,
+                    help="build every config of the profile at its real sizes and train each for a few steps on "
+                         f"{DRY_RUN_SEEDS} seeds: every code path runs, no verdict means anything (issue 18)")
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ class Settings:
     update_baseline: bool
     inject_fault: str | None
     fast: bool
+    dry_run: bool = False
 
     @property
     def gate_active(self) -> bool:
@@ -145,6 +151,10 @@ def parse_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--profile {profile!r} is not valid; valid choices: {', '.join(PROFILE_NAMES)}")
     if fast and profile != "smoke":
         raise pytest.UsageError(f"--fast runs at smoke budgets; it cannot be combined with --profile {profile}")
+    dry_run = bool(opt.dry_run)
+    for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
+        if dry_run and used:
+            raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
     device = validate_device(str(opt.device))
     n_seeds = None if opt.seeds is None else _int_option("--seeds", opt.seeds, 1, MAX_SEEDS)
     master_seed = _int_option("--master-seed", opt.master_seed, 0, 10**6)
@@ -152,6 +162,10 @@ def parse_settings(config: pytest.Config) -> Settings:
     report_dir = (invocation_dir / opt.report_dir) if opt.report_dir else (config.rootpath / "reports")
     if report_dir.exists() and not report_dir.is_dir():
         raise pytest.UsageError(f"--report-dir {report_dir} exists and is not a directory")
+    if not hasattr(config, "workerinput"):      # the controller writes there: find out now, not after training
+        problem = _unwritable(report_dir)
+        if problem:
+            raise pytest.UsageError(f"--report-dir {report_dir} is not writable ({problem})")
     baseline = (invocation_dir / opt.baseline) if opt.baseline else None
     fault = opt.inject_fault
     if fault is not None:
@@ -161,7 +175,26 @@ def parse_settings(config: pytest.Config) -> Settings:
                                     f"{', '.join(faults.FAULTS)}")
     return Settings(profile=profile, device=device, n_seeds=n_seeds, master_seed=master_seed,
                     report_dir=report_dir.resolve(), baseline=baseline.resolve() if baseline else None,
-                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast)
+                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast, dry_run=dry_run)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot hold the report (None when it can), without creating it (a run with no claim test
+    leaves the report dir alone): the folder, or its nearest existing ancestor, must be a writable folder."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return "no existing parent folder"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a directory"
+    import tempfile
+
+    try:                        # a real probe (root passes os.access everywhere, /proc included), removed at once
+        os.rmdir(tempfile.mkdtemp(prefix=".write-probe-", dir=probe))
+    except OSError as exc:
+        return f"cannot create anything in {probe}: {exc.strerror or type(exc).__name__}"
+    return None
 
 
 def derive_seeds(master_seed: int, n: int) -> list[int]:
@@ -278,7 +311,8 @@ def report_dir(pytestconfig: pytest.Config) -> Path:
 def profile(pytestconfig: pytest.Config) -> Profile:
     """The budget profile (``--profile``; ``--seeds`` overrides its seed count)."""
     s = _state(pytestconfig).settings
-    return get_profile(s.profile, n_seeds=s.n_seeds)
+    p = get_profile(s.profile, n_seeds=s.n_seeds)
+    return p.dry_run(steps=DRY_RUN_STEPS, seeds=DRY_RUN_SEEDS) if s.dry_run else p
 
 
 @pytest.fixture(scope="session")
@@ -300,7 +334,7 @@ def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
         cid = _claim_marker_id(request.node)
         block_n = profile.blocks.get(cid, {}).get("seeds") if cid else None
         n = block_n if isinstance(block_n, int) and block_n > 0 else profile.n_seeds
-    return derive_seeds(s.master_seed, n)
+    return derive_seeds(s.master_seed, min(n, DRY_RUN_SEEDS) if s.dry_run else n)
 
 
 @pytest.fixture
@@ -427,6 +461,8 @@ class ClaimsSession:
         return report
 
     def _passes(self, part: dict[str, Any]) -> bool:
+        if self.settings.dry_run:
+            return part["verdict"] != verdicts.ERROR
         if self.settings.gate_active:
             return not part["regression"]["regressed"]
         return verdicts.test_passes(part["verdict"], part["kind"])
@@ -551,6 +587,7 @@ class ClaimsSession:
             "master_seed": s.master_seed,
             "inject_fault": s.inject_fault,
             "fast": s.fast,
+            "dry_run": s.dry_run,
             "exit_status": exitstatus,
             "stopped": stopped,
             "git_dirty": _git(self.config.rootpath, "status", "--porcelain", "--untracked-files=no") not in (None, ""),
@@ -573,7 +610,8 @@ class ClaimsSession:
         run = res["run"]
         tr.write_sep("=", f"attention-claims: profile {run['profile']}, device {run['device']}, "
                           f"seeds {run['seeds']}{seed_overrides(res)}"
-                          f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}")
+                          f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}"
+                          f"{', DRY RUN: no verdicts (every path ran; numbers mean nothing)' if s.dry_run else ''}")
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))

@@ -366,6 +366,26 @@ class Profile:
     n_seeds: int
     blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def dry_run(self, steps: int = 2, seeds: int = 2) -> "Profile":
+        """This profile at its real sizes but ``steps`` training steps and ``seeds`` seeds (issue 18's dry run):
+        every ``steps`` value is capped, every ``*seeds`` count too, and every ``checkpoints`` list keeps the
+        checkpoints up to the new step count. Sizes, grids and tasks are untouched, so every config is built."""
+        def shrink(node: Any, key: str = "") -> Any:
+            if isinstance(node, dict):
+                return {k: shrink(v, k) for k, v in node.items()}
+            if isinstance(node, list) and key == "checkpoints":
+                return [c for c in node if isinstance(c, int) and c <= steps] or node[:1]
+            if isinstance(node, list):
+                return [shrink(v) for v in node]
+            if isinstance(node, int) and not isinstance(node, bool):
+                if key == "steps":
+                    return min(node, steps)
+                if key.endswith("seeds"):
+                    return min(node, seeds)
+            return node
+        return Profile(name=self.name, n_seeds=min(self.n_seeds, seeds),
+                       blocks={cid: shrink(block) for cid, block in self.blocks.items()})
+
     def claim(self, claim_id: str) -> dict[str, Any]:
         """The budget block for ``claim_id`` in this profile (a copy: callers may not mutate it)."""
         try:

@@ -277,6 +277,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if not run.complete %}<div class="banner bad">INCOMPLETE RUN: interrupted or stopped early{% if run.stopped %} ({{ run.stopped }}){% endif %}. Claims that did not finish are missing or marked as errors.</div>{% endif %}
 {% if run.inject_fault %}<div class="banner warn">FAULT INJECTED: <code>{{ run.inject_fault }}</code>. The model was deliberately broken for this run; verdicts measure the suite's sensitivity, not the paper.</div>{% endif %}
 {% if run.fast %}<div class="banner info">Fast mode: only each claim's fast criteria were run and judged.</div>{% endif %}
+{% if run.dry_run %}<div class="banner warn">DRY RUN: no verdicts. Every config of profile {{ run.profile }} was built at its real sizes and trained for a few steps on two seeds, to prove the code paths; the verdicts and numbers below mean nothing.</div>{% endif %}
 {% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}).{% if run.baseline_not_run %} In the baseline but not run: {{ run.baseline_not_run | join(", ") }}.{% endif %}</div>{% endif %}
 
 <h2 id="summary">Summary</h2>

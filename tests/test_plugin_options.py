@@ -159,3 +159,41 @@ def test_f9(evidence, progress):
     out = suite.runpytest_inprocess("test_f9.py", "--device", "cpu").stdout.str()
     assert "[F9] step 0" in out and "[F9] step 4" in out and "[F9] step 5" not in out
     assert "[F9] done  (+45 lines not shown)" in out
+
+
+def test_dry_run_shrinks_steps_and_seeds_but_not_sizes():
+    from harness.profiles import get_profile
+
+    full = get_profile("full")
+    dry = full.dry_run(steps=2, seeds=2)
+    assert dry.n_seeds == 2 and dry.name == "full"
+
+    def walk(a, b, key=""):
+        if isinstance(a, dict):
+            for k in a:
+                walk(a[k], b[k], k)
+        elif key == "steps":
+            assert b == min(a, 2)
+        elif key.endswith("seeds") and isinstance(a, int):
+            assert b == min(a, 2)
+        elif key != "checkpoints":
+            assert a == b, key                      # sizes, grids, tasks untouched
+    for cid in full.blocks:
+        walk(full.claim(cid), dry.claim(cid))
+
+
+@pytest.mark.parametrize("extra", [["--fast"], ["--update-baseline"], ["--baseline", "b.json"]])
+def test_dry_run_refuses_what_it_cannot_mean(pytester, extra):
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("--dry-run", *extra, "-p", "harness.plugin")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dry-run cannot be combined with" in result.stderr.str()
+
+
+def test_an_unwritable_report_dir_is_a_usage_error_before_any_claim_runs(pytester):
+    """Issue 19: one line naming the directory, exit 4, nothing trained."""
+    pytester.makepyfile(test_x="def test_x():\n    raise AssertionError('must not run')\n")
+    result = pytester.runpytest_subprocess("--report-dir", "/proc/nope", "-p", "harness.plugin")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "--report-dir /proc/nope is not writable" in err and "Traceback" not in err
