@@ -578,7 +578,8 @@ class ClaimsSession:
         run = {
             "profile": s.profile,
             "device": ", ".join(devices) if devices else _describe_device(s.device),
-            "seeds": derive_seeds(s.master_seed, s.n_seeds or get_profile(s.profile).n_seeds),
+            "seeds": derive_seeds(s.master_seed, min(s.n_seeds or get_profile(s.profile).n_seeds,
+                                                     DRY_RUN_SEEDS if s.dry_run else MAX_SEEDS)),
             "torch_version": _torch_version(),
             "git_commit": _git(self.config.rootpath, "rev-parse", "HEAD"),
             "started_at": self.started_at.isoformat(timespec="seconds"),

@@ -360,6 +360,12 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# --dry-run (issue 18): repetition counts that are not training steps (R3's timing rounds), and grids of rates
+# (not configs: the same code path at another number) cut to their two ends.
+DRY_RUN_CAPS: dict[str, float] = {"max_iterations": 2, "min_round_s": 0.01}
+DRY_RUN_GRID_ENDS = ("lrs", "lr_factors", "lr_grid")
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -367,20 +373,25 @@ class Profile:
     blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def dry_run(self, steps: int = 2, seeds: int = 2) -> "Profile":
-        """This profile at its real sizes but ``steps`` training steps and ``seeds`` seeds (issue 18's dry run):
-        every ``steps`` value is capped, every ``*seeds`` count too, and every ``checkpoints`` list keeps the
-        checkpoints up to the new step count. Sizes, grids and tasks are untouched, so every config is built."""
+        """This profile at its real sizes but a few steps and seeds (issue 18's dry run): every ``steps`` value is
+        capped at ``steps``, every ``*seeds`` count at ``seeds``, repetition counts at ``DRY_RUN_CAPS``, learning-
+        rate grids keep their two ends, and ``checkpoints`` keep those below the new step count plus the last.
+        Model sizes, d_k grids, arms and tasks are untouched, so every config is built and trained."""
+        caps = {"steps": steps, **DRY_RUN_CAPS}
+
         def shrink(node: Any, key: str = "") -> Any:
             if isinstance(node, dict):
                 return {k: shrink(v, k) for k, v in node.items()}
             if isinstance(node, list) and key == "checkpoints":
-                return [c for c in node if isinstance(c, int) and c <= steps] or node[:1]
+                return sorted({c for c in node if isinstance(c, int) and c < steps} | {steps})
+            if isinstance(node, list) and key in DRY_RUN_GRID_ENDS and len(node) > 2:
+                return [node[0], node[-1]]
             if isinstance(node, list):
                 return [shrink(v) for v in node]
-            if isinstance(node, int) and not isinstance(node, bool):
-                if key == "steps":
-                    return min(node, steps)
-                if key.endswith("seeds"):
+            if isinstance(node, (int, float)) and not isinstance(node, bool):
+                if key in caps:
+                    return min(node, caps[key])
+                if key.endswith("seeds") and isinstance(node, int):
                     return min(node, seeds)
             return node
         return Profile(name=self.name, n_seeds=min(self.n_seeds, seeds),

@@ -162,7 +162,7 @@ def test_f9(evidence, progress):
 
 
 def test_dry_run_shrinks_steps_and_seeds_but_not_sizes():
-    from harness.profiles import get_profile
+    from harness.profiles import DRY_RUN_CAPS, DRY_RUN_GRID_ENDS, get_profile
 
     full = get_profile("full")
     dry = full.dry_run(steps=2, seeds=2)
@@ -176,8 +176,14 @@ def test_dry_run_shrinks_steps_and_seeds_but_not_sizes():
             assert b == min(a, 2)
         elif key.endswith("seeds") and isinstance(a, int):
             assert b == min(a, 2)
-        elif key != "checkpoints":
-            assert a == b, key                      # sizes, grids, tasks untouched
+        elif key == "checkpoints":
+            assert b[-1] == 2 and set(b) <= set(a) | {2}
+        elif key in DRY_RUN_GRID_ENDS:
+            assert b == ([a[0], a[-1]] if len(a) > 2 else a)
+        elif key in DRY_RUN_CAPS:
+            assert b == min(a, DRY_RUN_CAPS[key])
+        else:
+            assert a == b, key                      # sizes, d_k grids, arms, tasks untouched
     for cid in full.blocks:
         walk(full.claim(cid), dry.claim(cid))
 
