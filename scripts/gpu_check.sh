@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The first thing to run on a GPU machine (issue 18): is this a CUDA build that sees the devices, does every
+# config of the full profile build and train on CUDA (a dry run: real sizes, 2 steps, 2 seeds), and does one
+# full-profile claim run end to end? Prints a table of times. Usage:
+#   bash scripts/gpu_check.sh                      # R3 (attention cost on the GPU) end to end
+#   GPU_CHECK_CLAIM=claims/test_c4_scaling.py bash scripts/gpu_check.sh
+# Writes reports/gpu-check/{dry,claim}/ (results.json, index.html). Exit status: non-zero if any step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${GPU_CHECK_OUT:-reports/gpu-check}
+CLAIM=${GPU_CHECK_CLAIM:-claims/test_r3_matmul.py}
+mkdir -p "$OUT"
+declare -a NAMES TIMES STATUS
+step() {  # step NAME CMD...: run, time, remember
+  local name=$1; shift
+  echo; echo "=== $name: $*"
+  local t0=$SECONDS
+  "$@"; local rc=$?
+  NAMES+=("$name"); TIMES+=("$(( SECONDS - t0 ))"); STATUS+=("$rc")
+  return $rc
+}
+
+step "environment" python - <<'PY'
+import sys
+import torch
+print(f"python {sys.version.split()[0]}, torch {torch.__version__}, CUDA build {torch.version.cuda}")
+if torch.version.cuda is None:
+    sys.exit("a CPU-only torch build: install the CUDA wheel (the README's install takes PyPI's CUDA build of "
+             "torch==2.13.0 on a GPU machine)")
+if not torch.cuda.is_available():
+    sys.exit("torch is a CUDA build but sees no GPU (driver? CUDA_VISIBLE_DEVICES?)")
+for i in range(torch.cuda.device_count()):
+    p = torch.cuda.get_device_properties(i)
+    print(f"cuda:{i} {p.name}, {p.total_memory / 2**30:.0f} GiB, capability {p.major}.{p.minor}")
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.synchronize()
+print("a matmul on cuda:0:", float((x @ x).abs().mean()))
+PY
+env_rc=$?
+NGPU=$(python -c "import torch; print(max(torch.cuda.device_count(), 1))" 2>/dev/null || echo 1)
+if [ "$env_rc" -eq 0 ]; then
+  XDIST=()
+  [ "$NGPU" -gt 1 ] && XDIST=(-n "$NGPU" --dist loadgroup)
+  step "full dry run on cuda" pytest --profile full --dry-run --device cuda "${XDIST[@]}" -p no:cacheprovider \
+    --report-dir "$OUT/dry"
+  step "one full claim: $CLAIM" pytest "$CLAIM" --profile full --device cuda -p no:cacheprovider \
+    --report-dir "$OUT/claim"
+  [ -f "$OUT/dry/results.json" ] && python -m harness.report --times "$OUT/dry/results.json"
+fi
+
+echo; echo "=== gpu check: times"
+printf '%-50s %8s  %s\n' step seconds status
+rc=0
+for i in "${!NAMES[@]}"; do
+  printf '%-50s %8s  %s\n' "${NAMES[$i]}" "${TIMES[$i]}" "$([ "${STATUS[$i]}" -eq 0 ] && echo ok || echo "FAILED (${STATUS[$i]})")"
+  # the last step exits 1 when its claim ran but is not supported: a finding, not a broken GPU path
+  if [ "${STATUS[$i]}" -ne 0 ] && ! { [ "$i" -eq 2 ] && [ "${STATUS[$i]}" -eq 1 ]; }; then rc=1; fi
+done
+exit $rc
