@@ -6,7 +6,10 @@
 * under ``uniform_attention`` the entropy criteria fail too: the single head is no longer near ln M and the
   multi-head model's heads are no sharper.
 * each criterion's rule, decided by the harness (``decision.decide_alone``) on the module's measurements of
-  hand-made tables: each can pass, fail and be refuted.
+  hand-made tables: each can pass, fail and be refuted; the primary (``resolution_gain``) fails a gain below its
+  margin of one slot, and the mechanism (``distinct_slots``) is refuted when the heads share slots.
+* the tuning stage (issue 17) chooses each arm's rate by held-out loss on tuning seeds disjoint from the
+  evaluation seeds, and a rate at the grid's edge makes the comparison inconclusive.
 """
 from __future__ import annotations
 
@@ -187,11 +190,12 @@ def test_head_sharpness_counts_selecting_single_heads():
     assert math.isnan(c5.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
 
 
-def test_sharpness_arms_take_sharpness_seeds_from_standard_on():
+def test_primary_arms_take_primary_seeds():
     from harness.profiles import get_profile
     smoke, standard = get_profile("smoke").claim("C5"), get_profile("standard").claim("C5")
     seeds = [2000, 2001, 2002, 2003, 2004]
-    assert c5.arm_seeds(c5.Arm("position", 4, 1), smoke, seeds[:3]) == seeds[:3]
+    assert c5.arm_seeds(c5.Arm("position", 4, 1), smoke, seeds[:3]) == list(range(2000, 2008))
+    assert c5.arm_seeds(c5.Arm("position", 4, 4), smoke, seeds[:3], fast=True) == seeds[:3]
     assert c5.arm_seeds(c5.Arm("position", 4, 4), standard, seeds) == list(range(2000, 2025))
     for arm in (c5.Arm("position", 4, 2), c5.Arm("position", 4, 16), c5.Arm("token", 4, 1),
                 c5.Arm("token", 4, 1, steps_factor=5)):
@@ -216,3 +220,110 @@ def test_arms_cover_every_criterion():
         assert all(c5.Arm("position", 4, h) in arms for h in budget["position"]["heads"] + [1, 4])
         assert c5.Arm("position", 4, budget["position"]["too_many_heads"]) in arms
     assert c5.arms_for(get_profile("smoke").claim("C5"), fast=True) == ARMS
+
+
+# --------------------------------------------------------------------------------- issue 17: the redesign
+def test_counted_family_is_the_resolution_criteria():
+    counted = {name for name, spec in c5.CRITERIA.items() if spec.get("counts", True)}
+    assert counted == {"resolution_gain", "distinct_slots", "resolution_rises"}
+    assert [name for name, spec in c5.CRITERIA.items() if spec.get("fast")] == ["resolution_rises"]
+    assert c5.CRITERIA["head_sharpness"]["counts"] is False
+
+
+def test_resolution_gain_needs_a_slot_more():
+    def table(res1, res4):
+        return _table("position", 4, {1: [(0, 0, r) for r in res1], 4: [(0, 0, r) for r in res4]})
+
+    big = table([0.25, 0.27, 0.26, 0.28], [0.85, 0.9, 0.8, 0.95])
+    small = table([0.25, 0.27, 0.26, 0.28], [0.44, 0.47, 0.45, 0.49])       # a fifth of the slots: below margin
+    worse = table([0.85, 0.9, 0.8, 0.95], [0.25, 0.27, 0.26, 0.28])
+    assert _paired("resolution_gain", big, "position", 4, 1, "resolution") == "passed"
+    assert _paired("resolution_gain", small, "position", 4, 1, "resolution") == "refuted"
+    assert _paired("resolution_gain", worse, "position", 4, 1, "resolution") == "refuted"
+    # the resolution slope passes the small gain: the primary is the stricter test
+    assert _resolution(small) == "passed"
+
+
+def test_slot_shares_and_distinct_majority_slots():
+    slots = torch.tensor([[1, 3, 5, 7], [1, 3, 5, 7]])
+    w = torch.zeros(2, 4, 9)
+    for head, slot in enumerate((1, 3, 5, 5)):                    # heads 2 and 3 share slot 5
+        w[:, head, slot] = 0.9
+        w[:, head, 8] = 0.1                                         # mass off the slots does not enter the share
+    shares = c5.slot_shares(w, slots)
+    assert shares.shape == (4, 4)
+    assert shares[0].tolist() == pytest.approx([1, 0, 0, 0])
+    assert c5.distinct_majority_slots(shares) == 3
+    even = torch.full((4, 4), 0.25)                                # four averaging heads: no slot holds most
+    assert c5.distinct_majority_slots(even) == 0
+    split = torch.tensor([[0.5, 0.5, 0, 0]] * 4)                    # exactly half is not "most"
+    assert c5.distinct_majority_slots(split) == 0
+
+
+@pytest.mark.parametrize("k,n,outcome", [(8, 8, "passed"), (0, 8, "refuted"), (4, 8, "inconclusive"),
+                                         (25, 25, "passed"), (3, 3, "inconclusive")])
+def test_distinct_slots_decisions(k, n, outcome):
+    assert _decide("distinct_slots", [c5.most_seeds_estimate(k, n)]) == outcome
+
+
+@pytest.mark.parametrize("n", [8, 25])
+def test_plus_four_agrees_with_the_exact_binomial_where_the_docstring_says(n):
+    """The plus-four estimate takes the exact test's decision at alpha, alpha / 2 and alpha / 3 for every k at the
+    profiles' seed counts, except k = 8 and 17 of 25 at alpha (module docstring)."""
+    from scipy import stats as sps
+    rule = c5.CRITERIA["distinct_slots"]["rule"]
+    differ = []
+    for level in (decision.ALPHA, decision.ALPHA / 2, decision.ALPHA / 3):
+        for k in range(n + 1):
+            s = decision.stat(c5.most_seeds_estimate(k, n))
+            p_sup, p_ref = decision.criterion_p(rule, [s])
+            exact = (sps.binomtest(k, n, 0.5, alternative="greater").pvalue,
+                     sps.binomtest(k, n, 0.5, alternative="less").pvalue)
+            if (p_sup <= level, p_ref <= level) != (exact[0] <= level, exact[1] <= level):
+                differ.append((round(level, 4), k))
+    assert differ == ([] if n == 8 else [(0.05, 8), (0.05, 17)])
+    assert c5.binomial_p(8, 8)[0] == pytest.approx(1 / 256)
+
+
+def test_describe_distinct_slots_reports_the_exact_p():
+    text = c5.describe_distinct_slots(np.array([4, 4, 3, 2, 4, 4, 4, 3]))
+    assert text.startswith("7/8 seeds with >= 3 distinct majority slots")
+    assert "exact binomial p (more than half) 0.03516" in text
+
+
+def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
+    """tune_arms: every rate of the grid on the tuning seeds only; the lowest mean loss wins, a diverged rate never
+    does; an edge is named, and a comparison made with it is inconclusive."""
+    budget = {**TINY, "position": {**TINY["position"], "tuning": {"lr_grid": [4e-3, 1e-3, 2e-3], "seeds": 2}}}
+    calls = []
+    fake = {1e-3: 1.0, 2e-3: 0.5, 4e-3: math.nan}
+
+    def loss(arm, budget_, seed, lr, device="cpu", progress=None):
+        calls.append((arm.h, seed, lr))
+        return fake[lr] + (0.3 if arm.h == 4 and lr == 2e-3 else 0.0), math.isnan(fake[lr])
+
+    monkeypatch.setattr(c5, "tuning_loss", loss)
+    table, tuned = c5.tune_arms(ARMS, budget, SEEDS)
+    assert {s for _, s, _ in calls}.isdisjoint(SEEDS) and len({s for _, s, _ in calls}) == 2
+    assert len(table) == 2 * 3 * 2
+    t1, t4 = tuned[ARMS[0]], tuned[ARMS[1]]
+    assert t1.lr == 2e-3 and t1.edge is None and t1.edge_reason == ""
+    assert t4.lr == 2e-3 and t4.mean_loss[1] == pytest.approx(0.8)
+    assert t1.grid == (1e-3, 2e-3, 4e-3) and math.isinf(t1.mean_loss[-1])
+    fake[2e-3] = 2.0                                                # now the lowest rate wins: an edge
+    _, tuned = c5.tune_arms(ARMS, budget, SEEDS)
+    assert tuned[ARMS[0]].edge == "lowest" and "h=1" in tuned[ARMS[0]].edge_reason
+    a, b = [0.9, 0.95, 0.92], [0.2, 0.25, 0.22]
+    rule = c5.CRITERIA["resolution_gain"]["rule"]
+    assert decision.decide_alone(rule, [decision.samples(a, b, paired=True)])["outcome"] == "passed"
+    invalid = decision.samples(a, b, paired=True, invalid=tuned[ARMS[0]].edge_reason)
+    assert decision.decide_alone(rule, [invalid])["outcome"] == "inconclusive"
+
+
+def test_tuning_loss_trains_at_the_given_rate():
+    arm = ARMS[1]
+    loss, diverged = c5.tuning_loss(arm, {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}},
+                                    7, 1e-2)
+    assert math.isfinite(loss) and not diverged
+    assert c5.train_config(arm, TINY, lr=1e-2).lr == 1e-2
+    assert c5.train_config(arm, TINY).lr == TINY["position"]["train"]["lr"]
