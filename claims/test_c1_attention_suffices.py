@@ -1,31 +1,30 @@
 """C1: attention alone suffices for sequence transduction (NOTE-011, claim C1, strength strong; issue 8).
 
-"No recurrence, no convolution": the encoder-decoder Transformer (``model.Transformer``) is trained on held-out
-transduction tasks from ``harness.tasks`` and compared with the 2017 baseline, an LSTM encoder-decoder with Luong
-attention (``model.baselines.LSTMSeq2Seq``). Criteria, all declared before anything is measured:
+**Claim and design.** "No recurrence, no convolution": the Transformer (``model.Transformer``) learns reverse, sort
+and English->German number words (``harness.tasks``), and trains faster in wall time than the 2017 baseline, an
+LSTM encoder-decoder with Luong attention (``model.baselines``) of the same parameter count (``width_for_params``),
+steps and seed's data stream (seeds outer, architectures inner, so load drift hits both alike). Each held-out split
+is cut in two: a validation part for the early stop (``stop_exact_match``; smoke scores it teacher-forced, the same
+exact match as greedy) and a test part the stop never saw (a test row in the training split stops the run). The
+full profile adds the paper's base configuration on a user's parallel corpus (``test_c1_corpus_bleu``).
 
-(a) ``no_recurrence_no_convolution``: every Transformer trained here holds no recurrent and no convolutional module
-    (a walk of ``modules()``: ``harness.probes.forbidden_modules``); the LSTM baseline is walked too, to show that
-    the walk sees such modules when they are there.
-(b) ``generalises/<task>`` for reverse, sort and English->German number words: greedy exact match on a held-out
-    *test* part that the early stop never saw is at least the profile's threshold on every seed. The held-out split
-    (``task.heldout``) is cut in two: a validation part the training loop evaluates (early stop at the profile's
-    ``stop_exact_match``; smoke scores it teacher-forced, ``TrainConfig.eval_decode``: the same exact match as
-    greedy decoding for one forward) and a test part (rows that also occur in the validation part removed) on
-    which the result is measured, decoded greedily; no test input is in the training split (counted, must be 0).
-    Token accuracy is reported, and for the number words BLEU (sacrebleu, German morphemes as tokens).
-    ``generalises/reverse`` is the fast criterion (issue 10): without positional encoding the encoder sees a bag of
-    tokens and cannot reverse, and under uniform attention nothing can be routed, so it catches
-    ``no_positional_encoding`` and ``uniform_attention``.
-(c) ``wall_time_to_95``: against the LSTM with matched parameters (its d_model chosen by
-    ``harness.training.width_for_params``) and the same step budget, on the profile's comparison tasks (smoke:
-    English->German number words only, the translation-like task, to keep the budget; standard: more): steps and
-    wall time (training only, evaluation excluded) to 95% validation exact match; one-sided Welch t-tests across
-    seeds decide on wall time (steps are tested too, in the detail, since they do not depend on machine load).
-    A run that never reaches 95% counts with its whole training time (censored: its true time is longer).
-(d) ``corpus_bleu`` (its own test, ``test_c1_corpus_bleu``; full profile): the paper's base configuration trained
-    on a parallel corpus the user supplies (environment variables, see ``CORPUS_HELP``), BLEU on its held-out
-    pairs. Without a corpus that test skips with a message that says how to give one; the main test notes it.
+**Criteria** (``CRITERIA``, declared before measuring; the harness decides, Holm over the counted ones):
+* ``no_recurrence_no_convolution`` (exact): a walk of every trained Transformer's ``modules()`` finds no recurrent
+  or convolutional module (the same walk of the LSTM is reported, to show it sees them).
+* ``generalises/<task>`` (band: held-out test loss < 0.1 nats per target token). Greedy exact match sits at its
+  ceiling (1.000 on some seeds), so the primary measure is the teacher-forced cross-entropy on the test part;
+  exact match, token accuracy and BLEU stay metrics. ``generalises/reverse`` is the fast criterion (issue 10):
+  without positional encoding the encoder sees a bag of tokens, under uniform attention nothing can be routed;
+  both leave the loss above 1 nat, which refutes it.
+* ``wall_time_to_95`` (superiority, paired by seed): ln(LSTM / Transformer) training wall time to 95% validation
+  exact match above ln 1.25 (on the log scale the margin means the same on a CPU and a GPU). A run that never
+  reaches 95% enters with its whole training time (a lower bound, against the arm that missed). Steps to 95%
+  (load-free) are reported beside it.
+* ``corpus_bleu`` (full profile): counted only when the profile sets ``bleu_min``; one seed's interval is a
+  bootstrap over test sentences.
+
+**Refuted** if a trained Transformer holds recurrence or convolution, its held-out loss on a task lies wholly above
+0.1 nats per token, or the LSTM is not a quarter slower.
 """
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import stats
+from harness import decision
 from harness.probes import corpus_bleu, forbidden_modules, greedy_texts
 from harness.tasks import Batch, ParallelCorpus, Task, heldout_mask, make_task
 from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
@@ -50,8 +49,31 @@ pytestmark = pytest.mark.claim("C1")
 CLAIM_ID = "C1"
 TASKS = ("reverse", "sort", "number_words_de")
 ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
-ALPHA = 0.05
 
+#: name -> rule, prediction, metric, arms, fast: the whole pre-registration of C1 ("generalises/<task>" per task).
+CRITERIA: dict[str, dict[str, Any]] = {
+    "no_recurrence_no_convolution": dict(
+        rule=decision.exact("a walk of model.modules(): deterministic"),
+        prediction="the Transformers trained here hold no recurrent and no convolutional module",
+        metric="modules of type RNNBase, RNNCellBase or _ConvNd in the trained Transformers"),
+    "generalises": dict(
+        rule=decision.band(None, 0.1, reason="0.1 nats per token: each held-out reference token gets geometric-mean "
+                           "probability e^-0.1 = 0.90; a uniform guess costs >= ln 20 = 3.0, the faults leave > 1"),
+        prediction="the Transformer learns {task} and generalises to held-out inputs (never in training, never seen "
+                   "by the early stop): test loss below 0.1 nats per target token",
+        metric="held-out test cross-entropy (teacher-forced, nats per target token), {task}"),
+    "wall_time_to_95": dict(
+        rule=decision.superiority(math.log(1.25), reason="ln 1.25 = 0.22: the LSTM takes at least a quarter longer; "
+                                  "a smaller gap is within the load drift of a shared CPU box", paired=True),
+        arms=("lstm", "transformer"),
+        prediction="a parameter-matched LSTM encoder-decoder with attention, same steps and data, takes longer "
+                   "than the Transformer to reach 95% validation exact match",
+        metric="ln training wall time to 95% validation exact match (s; evaluation excluded)"),
+    "corpus_bleu": dict(   # its rule: above the profile's bleu_min (test_c1_corpus_bleu)
+        prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs above "
+                   "the profile's bleu_min (reported, not counted, when the profile sets none)",
+        metric="corpus BLEU (sacrebleu 13a) on held-out pairs"),
+}
 CORPUS_ENV_TSV = "ATTN_CLAIMS_CORPUS_TSV"
 CORPUS_ENV_SRC = "ATTN_CLAIMS_CORPUS_SRC"
 CORPUS_ENV_TGT = "ATTN_CLAIMS_CORPUS_TGT"
@@ -61,11 +83,6 @@ CORPUS_HELP = (f"give a parallel corpus with {CORPUS_ENV_TSV}=pairs.tsv (source<
 
 
 # ------------------------------------------------------------------------------------------------ configs
-def model_config(budget: dict[str, Any], arch: str = "transformer") -> ModelConfig:
-    """The profile's model; the LSTM gets the same config (its own d_model is then matched in parameters)."""
-    return ModelConfig.small(**budget["model"])
-
-
 def train_config(budget: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
                  fast: bool = False) -> TrainConfig:
     """The profile's training block, with the task's overrides, the LSTM's (``lstm.train``) and fast mode's
@@ -123,6 +140,7 @@ def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, 
            "steps_run": run.steps_run, "diverged": run.diverged,
            "val_exact_match": run.final.get("exact_match", math.nan),
            "test_exact_match": res["exact_match"], "test_token_accuracy": res["token_accuracy"],
+           "test_loss": res["loss"],
            "test_size": len(test), "test_rows_in_train_split": rows_in_training_split(task, test),
            "reached_95": hit is not None,
            # censored at the whole run when the target is never reached (a lower bound on the true value)
@@ -146,7 +164,9 @@ def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...],
     Returns (per-seed rows, learning curves)."""
     task = build_task(budget, task_name)
     val, test = heldout_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
-    mcfg = {"transformer": model_config(budget)}
+    if rows_in_training_split(task, test):   # a harness bug, not a model property: stop rather than judge
+        raise RuntimeError(f"{task_name}: {rows_in_training_split(task, test)} test rows lie in the training split")
+    mcfg = {"transformer": ModelConfig.small(**budget["model"])}   # the LSTM's width is then matched
     if "lstm" in archs:
         n_t = param_count(build_for_task(ARCH["transformer"], task, mcfg["transformer"], 0))
         lcfg = mcfg["transformer"].replace(n_heads=1)
@@ -169,76 +189,53 @@ def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...],
     return pd.DataFrame(rows), pd.DataFrame(curves)
 
 
-# --------------------------------------------------------------------------------------------- verdicts
-def evaluate_structure(df: pd.DataFrame) -> dict[str, Any]:
-    """(a): no Transformer holds a forbidden module; the LSTM rows (if any) show the walk finds them."""
-    tr = df[df.arch == "transformer"]
+# ------------------------------------------------------------------------------- what the criteria read
+def forbidden_in(df: pd.DataFrame) -> tuple[bool, int, str]:
+    """(a): (no Transformer holds a forbidden module, how many do, detail with what the walk finds in the LSTM)."""
+    tr, lstm = df[df.arch == "transformer"], df[df.arch == "lstm"]
     bad = tr[tr.forbidden_modules != ""]
-    lstm = df[df.arch == "lstm"]
-    detail = f"{len(tr)} trained Transformers walked: {len(bad)} hold a recurrent or convolutional module"
-    if len(bad):
-        detail += f" (e.g. {bad.iloc[0].forbidden_modules})"
-    if len(lstm):
-        detail += f"; the same walk finds in the LSTM baseline: {lstm.iloc[0].forbidden_modules or 'nothing (!)'}"
-    return {"measured": int(len(bad)), "passed": len(tr) > 0 and len(bad) == 0, "refuted": len(bad) > 0,
-            "detail": detail}
+    detail = (f"{len(tr)} trained Transformers walked: {len(bad)} hold a recurrent or convolutional module"
+              + (f" (e.g. {bad.iloc[0].forbidden_modules})" if len(bad) else "")
+              + (f"; the same walk finds in the LSTM: {lstm.iloc[0].forbidden_modules or 'nothing (!)'}" if len(lstm)
+                 else ""))
+    return len(tr) > 0 and bad.empty, len(bad), detail
 
 
-def evaluate_generalisation(df: pd.DataFrame, threshold: float) -> dict[str, Any]:
-    """(b) on one task's Transformer rows: pass iff every seed's test exact match >= threshold and no test row is
-    in the training split; refuted iff the mean is significantly below the threshold (one-sided t, p < 0.05)."""
-    em = df["test_exact_match"].to_numpy(float)
-    ci = stats.t_ci(em)
-    t = stats.one_sample_t(em, threshold, alternative="less") if len(em) > 1 else None
-    leaked = int(df["test_rows_in_train_split"].sum())
-    passed = bool(np.all(em >= threshold)) and leaked == 0
-    refuted = bool(t is not None and t.significant(ALPHA))
-    detail = (f"test exact match per seed {[round(float(x), 4) for x in em]} (mean {ci}); token accuracy "
-              f"{df['test_token_accuracy'].mean():.4f}; {int(df['test_size'].iloc[0])} test examples, "
-              f"{leaked} of them in the training split; steps {df['steps_run'].tolist()}")
-    if "bleu" in df and df["bleu"].notna().any():
-        detail += f"; BLEU {df['bleu'].mean():.2f}"
-    return {"measured": float(em.mean()), "passed": passed, "refuted": refuted,
-            "ci": (ci.lo, ci.hi) if len(em) > 1 else None, "p_value": None if t is None else t.p_value,
-            "detail": detail}
+def generalisation(rows: pd.DataFrame) -> tuple[dict[str, Any], str]:
+    """(b) on one task's Transformer rows: the per-seed test loss as a measurement, and the reported detail."""
+    rows = rows.sort_values("seed")
+    detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
+              f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "
+              f"{rows.steps_run.tolist()}" + (f"; BLEU {rows.bleu.mean():.2f}" if "bleu" in rows and
+                                               rows.bleu.notna().any() else ""))
+    return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0])), detail
 
 
-def evaluate_wall_time(df: pd.DataFrame) -> dict[str, Any]:
-    """(c): Transformer vs LSTM wall time to 95% validation exact match, one-sided Welch t-tests across seeds:
-    pass iff the Transformer is significantly faster (p < 0.05), refuted iff significantly slower; a run that
-    never reached 95% enters with its whole training time (censored)."""
-    parts = []
+def wall_time(df: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
+    """(c): per comparison task, the seed-paired ln wall time to 95% (LSTM, Transformer), and the detail (times,
+    steps, censored runs)."""
+    parts, text = [], []
     for task_name, g in df.groupby("task", sort=False):
-        t = g[g.arch == "transformer"]["time_to_95_s"].to_numpy(float)
-        lstm = g[g.arch == "lstm"]["time_to_95_s"].to_numpy(float)
-        parts.append((task_name, t, lstm))
-    t_all = np.concatenate([p[1] for p in parts])
-    l_all = np.concatenate([p[2] for p in parts])
-    if min(len(t_all), len(l_all)) < 2:
-        raise ValueError(f"wall_time_to_95 needs at least 2 seeds per architecture, got {len(t_all)} and "
-                         f"{len(l_all)} (--seeds)")
-    faster = stats.welch_t(t_all, l_all, alternative="less")
-    slower = stats.welch_t(t_all, l_all, alternative="greater")
+        t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
+        parts.append(decision.samples(np.log(lstm.time_to_95_s.to_numpy(float)),
+                                      np.log(t.time_to_95_s.to_numpy(float)), paired=True, label=task_name))
+        text.append(f"{task_name}: transformer {np.round(t.time_to_95_s, 1).tolist()} s vs lstm "
+                    f"{np.round(lstm.time_to_95_s, 1).tolist()} s; steps to 95% {t.steps_to_95.tolist()} vs "
+                    f"{lstm.steps_to_95.tolist()}")
     censored = df[~df.reached_95].groupby("arch").size().to_dict()
-    ratio = float(np.mean(t_all) / np.mean(l_all))
-    steps = {arch: df[df.arch == arch]["steps_to_95"].to_numpy(float) for arch in ("transformer", "lstm")}
-    steps_test = stats.welch_t(steps["transformer"], steps["lstm"], alternative="less")
-    detail = "; ".join(f"{name}: transformer {np.round(t, 1).tolist()} s vs lstm {np.round(lstm, 1).tolist()} s"
-                       for name, t, lstm in parts)
-    detail += (f"; mean ratio transformer/lstm {ratio:.3f}; Welch one-sided p(faster) {faster.p_value:.3g}, "
-               f"p(slower) {slower.p_value:.3g}; steps to 95% transformer {steps['transformer'].tolist()} vs lstm "
-               f"{steps['lstm'].tolist()} (Welch one-sided p(fewer) {steps_test.p_value:.3g}); runs that never "
-               f"reached 95% (censored): {censored or 'none'}")
-    return {"measured": ratio, "passed": faster.significant(ALPHA), "refuted": slower.significant(ALPHA),
-            "p_value": faster.p_value, "detail": detail}
+    return parts, "; ".join(text) + f"; runs that never reached 95% (censored): {censored or 'none'}"
 
 
 # --------------------------------------------------------------------------------------------- figures
-def curves_figure(curves: pd.DataFrame, target: float):
+def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
+
+def curves_figure(curves: pd.DataFrame, target: float):
+    plt = _pyplot()
     tasks = list(dict.fromkeys(curves.task))
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.2), squeeze=False)
     colors = {"transformer": "tab:blue", "lstm": "tab:orange"}
@@ -257,10 +254,7 @@ def curves_figure(curves: pd.DataFrame, target: float):
 
 
 def time_figure(df: pd.DataFrame):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
     for i, (key, g) in enumerate(df.groupby(["task", "arch"], sort=False)):
         ax.scatter(np.full(len(g), i), g.time_to_95_s, c=np.where(g.reached_95, "tab:blue", "tab:red"))
@@ -273,38 +267,36 @@ def time_figure(df: pd.DataFrame):
 
 
 # -------------------------------------------------------------------------------------------- the claim
-def _declare(ev) -> None:
+def _declare_claim(ev) -> None:
     ev.claim(CLAIM_ID, title="Attention alone suffices for sequence transduction",
              statement="Attention alone suffices for sequence transduction", strength="strong", kind="claim",
              limitation="2017 translation benchmarks. Here: small synthetic transduction tasks (and a user's corpus "
                         "in the full profile only) at CPU scale, against one recurrent baseline.")
 
 
+def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool) -> dict[str, Any]:
+    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse), before measuring."""
+    _declare_claim(ev)
+    crits = {}
+    if not fast:
+        crits["structure"] = ev.criterion("no_recurrence_no_convolution", **CRITERIA["no_recurrence_no_convolution"])
+    spec = CRITERIA["generalises"]
+    for name in tasks:
+        crits[name] = ev.criterion(f"generalises/{name}", rule=spec["rule"], fast=name == "reverse",
+                                   prediction=spec["prediction"].format(task=name),
+                                   metric=spec["metric"].format(task=name), how="one test part per task, per seed")
+    if compare:
+        crits["time"] = ev.criterion("wall_time_to_95", how=f"tasks {', '.join(compare)}; censored runs enter with "
+                                     "their whole training time", **CRITERIA["wall_time_to_95"])
+    return crits
+
+
 def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
-    _declare(ev)
-    threshold = float(budget["threshold"])
     tasks = tuple(budget.get("fast", {}).get("tasks", ["reverse"])) if fast else TASKS
     compare = () if fast else tuple(budget["lstm"]["tasks"])
-    # ---- criteria, before any measurement
-    c_struct = None if fast else ev.criterion(
-        "no_recurrence_no_convolution",
-        prediction="the Transformers trained here hold no recurrent and no convolutional module",
-        threshold="0 modules of type RNNBase, RNNCellBase or _ConvNd", test="walk of model.modules(); deterministic")
-    c_gen = {name: ev.criterion(
-        f"generalises/{name}", fast=name == "reverse",
-        prediction=f"the Transformer learns {name} and generalises: greedy exact match on held-out test inputs "
-                   f"(never in training, never seen by the early stop) >= {threshold} on every seed",
-        threshold=f">= {threshold} every seed",
-        test="per-seed exact match; refuted if the mean is below the threshold by a one-sided one-sample t-test, "
-             f"p < {ALPHA}") for name in tasks}
-    c_time = None if not compare else ev.criterion(
-        "wall_time_to_95",
-        prediction="the Transformer reaches 95% validation exact match in no more training wall time than a "
-                   f"parameter-matched LSTM encoder-decoder with attention, same step budget ({', '.join(compare)})",
-        threshold=f"Transformer faster: one-sided Welch p < {ALPHA} (refuted: LSTM faster, p < {ALPHA})",
-        test="Welch t-test, one-sided, across seeds (scipy); censored runs enter with their whole training time")
+    c = declare(ev, tasks, compare, fast)
     for name in tasks:
         ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(budget["gate_exact_match"]))
     if "number_words_de" in tasks:
@@ -324,19 +316,21 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
     runs, curves = pd.concat(frames, ignore_index=True), pd.concat(curves, ignore_index=True)
 
     # ---- record
-    if c_struct is not None:
-        c_struct.record(**evaluate_structure(runs))
-    for name, crit in c_gen.items():
+    if "structure" in c:
+        holds, n_bad, detail = forbidden_in(runs)
+        c["structure"].check(holds, measured=n_bad, detail=detail)
+    for name in tasks:
         rows = runs[(runs.task == name) & (runs.arch == "transformer")]
-        out = evaluate_generalisation(rows, threshold)
-        crit.record(**out)
-        ev.metric(f"exact_match/{name}", out["measured"])
-        ev.metric(f"token_accuracy/{name}", float(rows["test_token_accuracy"].mean()))
-        if "bleu" in rows and rows["bleu"].notna().any():
-            ev.metric(f"bleu/{name}", float(rows["bleu"].mean()))
-    if c_time is not None:
+        measurement, detail = generalisation(rows)
+        c[name].measure([measurement], detail=detail)
+        ev.metric(f"exact_match/{name}", float(rows.test_exact_match.mean()))
+        ev.metric(f"token_accuracy/{name}", float(rows.test_token_accuracy.mean()))
+        if "bleu" in rows and rows.bleu.notna().any():
+            ev.metric(f"bleu/{name}", float(rows.bleu.mean()))
+    if compare:
         cmp = runs[runs.task.isin(compare)]
-        c_time.record(**evaluate_wall_time(cmp))
+        parts, detail = wall_time(cmp)
+        c["time"].measure(parts, detail=detail)
         first = cmp[cmp.task == compare[0]]
         for arch in ("transformer", "lstm"):
             g = first[first.arch == arch]
@@ -351,13 +345,9 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
             f"{budget['train'].get('eval_decode', 'greedy').replace('_', '-')}: the same exact match as greedy).")
     if compare:
         ev.note(f"Steps and time to 95% come from the validation curve (evaluated every "
-                f"{budget['train'].get('eval_every')} steps, so they are resolved to that grain). Wall times exclude "
-                f"evaluation; on a machine shared with other jobs they carry its load: seeds are interleaved across "
-                f"the two architectures so load drift hits both alike, and steps to 95% (load-free) are reported "
-                f"beside them.")
-    if compare and set(compare) != set(TASKS):
-        ev.note(f"This profile compares with the LSTM on {', '.join(compare)} only (budget); the standard profile "
-                f"compares on more tasks.")
+                f"{budget['train'].get('eval_every')} steps). Wall times exclude evaluation and carry the machine's "
+                f"load; seeds are interleaved across the two architectures so load drift hits both alike. This "
+                f"profile compares with the LSTM on {', '.join(compare)}.")
     ev.note("(d) corpus BLEU with the paper's base configuration: " + corpus_status(budget)[1])
     ev.headline("exact_match/reverse")
 
@@ -405,34 +395,33 @@ def load_corpus(paths: dict[str, Path], spec: dict[str, Any]) -> ParallelCorpus:
 def measure_corpus_bleu(task: ParallelCorpus, mcfg: ModelConfig, tcfg: TrainConfig, seed: int, test_size: int,
                         progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
     """Train ``mcfg`` on the corpus and score greedy translations of up to ``test_size`` held-out pairs against
-    their raw target lines (sacrebleu's 13a tokenisation, detokenised hypotheses)."""
+    their raw target lines (sacrebleu's 13a tokenisation, detokenised hypotheses), with its standard error over
+    200 resamples of the test sentences (the interval of a single seed)."""
     model = build_for_task("transformer", task, mcfg, seed)
     run = train(model, task, tcfg, seed, progress=progress)
     test = task.heldout(min(test_size, len(task.heldout_index)))
     hyps = greedy_texts(model, test, task.detokenize, max_len=task.max_tgt_len, device=tcfg.device, chunk=128)
     refs = task.references(test)
-    return {"seed": seed, "bleu": corpus_bleu(hyps, refs), "test_pairs": len(test), "steps_run": run.steps_run,
-            "train_time_s": run.train_time_s, "params": param_count(model), **task.params(),
-            "example": f"{hyps[0]!r} (ref {refs[0]!r})"}
+    boot = [corpus_bleu([hyps[i] for i in ix], [refs[i] for i in ix])
+            for ix in np.random.default_rng(seed).integers(0, len(hyps), (200, len(hyps)))]
+    return {"seed": seed, "bleu": corpus_bleu(hyps, refs), "bleu_se_bootstrap": float(np.std(boot, ddof=1)),
+            "test_pairs": len(test), "steps_run": run.steps_run, "train_time_s": run.train_time_s,
+            "params": param_count(model), **task.params(), "example": f"{hyps[0]!r} (ref {refs[0]!r})"}
 
 
 def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast):
     """(d) the paper's base configuration on the user's corpus (full profile); skips without one."""
     budget = profile.claim(CLAIM_ID)
     ev = evidence
-    _declare(ev)
+    _declare_claim(ev)
     runs, why = corpus_status(budget)
     if fast or not runs:
         pytest.skip(f"C1 (d) corpus BLEU {why}" if not fast else "C1 (d) corpus BLEU is not a fast criterion")
     spec = budget["corpus"]
     bleu_min = spec.get("bleu_min")
-    crit = ev.criterion(
-        "corpus_bleu", counts=bleu_min is not None,
-        prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs"
-                   + (f" at BLEU >= {bleu_min}" if bleu_min is not None else " (BLEU reported; no threshold is "
-                      "universal for a user's corpus, so it does not count unless the profile sets bleu_min)"),
-        threshold=bleu_min if bleu_min is not None else "reported",
-        test="sacrebleu corpus BLEU (13a) per seed; mean with a t interval")
+    rule = decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})" if bleu_min is not None
+                         else "reported: BLEU above 0; no bar is universal for a user's corpus")
+    crit = ev.criterion("corpus_bleu", rule=rule, counts=bleu_min is not None, **CRITERIA["corpus_bleu"])
     task = load_corpus(corpus_paths(), spec)
     mcfg = ModelConfig.paper_base(**spec.get("model", {}))
     tcfg = TrainConfig.from_dict({**spec["train"], "device": str(device)})
@@ -441,9 +430,9 @@ def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast):
         progress(f"corpus seed {seed}: {task.params()}", force=True)
         rows.append(measure_corpus_bleu(task, mcfg, tcfg, seed, int(spec["test_size"]), progress))
     df = pd.DataFrame(rows)
-    ci = stats.t_ci(df.bleu)
-    crit.record(measured=float(df.bleu.mean()), passed=bleu_min is None or bool(df.bleu.min() >= bleu_min),
-                refuted=bleu_min is not None and len(df) > 1 and bool(ci.hi < bleu_min),
-                ci=None if len(df) < 2 else (ci.lo, ci.hi), detail=f"BLEU per seed {df.bleu.round(2).tolist()}")
+    r = df.iloc[0]   # the seed is the unit; one seed's interval comes from its bootstrap over test sentences
+    crit.measure([decision.samples(df.bleu, label="seeds") if len(df) >= 2 else decision.estimate(
+        r.bleu, r.bleu_se_bootstrap, max(int(r.test_pairs) - 1, 1), 1, label="one seed",
+        method="BLEU with a bootstrap s.e. over test sentences")], detail=f"BLEU per seed {df.bleu.round(2).tolist()}")
     ev.metric("bleu/corpus", float(df.bleu.mean()))
     ev.table("corpus_runs", df)
