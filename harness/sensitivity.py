@@ -42,15 +42,25 @@ from .results import write_json_atomic
 #: fault -> the claim ids that must be refuted under it (issue 10's table).
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
     "no_scale": ("R1", "C4", "R2"),
-    "scale_by_dk": ("R1", "R2"),
+    "scale_by_dk": ("R1", "R2", "C4"),       # C4 (issue 20's first full matrix): any wrong default scale is its claim
     "uniform_attention": ("C2", "C5", "C1"),
-    "single_head": ("C5",),
+    "single_head": ("C5", "M0"),             # M0's heads_distinct check exists for this fault
     "causal_leak": ("M0",),
-    "no_positional_encoding": ("C1",),
+    "no_positional_encoding": ("C1", "M0"),  # M0's positional_encoding check exists for this fault
 }
 
 #: (fault, claim) -> why an off-target cell may move: the fault breaks something that claim also measures.
-SIDE_EFFECTS: dict[tuple[str, str], str] = {}
+SIDE_EFFECTS: dict[tuple[str, str], str] = {
+    ("uniform_attention", "C3"): "C3 probes the softmax itself; with it replaced every entropy and gradient slope is "
+                                 "exactly 0, with no spread to test (inconclusive)",
+    ("uniform_attention", "R1"): "R1's exact check compares the module with softmax(QK^T/sqrt(d_k))V; any change to the "
+                                 "attention operation fails it",
+    ("single_head", "R1"): "R1's exact check compares every head with the reference multi-head attention",
+    ("causal_leak", "R1"): "R1's exact check includes causal-masked attention, compared with SDPA's causal mask",
+    ("no_positional_encoding", "C2"): "C2's match task needs positions: without them self-attention cannot tell the "
+                                      "first token from the last",
+    ("no_positional_encoding", "C5"): "C5's position-bound retrieval binds slots to positions, which the fault removes",
+}
 
 CAUGHT, WEAK = "refuted", "inconclusive"
 ROOT = Path(__file__).resolve().parent.parent

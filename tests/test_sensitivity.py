@@ -91,3 +91,10 @@ def test_bad_jobs_is_a_usage_error(capsys):
         sensitivity.main(["--jobs", "0"])
     assert exc.value.code == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def test_side_effects_name_real_cells_and_give_a_reason():
+    """Issue 20: an off-target cell may move only for a stated reason, and never one the claim is expected to catch."""
+    for (fault, cid), reason in sensitivity.SIDE_EFFECTS.items():
+        assert fault in FAULTS and cid not in sensitivity.EXPECTED_CATCHERS[fault]
+        assert len(reason.split()) >= 6, (fault, cid)
