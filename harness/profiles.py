@@ -169,24 +169,25 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # encoder at init read through its taps, d_model = heads*d_k and a fixed d_model (Table 3 rows B), every layer.
     # alpha: scale d_k^-alpha on C3's key-value sweep (sweep_from: its block, d_k = its smallest and largest sweep
     # d_k; alpha 0 and 0.5 are C3's unscaled/scaled runs, memoised); smoke keeps three alphas to fit 3 minutes.
-    # lr_factors multiply the sweep's lr; each alpha is compared at its best (smoke: C3's rate only).
-    # tuning_seeds: seeds (the run's, continued) on which the best other alpha and each alpha's lr are chosen,
-    # disjoint from the evaluation seeds (issue 16); smoke 2: C3's 4th and 5th seeds, so only alpha 1 trains anew.
+    # Each alpha at its own rate tuned with C3's tuning block on C3's tasks (issue 17; alpha 0 and 0.5 are C3's
+    # runs). qk_control: alpha 0.5 with W_Q, W_K's rate x each multiplier (issue 17's grid {1/4, 1/2, 1, 2});
+    # smoke at the large d_k only (where alpha matters) on 3 of the evaluation seeds, to fit the sweep worker.
     "C4": {
         "smoke": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 12288},
                   "model": {"dims": [8, 16, 32, 64, 128, 256], "heads": 4, "fixed_d_model": 64, "n_layers": 2,
                             "batch": 8, "seq_len": 32, "draws": 3},
-                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0], "lr_factors": [1.0], "tuning_seeds": 2}},
+                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0],
+                            "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "large", "seeds": 3}}},
         "standard": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 32768},
                      "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 4, "fixed_d_model": 64,
                                "n_layers": 2, "batch": 16, "seq_len": 32, "draws": 4},
                      "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
-                               "lr_factors": [0.5, 1.0], "tuning_seeds": 3}},
+                               "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "all"}}},
         "full": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 131072},
                  "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 8, "fixed_d_model": 512,
                            "n_layers": 2, "batch": 16, "seq_len": 64, "draws": 4},
                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
-                           "lr_factors": [0.25, 0.5, 1.0, 2.0], "tuning_seeds": 3}},
+                           "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "all"}}},
     },
     # R2 (issue 5): harness.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
     # min_slope: the log-log slope magnitude below which a trend is flat.
@@ -263,32 +264,64 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # tests C3's first of 7 counted criteria at 0.05/7, where a 3-seed t interval is ~2.6x a 5-seed one.
     # foreach in every sweep train block: Adam's multi-tensor path, the same numbers bitwise as the loop on CPU,
     # ~15% less at d_k 8.
+    # Issue 17: tuning: each (arm, d_k, task) at its own rate from a grid of `points` rates over `span`x centred on
+    # the train block's lr (the fixed-lr table's shared rate) on `seeds` tuning seeds; smoke 3 over 64x (4x and
+    # 16x left arms at an edge on the tuning seeds: unscaled at d_k 256 at the lowest rate on both tasks, additive
+    # and scaled at the highest on delayed copy), standard 5 over 16x.
+    # Smoke's centre 4e-3: on the tuning seeds additive and alpha = 1 kept improving up to 4e-3 at 300 steps.
+    # small_d_ks: the small-d_k equivalence grid and crossover (below 8 included). task2: the second task
+    # (delayed copy: position-addressed, not content-addressed), smoke shrunk to fit the sweep worker's ~6.5 min
+    # (d_model 32, 150 steps, length 8); its chance loss is ln 8.
     "C3": {
         "smoke": {"seeds": 5,
                   "probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True, "threads": 1,
-                  "sweep_d_ks": [8, 256],
+                  "sweep_d_ks": [8, 256], "small_d_ks": [2, 8],
+                  "tuning": {"points": 3, "span": 64.0, "seeds": 2},
                   "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                             "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                             "train": {"steps": 300, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
-                                      "lr": 2e-3, "warmup": 50, "num_threads": 1, "eval_every": 50, "eval_size": 256},
-                            "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}},
+                                      "lr": 4e-3, "warmup": 50, "num_threads": 1, "eval_every": 50, "eval_size": 256},
+                            "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128},
+                  "task2": {"sweep_d_ks": [8, 256], "small_d_ks": [8],
+                            "sweep": {"task": {"name": "delayed_copy", "d": 4, "vocab": 8, "n_out": 4},
+                                      "model": {"d_model": 32, "n_heads": 1, "d_v": 32, "d_ff": 64},
+                                      "train": {"steps": 150, "batch_size": 64, "foreach": True,
+                                                "schedule": "warmup_constant", "lr": 4e-3, "warmup": 50,
+                                                "num_threads": 1, "eval_every": 50, "eval_size": 256},
+                                      "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}}},
         "standard": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
                      "threads": 1,
-                     "sweep_d_ks": [8, 32, 512],
+                     "sweep_d_ks": [8, 32, 512], "small_d_ks": [2, 4, 8, 16],
+                     "tuning": {"points": 5, "span": 16.0, "seeds": 2},
                      "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                                "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                                "train": {"steps": 600, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
                                          "lr": 2e-3, "warmup": 50, "num_threads": 1, "eval_every": 50,
                                          "eval_size": 512},
-                               "grad_steps": 100, "target_accuracy": 0.9, "probe_size": 256}},
+                               "grad_steps": 100, "target_accuracy": 0.9, "probe_size": 256},
+                     "task2": {"sweep_d_ks": [8, 32, 512], "small_d_ks": [2, 4, 8, 16],
+                               "sweep": {"task": {"name": "delayed_copy", "d": 6, "vocab": 8, "n_out": 6},
+                                         "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
+                                         "train": {"steps": 400, "batch_size": 64, "foreach": True,
+                                                   "schedule": "warmup_constant", "lr": 4e-3, "warmup": 50,
+                                                   "num_threads": 1, "eval_every": 50, "eval_size": 512},
+                                         "grad_steps": 100, "target_accuracy": 0.9, "probe_size": 256}}},
         "full": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "probe_size": 512, "probe_xavier": True,
                  "threads": 1,
-                 "sweep_d_ks": [8, 32, 128, 512, 1024],
+                 "sweep_d_ks": [8, 32, 128, 512, 1024], "small_d_ks": [1, 2, 4, 8, 16],
+                 "tuning": {"points": 7, "span": 64.0, "seeds": 3},
                  "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                            "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                            "train": {"steps": 2000, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
                                      "lr": 2e-3, "warmup": 50, "eval_every": 50, "eval_size": 2048},
-                           "grad_steps": 200, "target_accuracy": 0.9, "probe_size": 1024}},
+                           "grad_steps": 200, "target_accuracy": 0.9, "probe_size": 1024},
+                 "task2": {"sweep_d_ks": [8, 32, 128, 512, 1024], "small_d_ks": [1, 2, 4, 8, 16],
+                           "sweep": {"task": {"name": "delayed_copy", "d": 8, "vocab": 16, "n_out": 8},
+                                     "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
+                                     "train": {"steps": 2000, "batch_size": 64, "foreach": True,
+                                               "schedule": "warmup_constant", "lr": 2e-3, "warmup": 50,
+                                               "eval_every": 50, "eval_size": 2048},
+                                     "grad_steps": 200, "target_accuracy": 0.9, "probe_size": 1024}}},
     },
     # R1 smoke seeds 5: C3's smoke seeds, so the comparisons reuse every one of C3's runs (no training of their own
     # when run in C3's process) and are paired over 5 seeds, not 3.

@@ -156,6 +156,17 @@ def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed
 # --------------------------------------------------------------------------------------------- sweep
 def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
              task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
+    # subnormal floats flushed to zero: a saturated softmax (unscaled attention at large d_k) fills exp() with
+    # subnormals, which the CPU computes ~3x slower; the results move below 1e-38 only (issue 17's budget)
+    torch.set_flush_denormal(True)
+    try:
+        return _one_run_flushed(variant, overrides, d_k, seed, budget, task, device, progress)
+    finally:
+        torch.set_flush_denormal(False)
+
+
+def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+                     task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
     cfg = sweep_model_config(budget, d_k, overrides, variant)
     model = build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
     key = _run_key(model, cfg, budget, seed, device)

@@ -140,3 +140,147 @@ def figure_loss_vs_lr(tuned: Mapping[tuple[str, int], Tuned], title: str):
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------------------ the shared tuned sweep (C3, C4, R1)
+@dataclass
+class TunedSweep:
+    """One task's tuned sweep: the tuning runs, the rate chosen per (arm, d_k), and the evaluation runs at those
+    rates. ``cell`` hands a paired comparison its per-seed values; ``invalid`` the edge reasons of its arms."""
+    task: str
+    tuning: pd.DataFrame
+    tuned: dict[tuple[str, int], Tuned]
+    runs: pd.DataFrame
+    shared_lr: float
+
+    @classmethod
+    def from_runs(cls, task: str, runs: pd.DataFrame, lr: float = 1e-3, edge: Sequence[tuple[str, int]] = ()
+                  ) -> "TunedSweep":
+        """A sweep whose every (variant, d_k) of ``runs`` was tuned to ``lr`` inside a 3-point grid, except the
+        cells in ``edge`` (tuned to the grid's top): for tests of the measurement functions."""
+        grid = (lr / 2, lr, lr * 2)
+        cells = {(str(v), int(d)) for v, d in zip(runs["variant"], runs["d_k"])}
+        tuned = {c: Tuned(c[0], c[1], grid[-1] if c in set(edge) else lr, grid, (1.0, 0.5, 0.9)) for c in cells}
+        return cls(task, runs.assign(lr=lr), tuned, runs.assign(lr=lr), lr)
+
+    def cell(self, arm: str, d_k: int, column: str = "final_loss") -> np.ndarray:
+        """``column`` of (arm, d_k) on the evaluation seeds, in seed order (pairs with any other cell)."""
+        c = self.runs[(self.runs.variant == arm) & (self.runs.d_k == int(d_k))].sort_values("seed")
+        if c.empty:
+            raise ValueError(f"the {self.task} sweep has no runs of {arm!r} at d_k={d_k}")
+        return c[column].to_numpy(float)
+
+    def invalid(self, *cells: tuple[str, int]) -> str:
+        """Why a comparison of these (arm, d_k) cells cannot be trusted: each arm whose rate is at a grid edge."""
+        return "; ".join(f"{self.task}: {self.tuned[(a, int(d))].edge_reason}" for a, d in dict.fromkeys(cells)
+                         if self.tuned[(a, int(d))].edge)
+
+    def fixed_lr(self) -> pd.DataFrame:
+        """The secondary (reported, never counted) table: every arm at the one shared rate (the grid's centre),
+        from the tuning runs that already trained there: mean held-out loss and accuracy per (d_k, arm)."""
+        at = self.tuning[np.isclose(self.tuning["lr"], self.shared_lr)]
+        return (at.groupby(["d_k", "variant"])[["final_loss", "final_accuracy"]].mean().reset_index()
+                .assign(task=self.task, lr=self.shared_lr, seeds="tuning"))
+
+
+def tuned_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+                seeds: Sequence[int], tuning: Mapping[str, Any], device: Any = "cpu",
+                progress: Callable[..., Any] | None = None) -> TunedSweep:
+    """``tune`` then ``evaluate_at_tuned`` for one task: ``tuning`` is a profile block ``{"points", "span",
+    "seeds"}``; the grid is centred on ``budget["train"]["lr"]`` (the shared rate of the fixed-lr table). Every
+    run goes through the sweep's memo, so modules that ask for the same (arm, d_k, task) share its runs."""
+    shared = float(budget["train"]["lr"])
+    grid = lr_grid(shared, int(tuning["points"]), float(tuning["span"]))
+    if not any(math.isclose(g, shared, rel_tol=1e-9) for g in grid):
+        raise ValueError(f"the tuning grid {grid} must contain the shared rate {shared} (use an odd number of points)")
+    grid = [shared if math.isclose(g, shared, rel_tol=1e-9) else g for g in grid]
+    table, tuned = tune(variants, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress)
+    runs = evaluate_at_tuned(variants, d_ks, budget, seeds, tuned, device, progress)
+    return TunedSweep(budget.get("task", {}).get("name", "task"), table, tuned, runs, shared)
+
+
+def sweep_tasks(block: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tasks of the shared sweep, from C3's profile block: the first task (``sweep``, ``sweep_d_ks``,
+    ``small_d_ks``) and the second (``task2``: the same three keys). task name -> {"budget", "d_ks",
+    "small_d_ks"}."""
+    out = {}
+    for part in (block, block.get("task2")):
+        if part:
+            b = part["sweep"]
+            out[b["task"]["name"]] = {"budget": b, "d_ks": list(part["sweep_d_ks"]),
+                                      "small_d_ks": list(part.get("small_d_ks", []))}
+    return out
+
+
+def tuned_metrics(ev, claim: str, sweep: TunedSweep, arm_names: Mapping[str, str] | None = None) -> None:
+    """``tuned_lr/<claim>/<arm>/<d_k>/<task>`` and ``tuned_loss/<claim>/<arm>/<d_k>/<task>`` (issue 17's
+    contract): the rate chosen on the tuning seeds and the mean held-out loss at it on the evaluation seeds."""
+    names = arm_names or {}
+    for (arm, d_k), t in sweep.tuned.items():
+        label = f"{claim}/{names.get(arm, arm)}/{d_k}/{sweep.task}"
+        ev.metric(f"tuned_lr/{label}", t.lr)
+        ev.metric(f"tuned_loss/{label}", float(np.mean(sweep.cell(arm, d_k))))
+
+
+def tuned_tables(sweeps_: Mapping[str, TunedSweep]) -> pd.DataFrame:
+    """``tuned_table`` of every task, with the evaluation seeds' mean loss at the chosen rate."""
+    parts = []
+    for task, s in sweeps_.items():
+        t = tuned_table(s.tuned).assign(task=task)
+        t["eval_mean_loss"] = [float(np.mean(s.cell(r.arm, r.d_k))) if r.chosen else math.nan
+                               for r in t.itertuples()]
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
+    """Each part's outcome alone (``decision.decide_alone``, no family adjustment): the per-task rows the report
+    shows beside a ``parts_agree`` criterion."""
+    from . import decision
+
+    rows = []
+    for label, ms in parts.items():
+        d = decision.decide_alone(rule, ms)
+        rows.append({"part": label, "outcome": d["outcome"], "measured": d.get("measured"), "ci": d.get("ci")})
+    return pd.DataFrame(rows)
+
+
+def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tuned]], title: str):
+    """``figure_loss_vs_lr`` with one row per task: held-out loss against learning rate per arm, one panel per
+    (task, d_k), the chosen rate circled."""
+    import matplotlib.pyplot as plt
+
+    rows = list(per_task)
+    n_cols = max(len({t.d_k for t in tuned.values()}) for tuned in per_task.values())
+    fig, axes = plt.subplots(len(rows), n_cols, figsize=(4.6 * n_cols, 3.6 * len(rows)), squeeze=False)
+    for r, task in enumerate(rows):
+        tuned = per_task[task]
+        d_ks = sorted({t.d_k for t in tuned.values()})
+        for c in range(n_cols):
+            ax = axes[r][c]
+            if c >= len(d_ks):
+                ax.axis("off")
+                continue
+            for t in (t for t in tuned.values() if t.d_k == d_ks[c]):
+                finite = [(lr, v) for lr, v in zip(t.grid, t.mean_loss) if math.isfinite(v)]
+                line, = ax.plot([p[0] for p in finite], [p[1] for p in finite], "o-", label=t.arm)
+                ax.plot([t.lr], [dict(zip(t.grid, t.mean_loss))[t.lr]], "o", ms=12, mfc="none",
+                        color=line.get_color())
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("learning rate")
+            ax.set_ylabel("held-out loss (tuning seeds)")
+            ax.set_title(f"{task}, d_k = {d_ks[c]}")
+            ax.legend(fontsize=7)
+            ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def merge(a: TunedSweep, b: TunedSweep) -> TunedSweep:
+    """Two tuned sweeps of one task (e.g. different arms at different d_k) as one."""
+    if a.task != b.task or a.shared_lr != b.shared_lr:
+        raise ValueError(f"cannot merge the {a.task} and {b.task} sweeps (or different shared rates)")
+    return TunedSweep(a.task, pd.concat([a.tuning, b.tuning], ignore_index=True), {**a.tuned, **b.tuned},
+                      pd.concat([a.runs, b.runs], ignore_index=True), a.shared_lr)

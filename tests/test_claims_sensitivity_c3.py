@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision
+from harness import decision, tuning
 from model import inject, set_fault
 
 torch.set_num_threads(1)
@@ -50,6 +50,7 @@ def test_every_criterion_declares_a_rule_with_a_reason():
     fast = {n for n, s in c3.CRITERIA.items() if s.get("fast")}
     assert fast == {"a_unscaled_entropy_and_grad_fall", "a_unscaled_saturated_rows_rise", "a_scaled_flat"}
     assert not c3.CRITERIA["c_small_dk_additive_similar_to_unscaled"].get("counts", True)
+    assert all(s.get("parts_agree") for n, s in c3.CRITERIA.items() if n[0] in "bc")
 
 
 def test_probe_criteria_pass_clean_and_scale_faults_do_not_touch_them():
@@ -81,25 +82,55 @@ def test_scaled_flat_refuted_if_scaled_were_unscaled():
     assert out["a_scaled_flat"] == "refuted"
 
 
-def _sweep(loss, grad):
-    """A per-seed sweep table: loss[(variant, d_k)] and grad[variant] at the large d_k, with seed jitter."""
+def _sweep(loss, grad, task="kv_lookup", edge=()):
+    """A tuned sweep (harness.tuning.TunedSweep) built from per-seed values: loss[(variant, d_k)] and grad[variant]
+    at the large d_k, with seed jitter; every arm's rate interior to its grid except the (arm, d_k) in ``edge``."""
     rng = np.random.default_rng(0)
-    rows = [{"variant": v, "d_k": d, "seed": s, "final_loss": loss[(v, d)] + j,
+    rows = [{"variant": v, "d_k": d, "seed": s, "final_loss": loss[(v, d)] + j, "final_accuracy": 0.9,
              "grad_abs_mean_first_k": grad.get(v, 2e-5) * (1 + j)}
-            for v in c3.SWEEP_VARIANTS for d in (8, 256) for s, j in enumerate(rng.normal(0, 0.01, 5))]
-    return pd.DataFrame(rows)
+            for (v, d) in loss for s, j in enumerate(rng.normal(0, 0.01, 5))]
+    return tuning.TunedSweep.from_runs(task, pd.DataFrame(rows), edge=edge)
+
+
+def _outcomes_parts(measurements: dict) -> dict:
+    """Each criterion decided alone over all its parts, with its declared parts_agree."""
+    return {name: decision.judge([{"rule": c3.CRITERIA[name]["rule"].as_dict(), "recorded": True, "counts": True,
+                                   "parts_agree": True, "exact_holds": None,
+                                   "measurements": [m for ms in parts.values() for m in ms]}],
+                                 [True], firmness=False).criteria[0]["outcome"]
+            for name, parts in measurements.items()}
+
+
+SATURATING = {("additive", 8): 0.03, ("unscaled", 8): 0.3, ("scaled", 8): 0.03, ("additive", 2): 0.03,
+              ("unscaled", 2): 0.04, ("additive", 256): 0.003, ("unscaled", 256): 1.3, ("scaled", 256): 0.1}
 
 
 def test_training_criteria_pass_on_a_saturating_model_and_fail_on_one_that_does_not():
-    saturating = _sweep({("additive", 8): 0.03, ("unscaled", 8): 0.3, ("scaled", 8): 0.03,
-                         ("additive", 256): 0.003, ("unscaled", 256): 1.3, ("scaled", 256): 0.1},
-                        {"unscaled": 5e-6, "scaled": 2e-5})
-    out = _outcomes(c3.training_measurements(saturating, 8, 256))
-    assert out.pop("c_small_dk_additive_similar_to_unscaled") == "refuted"     # additive is better at d_k 8 too
+    sat = {"kv_lookup": _sweep(SATURATING, {"unscaled": 5e-6, "scaled": 2e-5}),
+           "delayed_copy": _sweep(SATURATING, {"unscaled": 5e-6, "scaled": 2e-5}, task="delayed_copy")}
+    out = _outcomes_parts(c3.training_measurements(sat, 8, 256, [2, 8]))
+    # similar at d_k 2, additive better at d_k 8: the parts disagree
+    assert out.pop("c_small_dk_additive_similar_to_unscaled") == "inconclusive"
     assert set(out.values()) == {"passed"}, out
-    same = {(v, d): 0.1 for v in c3.SWEEP_VARIANTS for d in (8, 256)}
-    out = _outcomes(c3.training_measurements(_sweep(same, {}), 8, 256))
+    assert c3.crossover_dk(sat["kv_lookup"]) == 8.0
+    same = {k: 0.1 for k in SATURATING}
+    flat = {"kv_lookup": _sweep(same, {}), "delayed_copy": _sweep(same, {}, task="delayed_copy")}
+    out = _outcomes_parts(c3.training_measurements(flat, 8, 256, [2, 8]))
     assert out["c_small_dk_additive_similar_to_unscaled"] == "passed"
+    assert np.isnan(c3.crossover_dk(flat["kv_lookup"]))
     for name in ("b_train_grad_smaller_unscaled_large_dk", "c_large_dk_additive_beats_unscaled",
                  "c_large_dk_scaled_beats_unscaled", "c_additive_advantage_grows_with_dk"):
         assert out[name] == "refuted", (name, out)
+
+
+def test_tasks_that_disagree_and_an_edge_rate_are_inconclusive():
+    mixed = {"kv_lookup": _sweep(SATURATING, {"unscaled": 5e-6, "scaled": 2e-5}),
+             "delayed_copy": _sweep({k: 0.1 for k in SATURATING}, {}, task="delayed_copy")}
+    out = _outcomes_parts(c3.training_measurements(mixed, 8, 256, [2, 8]))
+    assert out["c_large_dk_additive_beats_unscaled"] == "inconclusive"
+    edged = {"kv_lookup": _sweep(SATURATING, {"unscaled": 5e-6, "scaled": 2e-5}, edge={("additive", 256)}),
+             "delayed_copy": _sweep(SATURATING, {"unscaled": 5e-6, "scaled": 2e-5}, task="delayed_copy")}
+    ms = c3.training_measurements(edged, 8, 256, [2, 8])
+    assert "additive at d_k=256" in ms["c_large_dk_additive_beats_unscaled"]["kv_lookup"][0]["invalid"]
+    assert _outcomes_parts(ms)["c_large_dk_additive_beats_unscaled"] == "inconclusive"
+    assert _outcomes_parts(ms)["c_large_dk_scaled_beats_unscaled"] == "passed"

@@ -9,7 +9,7 @@ import torch
 
 from claims import test_c4_scaling as c4
 from claims import test_r2_saturation_check as r2
-from harness import decision
+from harness import decision, tuning
 from model import faults
 
 TINY_MODEL = dict(dims=[8, 32, 128, 512], seeds=[0, 1, 2], heads=2, fixed_d_model=16, n_layers=1, batch=4,
@@ -75,44 +75,63 @@ def test_c4_iid_criteria_pass_on_the_premise_and_fail_off_it():
 
 
 # ------------------------------------------------------------------------------------------- C4 (c)
-def _sweep(loss: dict[tuple[int, float], list[float]], seeds) -> pd.DataFrame:
-    """Per-seed losses; each arm's seeds get their own jitter (identical noise would make paired differences
-    constant, which the protocol refuses to test)."""
+def _tuned(loss: dict[tuple[int, float], list[float]], tune_loss=None, task="kv_lookup", edge=()):
+    """A tuned alpha sweep from per-seed losses (each arm's seeds get their own jitter: identical noise would make
+    paired differences constant, which the protocol refuses to test); ``tune_loss``: the tuning seeds' mean loss
+    per (d_k, alpha) (default: the evaluation mean), which is what chooses the best other alpha."""
     rng = np.random.default_rng(0)
-    return pd.DataFrame([{"d_k": d, "alpha": a, "seed": s, "lr": 1e-3, "loss": v + rng.uniform(0, 0.01),
-                          "accuracy": 1.0 - v} for (d, a), vals in loss.items() for s, v in zip(seeds, vals)])
+    runs = pd.DataFrame([{"variant": c4.alpha_arm(a), "d_k": d, "seed": s, "final_loss": v + rng.uniform(0, 0.01),
+                          "final_accuracy": 1.0 - v} for (d, a), vals in loss.items() for s, v in enumerate(vals)])
+    sw = tuning.TunedSweep.from_runs(task, runs, edge=edge)
+    for (d, a), vals in loss.items():
+        t = sw.tuned[(c4.alpha_arm(a), d)]
+        m = (tune_loss or {}).get((d, a), float(np.mean(vals)))
+        sw.tuned[(c4.alpha_arm(a), d)] = tuning.Tuned(t.arm, t.d_k, t.lr, t.grid, (m + 1, m, m + 1))
+    return sw
 
 
-def _alpha_outcomes(tuning: pd.DataFrame, evaluation: pd.DataFrame, d_large: int = 512) -> dict[str, str]:
-    chosen = c4.choose_on_tuning(tuning, d_large)
-    df = c4.at_chosen_lr(evaluation, chosen["lr"])
-    half = {d: c4.per_seed_loss(df, d, 0.5) for d in sorted(df["d_k"].unique())}
-    pair = lambda d, a: decision.samples(c4.per_seed_loss(df, d, a), half[d], paired=True)  # noqa: E731
-    return {"other": chosen["other"],
-            "alpha_half_among_best": _c4("alpha_half_among_best",
-                                         [pair(d, a) for d, a in chosen["other"].items() if a is not None]),
-            "alpha0_behind_at_large_dk": _c4("alpha0_behind_at_large_dk", [pair(d_large, 0.0)]),
-            "alpha1_behind_at_large_dk": _c4("alpha1_behind_at_large_dk", [pair(d_large, 1.0)])}
+ALPHAS = [0.0, 0.25, 0.5, 1.0]
+
+
+def _alpha_outcomes(sweeps_) -> dict:
+    parts, chosen = c4.alpha_measurements(sweeps_, ALPHAS)
+    out = {name: decision.judge([{"rule": c4.CRITERIA[name]["rule"].as_dict(), "recorded": True, "counts": True,
+                                  "parts_agree": True, "exact_holds": None,
+                                  "measurements": [m for ms in p.values() for m in ms]}], [True],
+                                firmness=False).criteria[0]["outcome"] for name, p in parts.items()}
+    return {**out, "other": chosen}
 
 
 def test_c4_alpha_criteria_follow_the_losses_and_choose_on_tuning_seeds():
     noise = [0.0, 0.01, -0.01, 0.005, -0.005]
-    good = {(32, a): [0.1 + 0.3 * abs(a - 0.5) + n for n in noise] for a in (0.0, 0.25, 0.5, 1.0)}
+    good = {(32, a): [0.1 + 0.3 * abs(a - 0.5) + n for n in noise] for a in ALPHAS}
     good.update({(512, a): [v + n for n in noise] for a, v in ((0.0, 1.2), (0.25, 0.5), (0.5, 0.1), (1.0, 0.6))})
-    tune, evaluate = _sweep(good, range(3, 8)), _sweep(good, range(3))
-    out = _alpha_outcomes(tune, evaluate)
-    assert out["other"] == {32: 0.25, 512: 0.25}       # at the large d_k, alphas 0 and 1 have their own criteria
+    both = lambda loss, **kw: {"kv_lookup": _tuned(loss, **kw),  # noqa: E731
+                               "delayed_copy": _tuned(loss, task="delayed_copy", **kw)}
+    out = _alpha_outcomes(both(good))
+    assert out["other"][("kv_lookup", 32)] == 0.25 and out["other"][("kv_lookup", 512)] == 0.25  # alpha 0: own test
     assert all(out[k] == "passed" for k in c4.CRITERIA if k.startswith("alpha")), out
     bad = dict(good)
     bad.update({(512, a): [v + n for n in noise] for a, v in ((0.0, 1.2), (0.25, 0.5), (0.5, 0.4), (1.0, 0.01))})
-    out = _alpha_outcomes(_sweep(bad, range(3, 8)), _sweep(bad, range(3)))
+    out = _alpha_outcomes({"kv_lookup": _tuned(bad), "delayed_copy": _tuned(bad, task="delayed_copy")})
     assert out["alpha1_behind_at_large_dk"] == "refuted" and out["alpha0_behind_at_large_dk"] == "passed"
+    assert out["alpha_half_among_best"] == "inconclusive"     # refuted at d_k 512, passed at 32: parts disagree
+    worse = {k: ([v + 0.3 for v in vals] if k[1] == 0.5 else vals) for k, vals in bad.items()}
+    out = _alpha_outcomes({"kv_lookup": _tuned(worse), "delayed_copy": _tuned(worse, task="delayed_copy")})
+    assert out["alpha_half_among_best"] == "refuted"          # worse than the best other alpha everywhere
+    # the tasks disagree: inconclusive
+    out = _alpha_outcomes({"kv_lookup": _tuned(bad), "delayed_copy": _tuned(good, task="delayed_copy")})
+    assert out["alpha1_behind_at_large_dk"] == "inconclusive"
     # the best other alpha is chosen on the tuning seeds: a different winner on the evaluation seeds is ignored
     swapped = dict(good)
     swapped[(32, 1.0)] = [0.05 + n for n in noise]
-    out = _alpha_outcomes(tune, _sweep(swapped, range(3)))
-    assert out["other"][32] == 0.25 and out["alpha_half_among_best"] == "passed"
-    assert c4.tuning_seeds([0, 1, 2], 2) == [3, 4]
+    out = _alpha_outcomes(both(swapped, tune_loss={(32, 1.0): 5.0}))
+    assert out["other"][("kv_lookup", 32)] == 0.25 and out["alpha_half_among_best"] == "passed"
+    # an arm tuned at its grid's edge: its comparisons are inconclusive
+    out = _alpha_outcomes({"kv_lookup": _tuned(good, edge={("alpha0", 512)}),
+                           "delayed_copy": _tuned(good, task="delayed_copy")})
+    assert out["alpha0_behind_at_large_dk"] == "inconclusive" and out["alpha_half_among_best"] == "passed"
+    assert not c4.CRITERIA["alpha1_behind_at_large_dk"].get("counts", True)
 
 
 # ---------------------------------------------------------------------------------------------- R2

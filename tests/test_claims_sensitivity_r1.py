@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision
+from harness import decision, tuning
 from model import inject, set_fault
 
 torch.set_num_threads(1)
@@ -61,7 +61,7 @@ def test_default_scale_criterion_fails_when_the_default_scale_changes(fault, sca
         assert got == pytest.approx(scale_times_sqrt_dk(d_k), rel=1e-9)
 
 
-def _sweep(default_loss, other_loss):
+def _sweep(default_loss, other_loss, task="kv_lookup", edge=()):
     rng = np.random.default_rng(0)
     rows = []
     for d_k in (8, 256):
@@ -70,16 +70,28 @@ def _sweep(default_loss, other_loss):
                 rows.append({"variant": variant, "d_k": d_k, "seed": seed, "final_loss": loss + jitter,
                              "final_accuracy": 0.9, "steps_to_target_censored": 200.0,
                              "curve_accuracy": [0.5, 0.9]})
-    return pd.DataFrame(rows)
+    return tuning.TunedSweep.from_runs(task, pd.DataFrame(rows), edge=edge)
+
+
+def _both(default_loss, other_loss, second=None, edge=()):
+    second = second or (default_loss, other_loss)
+    return {"kv_lookup": _sweep(default_loss, other_loss, edge=edge),
+            "delayed_copy": _sweep(*second, task="delayed_copy")}
 
 
 def test_never_worse_criteria():
-    def outcomes(sweep):
-        return {name: _decide(name, measurements=ms) for name, ms in r1.never_worse_measurements(sweep).items()}
+    def outcomes(sweeps_):
+        return {name: decision.judge([{"rule": r1.CRITERIA[name]["rule"].as_dict(), "recorded": True, "counts": True,
+                                       "parts_agree": True, "exact_holds": None,
+                                       "measurements": [m for ms in parts.values() for m in ms]}], [True],
+                                     firmness=False).criteria[0]["outcome"]
+                for name, parts in r1.never_worse_measurements(sweeps_).items()}
 
-    assert set(outcomes(_sweep(0.1, 0.1)).values()) == {"passed"}
-    assert set(outcomes(_sweep(0.1, 1.0)).values()) == {"passed"}              # the default is better
-    assert set(outcomes(_sweep(0.5, 0.1)).values()) == {"refuted"}             # worse by 0.4 nats
-    assert len(r1.never_worse_table(_sweep(0.5, 0.1))) == 2 * 2 * 4
+    assert set(outcomes(_both(0.1, 0.1)).values()) == {"passed"}
+    assert set(outcomes(_both(0.1, 1.0)).values()) == {"passed"}              # the default is better
+    assert set(outcomes(_both(0.5, 0.1)).values()) == {"refuted"}             # worse by 0.4 nats on both tasks
+    assert set(outcomes(_both(0.5, 0.1, second=(0.1, 0.1))).values()) == {"inconclusive"}   # the tasks disagree
+    assert outcomes(_both(0.1, 0.1, edge={("unscaled", 256)}))["default_never_worse"] == "inconclusive"
+    assert len(r1.never_worse_table(_sweep(0.5, 0.1).runs)) == 2 * 2 * 4
     assert r1.CRITERIA["default_never_worse"].get("counts", True)
     assert not r1.CRITERIA["default_vs_additive"].get("counts", True)

@@ -58,3 +58,34 @@ def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
     evaluated = tuning.evaluate_at_tuned({"a": {}, "b": {}}, [8], {"train": {"lr": 1e-3}}, [0, 1], chosen)
     assert evaluated.groupby("variant")["lr"].first().to_dict() == pytest.approx({"a": 1e-3, "b": 2e-3})
     assert evaluated.groupby("variant")["lr_edge"].first().to_dict() == {"a": "", "b": "highest"}
+
+
+def test_tuned_sweep_centres_the_grid_on_the_shared_rate_and_names_the_task(monkeypatch):
+    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+        lr = budget["train"]["lr"]
+        return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / 1e-3)) ** 2 + 0.01 * s,
+                              "final_accuracy": 0.5, "diverged": False, "cached": False}
+                             for v in variants for d in d_ks for s in seeds])
+
+    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    budget = {"task": {"name": "delayed_copy"}, "train": {"lr": 1e-3}}
+    s = tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 3, "span": 16.0, "seeds": 2})
+    assert s.task == "delayed_copy" and s.tuned[("a", 8)].lr == 1e-3 and s.tuned[("a", 8)].edge is None
+    assert set(s.tuning.seed) == {500_000, 500_001} and set(s.runs.seed) == {0, 1}
+    assert list(s.cell("a", 8)) == pytest.approx([0.0, 0.01])
+    assert s.invalid(("a", 8)) == "" and len(s.fixed_lr()) == 1
+    with pytest.raises(ValueError):
+        tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 4, "span": 16.0, "seeds": 2})
+    edged = tuning.TunedSweep.from_runs("kv_lookup", s.runs, edge={("a", 8)})
+    assert "kv_lookup: a at d_k=8" in edged.invalid(("a", 8))
+    merged = tuning.merge(s, tuning.tuned_sweep({"b": {}}, [2], budget, [0, 1], {"points": 3, "span": 4.0,
+                                                                                 "seeds": 2}))
+    assert set(merged.tuned) == {("a", 8), ("b", 2)}
+
+
+def test_sweep_tasks_reads_the_first_and_second_task():
+    block = {"sweep": {"task": {"name": "kv_lookup"}}, "sweep_d_ks": [8, 256], "small_d_ks": [2, 8],
+             "task2": {"sweep": {"task": {"name": "delayed_copy"}}, "sweep_d_ks": [8]}}
+    tasks = tuning.sweep_tasks(block)
+    assert list(tasks) == ["kv_lookup", "delayed_copy"]
+    assert tasks["kv_lookup"]["small_d_ks"] == [2, 8] and tasks["delayed_copy"]["d_ks"] == [8]
