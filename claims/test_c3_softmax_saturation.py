@@ -14,8 +14,9 @@ the softmax function into regions where it has extremely small gradients". Nobod
 (b) and (c) run on two tasks of different structure (issue 17): fused key-value lookup (content-addressed: the
 query matches one key) and delayed copy (position-addressed: every output reads the token d back). Each (arm,
 d_k, task) trains at its own learning rate, chosen by held-out loss on tuning seeds disjoint from the evaluation
-seeds (``harness.tuning``: a shared rate compares learning rates as much as arms); an arm whose rate is at its
-grid's edge makes its comparisons inconclusive. Runs are shared with R1 and C4 (``harness.sweeps``' memo); arms
+seeds (``harness.tuning``: a shared rate compares learning rates as much as arms); a choice at an end of the grid
+extends the grid past that end on the tuning seeds (up to the profile's ``extend`` steps), and an arm still at an
+edge makes its comparisons inconclusive. Runs are shared with R1 and C4 (``harness.sweeps``' memo); arms
 of one seed share its data and init streams, so comparisons are paired by seed. Unscaled and scaled are set
 explicitly (``scale_exponent=0.5``, ``scale="none"``): C3 tests the softmax, not the default (R1 does).
 

@@ -265,10 +265,14 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # foreach in every sweep train block: Adam's multi-tensor path, the same numbers bitwise as the loop on CPU,
     # ~15% less at d_k 8.
     # Issue 17: tuning: each (arm, d_k, task) at its own rate from a grid of `points` rates over `span`x centred on
-    # the train block's lr (the fixed-lr table's shared rate) on `seeds` tuning seeds; smoke 3 over 64x (4x and
-    # 16x left arms at an edge on the tuning seeds: unscaled at d_k 256 at the lowest rate on both tasks, additive
-    # and scaled at the highest on delayed copy), standard 5 over 16x.
-    # Smoke's centre 4e-3: on the tuning seeds additive and alpha = 1 kept improving up to 4e-3 at 300 steps.
+    # the task's train lr (the fixed-lr table's shared rate) on `seeds` tuning seeds; a choice at an end of the grid
+    # extends it by one grid step past that end, up to `extend` times (harness.tuning.tune: the widening decided on
+    # the tuning seeds alone). Smoke 3 over 16x (steps of 4x), standard 5 over 16x (2x), full 7 over 64x (2x).
+    # Why extension and not one wide grid: the optima differ by ~100x across arms (unscaled at kv d_k 256 wanted
+    # <= 5e-4 while delayed copy's additive and scaled wanted >= 3.2e-2 in a 64x grid round 4e-3), and a grid wide
+    # enough for all would train every arm at rates only one arm needs.
+    # Centres: kv 4e-3 (smoke, 300 steps: additive and alpha = 1 kept improving up to 4e-3); delayed copy 1.6e-2
+    # (smoke, 150 steps: its arms sat at 3.2e-2, the top of the 64x grid round 4e-3).
     # small_d_ks: the small-d_k equivalence grid and crossover (below 8 included). task2: the second task
     # (delayed copy: position-addressed, not content-addressed), smoke shrunk to fit the sweep worker's ~6.5 min
     # (d_model 32, 150 steps, length 8); its chance loss is ln 8.
@@ -276,7 +280,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "smoke": {"seeds": 5,
                   "probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True, "threads": 1,
                   "sweep_d_ks": [8, 256], "small_d_ks": [2, 8],
-                  "tuning": {"points": 3, "span": 64.0, "seeds": 2},
+                  "tuning": {"points": 3, "span": 16.0, "seeds": 2, "extend": 3},
                   "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                             "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                             "train": {"steps": 300, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
@@ -286,13 +290,13 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                             "sweep": {"task": {"name": "delayed_copy", "d": 4, "vocab": 8, "n_out": 4},
                                       "model": {"d_model": 32, "n_heads": 1, "d_v": 32, "d_ff": 64},
                                       "train": {"steps": 150, "batch_size": 64, "foreach": True,
-                                                "schedule": "warmup_constant", "lr": 4e-3, "warmup": 50,
+                                                "schedule": "warmup_constant", "lr": 1.6e-2, "warmup": 50,
                                                 "num_threads": 1, "eval_every": 50, "eval_size": 256},
                                       "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}}},
         "standard": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
                      "threads": 1,
                      "sweep_d_ks": [8, 32, 512], "small_d_ks": [2, 4, 8, 16],
-                     "tuning": {"points": 5, "span": 16.0, "seeds": 2},
+                     "tuning": {"points": 5, "span": 16.0, "seeds": 2, "extend": 3},
                      "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                                "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                                "train": {"steps": 600, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",
@@ -309,7 +313,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "full": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024, 2048], "probe_size": 512, "probe_xavier": True,
                  "threads": 1,
                  "sweep_d_ks": [8, 32, 128, 512, 1024], "small_d_ks": [1, 2, 4, 8, 16],
-                 "tuning": {"points": 7, "span": 64.0, "seeds": 3},
+                 "tuning": {"points": 7, "span": 64.0, "seeds": 3, "extend": 3},
                  "sweep": {"task": {"name": "kv_lookup", "n_pairs": 8},
                            "model": {"d_model": 64, "n_heads": 1, "d_v": 64, "d_ff": 256},
                            "train": {"steps": 2000, "batch_size": 64, "foreach": True, "schedule": "warmup_constant",

@@ -55,7 +55,8 @@ SOFTMAX_TAPS = ("*.logits", "*.weights", "*.q", "*.k")
 # (effective config, task, train, K, target, probe, seed, device, fault) -> row dict
 _RUN_CACHE: dict[str, dict[str, Any]] = {}
 
-#: the pytest-xdist group of the claim modules that share this in-process cache (C3, C4, R1, Q1)
+#: the pytest-xdist group of the claim modules that share this in-process cache (C3, C4, R1; Q1 calls the sweep
+#: with its own task and model, shares no run, and so balances the other worker)
 XDIST_GROUP = "attention_variant_sweep"
 
 

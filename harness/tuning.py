@@ -77,24 +77,38 @@ def _with_lr(budget: Mapping[str, Any], lr: float) -> dict[str, Any]:
 
 def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
          seeds: Sequence[int], grid: Sequence[float], device: Any = "cpu",
-         progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
+         progress: Callable[..., Any] | None = None, extend: int = 0
+         ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
     """Train every (variant, d_k) at every rate of ``grid`` on the tuning ``seeds``; choose by mean held-out
-    loss (``final_loss``; a diverged run counts as infinitely bad). Returns the tuning runs (with an ``lr``
-    column) and the choice per (variant, d_k)."""
+    loss (``final_loss``; a diverged run counts as infinitely bad). While a cell's choice sits at an end of its
+    grid, the grid is extended past that end by one grid step (the ratio of neighbouring rates), at most
+    ``extend`` times per end: the widening the profile would otherwise need, decided on the tuning seeds alone,
+    so the evaluation seeds never see it. Returns the tuning runs (with an ``lr`` column) and the choice per
+    (variant, d_k); a choice still at an end after ``extend`` steps keeps its ``edge``."""
     grid = sorted(float(g) for g in grid)
-    runs = []
-    for lr in grid:
-        df = attention_variant_sweep(variants, d_ks, _with_lr(budget, lr), seeds, device=device, progress=progress)
-        runs.append(df.assign(lr=lr))
-    table = pd.concat(runs, ignore_index=True)
-    loss = np.where(table["diverged"] | ~np.isfinite(table["final_loss"]), DIVERGED_LOSS, table["final_loss"])
-    means = table.assign(tuning_loss=loss).groupby(["variant", "d_k", "lr"])["tuning_loss"].mean()
-    chosen = {}
-    for (variant, d_k), cell in means.groupby(level=["variant", "d_k"]):
-        by_lr = cell.droplevel(["variant", "d_k"]).reindex(grid)
-        chosen[(variant, int(d_k))] = Tuned(variant, int(d_k), float(by_lr.idxmin()), tuple(grid),
-                                            tuple(float(v) for v in by_lr.to_numpy()))
-    return table, chosen
+    ratio = grid[1] / grid[0]
+    runs, chosen = [], {}
+    for d_k in d_ks:
+        for variant, overrides in variants.items():
+            cell_grid, losses, used = list(grid), {}, {"lowest": 0, "highest": 0}
+            while True:
+                for lr in cell_grid:
+                    if lr not in losses:
+                        df = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, lr), seeds,
+                                                     device=device, progress=progress).assign(lr=lr)
+                        runs.append(df)
+                        loss = np.where(df["diverged"] | ~np.isfinite(df["final_loss"]), DIVERGED_LOSS,
+                                        df["final_loss"])
+                        losses[lr] = float(np.mean(loss))
+                t = Tuned(variant, int(d_k), min(cell_grid, key=losses.get), tuple(cell_grid),
+                          tuple(losses[lr] for lr in cell_grid))
+                if t.edge is None or used[t.edge] >= extend:
+                    break
+                used[t.edge] += 1
+                cell_grid = ([cell_grid[0] / ratio] + cell_grid if t.edge == "lowest"
+                             else cell_grid + [cell_grid[-1] * ratio])
+            chosen[(variant, int(d_k))] = t
+    return pd.concat(runs, ignore_index=True), chosen
 
 
 def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
@@ -187,14 +201,15 @@ def tuned_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], 
                 seeds: Sequence[int], tuning: Mapping[str, Any], device: Any = "cpu",
                 progress: Callable[..., Any] | None = None) -> TunedSweep:
     """``tune`` then ``evaluate_at_tuned`` for one task: ``tuning`` is a profile block ``{"points", "span",
-    "seeds"}``; the grid is centred on ``budget["train"]["lr"]`` (the shared rate of the fixed-lr table). Every
+    "seeds", "extend"}``; the grid is centred on ``budget["train"]["lr"]`` (the shared rate of the fixed-lr table). Every
     run goes through the sweep's memo, so modules that ask for the same (arm, d_k, task) share its runs."""
     shared = float(budget["train"]["lr"])
     grid = lr_grid(shared, int(tuning["points"]), float(tuning["span"]))
     if not any(math.isclose(g, shared, rel_tol=1e-9) for g in grid):
         raise ValueError(f"the tuning grid {grid} must contain the shared rate {shared} (use an odd number of points)")
     grid = [shared if math.isclose(g, shared, rel_tol=1e-9) else g for g in grid]
-    table, tuned = tune(variants, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress)
+    table, tuned = tune(variants, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress,
+                        extend=int(tuning.get("extend", 0)))
     runs = evaluate_at_tuned(variants, d_ks, budget, seeds, tuned, device, progress)
     return TunedSweep(budget.get("task", {}).get("name", "task"), table, tuned, runs, shared)
 

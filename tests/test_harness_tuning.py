@@ -89,3 +89,29 @@ def test_sweep_tasks_reads_the_first_and_second_task():
     tasks = tuning.sweep_tasks(block)
     assert list(tasks) == ["kv_lookup", "delayed_copy"]
     assert tasks["kv_lookup"]["small_d_ks"] == [2, 8] and tasks["delayed_copy"]["d_ks"] == [8]
+
+
+def test_an_edge_choice_extends_the_grid_on_the_tuning_seeds_until_interior_or_the_cap(monkeypatch):
+    """'b''s bowl bottoms at 1.0: two extensions past the top (2e-3 -> 4e-3 -> 8e-3) leave it at the edge still,
+    named; 'c''s bottoms at 2.5e-4, one step below the grid: one extension makes it interior. Only the tuning
+    seeds train (the evaluation seeds never decide the grid)."""
+    trained = []
+
+    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+        lr = budget["train"]["lr"]
+        trained.append((tuple(variants), lr, tuple(seeds)))
+        best = {"b": 1.0, "c": 2.5e-4}
+        return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / best[v])) ** 2,
+                              "diverged": False} for v in variants for d in d_ks for s in seeds])
+
+    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    grid = tuning.lr_grid(1e-3, 3, 4.0)
+    table, chosen = tuning.tune({"b": {}, "c": {}}, [8], {"train": {"lr": 1e-3}}, [500_000], grid, extend=2)
+    b, c = chosen[("b", 8)], chosen[("c", 8)]
+    assert b.grid == pytest.approx((5e-4, 1e-3, 2e-3, 4e-3, 8e-3)) and b.lr == pytest.approx(8e-3)
+    assert b.edge == "highest" and "widen the grid" in b.edge_reason
+    assert c.lr == pytest.approx(2.5e-4) and c.grid[0] == pytest.approx(1.25e-4) and c.edge is None
+    assert {seeds for _, _, seeds in trained} == {(500_000,)}
+    assert len(table) == 5 + 5     # b: 3 + 2 extensions; c: 3 + 2 (2.5e-4 was an edge too, then 1.25e-4 is worse)
+    _, no_ext = tuning.tune({"b": {}}, [8], {"train": {"lr": 1e-3}}, [500_000], grid)
+    assert no_ext[("b", 8)].grid == pytest.approx(tuple(grid))
