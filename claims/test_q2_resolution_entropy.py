@@ -71,6 +71,16 @@ PAIRS = {"entropy_resolution": ("entropy", "resolution"), "sink_resolution": ("s
 
 
 # ============================================================================================ measure
+#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: the harness's
+OBJECTIONS = {
+    "tuned_lr": ("not applicable", "no arms are compared: correlations within one model's training run per seed"),
+    "ceiling": ("answered", "Spearman rhos per seed over checkpoints x heads; a constant measure is inconclusive"),
+    "selection": ("not applicable", "no best arm or setting is chosen"),
+    "second_task": ("open", "one synthetic language (a repeating Markov chain)"),
+}
+
+
 def head_stats(model: torch.nn.Module, fit: Batch, held: Batch, n_layers: int, n_classes: int, ridge: float
                ) -> list[dict[str, Any]]:
     """One row per (layer, head): entropy and sink mass on the held-out batch, resolution probed from ``fit`` to
@@ -223,6 +233,7 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast)
              strength="open question", kind="question",
              limitation="The note names the cost but gives no measure of it; here: one small decoder-only model on "
                         "one synthetic language, CPU budgets, resolution as C5's linear-probe decodability.")
+    ev.answer_objections(OBJECTIONS)
     crits = {pair: ev.criterion(
         name, rule=RULE, metric=f"Spearman rho({PAIRS[pair][0]}, resolution) per seed",
         prediction=f"yes would mean more {PAIRS[pair][0]} goes with less resolution across checkpoints and heads: "

@@ -65,6 +65,17 @@ STAT_COLUMNS = ("var_q", "var_k", "q_offdiag", "k_offdiag", "qk_same_index", "va
 
 
 # ================================================================================================ measure
+#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: the harness's
+OBJECTIONS = {
+    "tuned_lr": ("not applicable", "the criteria read the variance argument's premise in one trained model per arm; "
+                 "no arm's quality is compared"),
+    "ceiling": ("not applicable", "variance ratios and slopes; no bounded metric"),
+    "selection": ("not applicable", "no best arm or setting is chosen"),
+    "second_task": ("open", "key-value lookup only"),
+}
+
+
 def model_config(budget: dict[str, Any], arm: str, d_k: int) -> ModelConfig:
     """The profile's encoder with d_k set and the arm's scale (d_model fixed: only the attention's width moves)."""
     if arm not in ARMS:
@@ -239,6 +250,7 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
                         "initialization rather than throughout training. Here: a 2-layer encoder (d_model "
                         f"{budget['model']['d_model']}) on key-value lookup, d_k in {budget['d_ks']}, "
                         f"{budget['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
+    ev.answer_objections(OBJECTIONS)
     d_ks = budget["d_ks"]
     crits = {name: ev.criterion(name, rule=rule, counts=counts, metric=metric, prediction=prediction,
                                 how=f"{len(seeds)} seeds x d_k {d_ks}, layers averaged")

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from harness import decision
 from harness.results import to_jsonable
-from harness.verdict import KINDS
+from harness.verdict import KINDS, OBJECTION_STATUSES, OBJECTIONS
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -173,6 +173,7 @@ class Evidence:
         self.figures: list[str] = []
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.notes: list[str] = []
+        self.objection_answers: dict[str, dict[str, str]] = {}
         self.gates: dict[str, dict[str, Any]] = {}
         self.headline_metric: str | None = None
         self._first_measurement: str | None = None
@@ -309,6 +310,27 @@ class Evidence:
         """Free text shown in the claim's report section (not a measurement: allowed any time)."""
         self.notes.append(str(text))
 
+    def objection(self, key: str, status: str, how: str) -> None:
+        """Answer one of a reviewer's first objections (``harness.verdict.OBJECTIONS``: tuned_lr, ceiling,
+        selection, second_task) for this claim: ``status`` answered / open / not applicable, ``how`` one line that
+        says how (or why not). Firmness is answered by the harness. The report shows every row."""
+        self._require_claim("ev.objection")
+        if key not in OBJECTIONS or key == "firmness":
+            raise EvidenceError(f"ev.objection: unknown objection {key!r}; one of "
+                                f"{', '.join(k for k in OBJECTIONS if k != 'firmness')} (firmness is the harness's)")
+        if status not in OBJECTION_STATUSES:
+            raise EvidenceError(f"ev.objection({key!r}): status must be one of {', '.join(OBJECTION_STATUSES)}, "
+                                f"got {status!r}")
+        if not isinstance(how, str) or not how.strip():
+            raise EvidenceError(f"ev.objection({key!r}): say how (or why not) in one line")
+        self.objection_answers[key] = {"status": status, "how": how.strip()}
+
+    def answer_objections(self, answers: Mapping[str, tuple[str, str]]) -> None:
+        """``ev.objection`` for each ``key: (status, how)`` of a module-level table (a claim module keeps its
+        answers beside its criteria)."""
+        for key, (status, how) in answers.items():
+            self.objection(key, status, how)
+
     def headline(self, metric: str) -> None:
         """Name the metric shown in the summary table and terminal line."""
         self._require_claim("ev.headline")
@@ -326,6 +348,7 @@ class Evidence:
             "criteria": [c.to_dict() for c in self.criteria], "metrics": dict(self.metrics),
             "figures": list(self.figures), "tables": dict(self.tables), "notes": notes,
             "headline": self.headline_metric, "gates": dict(self.gates), "fast": self.fast,
+            "objection_answers": dict(self.objection_answers),
         }
 
     # -- helpers -----------------------------------------------------------------------------

@@ -141,6 +141,7 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
             claim["tables"][name if name not in claim["tables"] else f"{name} [{test_name}]"] = table
         claim["notes"] += [n for n in p.get("notes", []) if n not in claim["notes"]]
         claim["gates"].update(p.get("gates", {}))
+        claim.setdefault("objection_answers", {}).update(p.get("objection_answers") or {})
         claim["headline"] = claim["headline"] or p.get("headline")
         claim["duration_s"] += float(p.get("duration_s") or 0.0)
         if p.get("error"):
@@ -151,6 +152,7 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
             claim["interrupted"] = True
     errored = any(p.get("verdict") == "error" for p in parts)
     verdicts.apply_judgement(claim, errored=errored, fast_only=bool(claim["fast"]))
+    claim["objections"] = verdicts.objections(claim)
     claim["error"] = "; ".join(claim.pop("errors")) or None
     return claim
 

@@ -54,6 +54,48 @@ def counted(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> l
 _VERDICT_OF_CODE = {2: SUPPORTED, 1: INCONCLUSIVE, 0: REFUTED}
 
 
+#: The first objections a careful reviewer raises against a verdict (DEVELOPERS.md), in the order the report shows
+#: them. A claim module answers each that bears on it with ``ev.objection``; ``firmness`` is answered by the harness
+#: from the simulated firmness, and a degenerate (constant) arm in a counted criterion re-opens ``ceiling``.
+OBJECTIONS = {
+    "tuned_lr": "Was each trained arm at its own tuned learning rate?",
+    "ceiling": "Is a deciding metric at a ceiling (or floor)?",
+    "selection": "Was a 'best' arm or setting chosen on the seeds it is tested on?",
+    "second_task": "Does it hold on a second task?",
+    "firmness": "Would fresh seeds give the same outcome?",
+}
+#: answered: the design meets the objection (``how`` says how); open: it does not, and the verdict carries that
+#: caveat; not applicable: the claim has nothing the objection can bite on (say why)
+OBJECTION_STATUSES = ("answered", "open", "not applicable")
+
+
+def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The claim's objection rows ``{key, question, status, how}`` in ``OBJECTIONS`` order: what the module
+    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row, a ceiling row re-opened by any counted
+    criterion the decision found constant across seeds, and 'open: not addressed' where the module is silent."""
+    declared = record.get("objection_answers") or {}
+    rows = []
+    for key, question in OBJECTIONS.items():
+        d = declared.get(key) or {}
+        status, how = d.get("status", "open"), d.get("how", "not addressed by the module")
+        if key == "firmness":
+            f = record.get("firmness")
+            if f is None:
+                status, how = "open", "firmness not estimated (no counted statistical criterion, or an error)"
+            else:
+                status = "open" if fragile(f) else "answered"
+                how = (firmness_text(record) + ": the share of simulated fresh seed sets (each arm's measured mean "
+                       "and spread) that give this verdict")
+        if key == "ceiling":
+            flat = [c["name"] for c in record.get("criteria", []) if c.get("counts", True)
+                    and "constant across seeds" in str(c.get("decision_note") or "")]
+            if flat:
+                status = "open"
+                how = f"constant across seeds in {', '.join(flat)} (inconclusive there)" + (f"; {how}" if d else "")
+        rows.append({"key": key, "question": question, "status": status, "how": how})
+    return rows
+
+
 def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
                  fast_only: bool = False, firmness: bool = True) -> dict[str, Any]:
     """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
