@@ -539,9 +539,11 @@ class ClaimsSession:
         self.in_flight.clear()
         if not (self.parts or self.skipped or (interrupted and self.claim_items_collected)):
             return  # no claim ran (`pytest tests`, --collect-only): leave the last report alone
-        complete = not interrupted and exitstatus != pytest.ExitCode.INTERNAL_ERROR and not session.shouldstop
+        # -x / --maxfail stop a serial session through shouldfail (xdist's controller raises Interrupted instead)
+        stopped = session.shouldstop or session.shouldfail
+        complete = not interrupted and exitstatus != pytest.ExitCode.INTERNAL_ERROR and not stopped
         self.results = self.build_results(complete=complete, exitstatus=int(exitstatus),
-                                          stopped=str(session.shouldstop or "") or None)
+                                          stopped=str(stopped or "") or None)
         out = self.settings.report_dir
         results_io.write_json_atomic(out / "results.json", self.results)
         try:

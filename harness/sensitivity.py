@@ -95,9 +95,11 @@ def claim_module(claim_id: str, claims_dir: Path) -> Path:
     return found[0]
 
 
-def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
-               claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, str]:
-    """Run the fast criteria of ``claim_ids`` in a pytest subprocess; return {claim id: verdict}."""
+def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
+             claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Run the fast criteria of ``claim_ids`` at smoke budgets in a pytest subprocess (the suite's own command for
+    one cell of the matrix, also used by tests/test_sensitivity_modules.py); return results.json's claim records
+    (a claim that recorded nothing is absent)."""
     modules = [str(claim_module(cid, claims_dir)) for cid in claim_ids]
     # -p/-c/--rootdir pin the project's plugin and settings whatever directory the modules live in
     cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
@@ -111,7 +113,14 @@ def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int,
     if not results_path.is_file():
         raise RuntimeError(f"pytest wrote no results.json (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
                            f"\n{proc.stderr[-3000:]}")
-    claims = json.loads(results_path.read_text(encoding="utf-8"))["claims"]
+    return json.loads(results_path.read_text(encoding="utf-8"))["claims"]
+
+
+def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
+               claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, str]:
+    """Run the fast criteria of ``claim_ids`` in a pytest subprocess; return {claim id: verdict}."""
+    claims = run_fast(claim_ids, fault=fault, master_seed=master_seed, report_dir=report_dir,
+                      claims_dir=claims_dir, extra_args=extra_args)
     return {cid: claims.get(cid, {}).get("verdict", "not run") for cid in claim_ids}
 
 

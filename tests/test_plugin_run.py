@@ -172,3 +172,41 @@ def test_update_baseline_on_an_interrupted_run_leaves_the_baseline_alone(fake_su
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert base.read_text() == "the committed baseline\n"
     assert "baseline NOT updated: the run is incomplete" in result.stdout.str()
+
+
+def test_update_baseline_on_a_run_stopped_by_x_leaves_the_baseline_alone(fake_suite, pytester):
+    """Issue 20: -x stops the session at the first refuted claim; the run is incomplete, so it is no baseline."""
+    fake_suite(only=["test_f3_refuted.py", "test_f1_supported.py"])
+    base = pytester.path / "baseline.json"
+    base.write_text("the committed baseline\n")
+    result = pytester.runpytest_inprocess("--device", "cpu", "--update-baseline", "--baseline", "baseline.json",
+                                          "-x", "-p", "no:randomly", "test_f3_refuted.py", "test_f1_supported.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert base.read_text() == "the committed baseline\n"
+    assert "baseline NOT updated: the run is incomplete" in result.stdout.str()
+    res = R.load(pytester.path / "reports" / "results.json")
+    assert res["run"]["complete"] is False and res["run"]["stopped"] == "stopping after 1 failures"
+    assert list(res["claims"]) == ["F3"]
+
+
+def test_parts_with_a_repeated_criterion_name_are_gated_against_their_own_copy(fake_suite, pytester, monkeypatch):
+    """Issue 20: parts b[1] and b[2] both declare criterion ``b``; the merge stores b[2]'s as ``b [test_f6_part_b[2]]``.
+    With b[2] refuted in the baseline, a run where b[2] is still refuted keeps every part green (compared with b[1]'s
+    copy it would regress), and a run where b[1] turns refuted fails b[1] only."""
+    fake_suite(only=["test_f6_parts.py"])
+    monkeypatch.setenv("FAKE_F6_REFUTE", "2")
+    made = pytester.runpytest_inprocess("--device", "cpu", "-p", "no:randomly", "--update-baseline",
+                                        "--baseline", "baseline.json")
+    made.assert_outcomes(passed=2, failed=1, skipped=1)
+    criteria = R.load(pytester.path / "baseline.json")["claims"]["F6"]["criteria"]
+    assert {c["name"]: c["outcome"] for c in criteria} == {"a": "passed", "b": "passed",
+                                                           "b [test_f6_part_b[2]]": "refuted"}
+    same = pytester.runpytest_inprocess("--device", "cpu", "-p", "no:randomly", "--baseline", "baseline.json",
+                                        "--report-dir", "same")
+    same.assert_outcomes(passed=3, skipped=1)
+    monkeypatch.setenv("FAKE_F6_REFUTE", "1")
+    moved = pytester.runpytest_inprocess("--device", "cpu", "-p", "no:randomly", "--baseline", "baseline.json",
+                                         "--report-dir", "moved")
+    moved.assert_outcomes(passed=2, failed=1, skipped=1)
+    assert "FAILED test_f6_parts.py::test_f6_part_b[1]" in moved.stdout.str()
+    assert "criterion b: passed -> refuted" in moved.stdout.str()

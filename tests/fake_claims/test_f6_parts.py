@@ -1,4 +1,7 @@
-"""F6: one claim split over several tests (one plain, one parametrized): the plugin merges the parts."""
+"""F6: one claim split over several tests (one plain, one parametrized): the plugin merges the parts.
+FAKE_F6_REFUTE=k refutes part b[k] (the parametrized parts share the criterion name ``b``)."""
+import os
+
 import pytest
 
 from harness import decision
@@ -19,7 +22,7 @@ def test_f6_part_a(evidence):
 def test_f6_part_b(evidence, k):
     evidence.claim("F6", **STATEMENT)
     crit = evidence.criterion("b", rule=decision.exact(), prediction="part b holds", metric="b")
-    crit.check(True, measured=k)
+    crit.check(os.environ.get("FAKE_F6_REFUTE") != str(k), measured=k)
     evidence.metric(f"b_value/{k}", float(k))
 
 

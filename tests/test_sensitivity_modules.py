@@ -1,0 +1,82 @@
+"""The real claim modules under each fault (issue 20): a catch and an off-target cell per fault, at smoke budgets.
+
+For every fault in ``model.faults.FAULTS`` one pytest subprocess runs two claim modules with the suite's own
+command for a cell of the matrix (``harness.sensitivity.run_fast``: ``--fast --profile smoke --inject-fault NAME``,
+master seed 0), and the test reads its results.json:
+
+* the **catch**: a claim the fault is about (``EXPECTED_CATCHERS``) must come out ``refuted``, and the refutation
+  must come from the fast, counted criterion named in ``CELLS`` (the one that exists for this fault);
+* the **off-target cell**: a claim the fault is not about, and not a listed side effect, must keep its no-fault
+  verdict, ``supported`` (the no-fault verdict of every claim in the matrix: ``python -m harness.sensitivity``
+  fails unless each is supported at master seeds 0, 1 and 2).
+
+So a module that loses its fast criterion, marks the wrong one fast, stops counting it or stops feeding it from
+the faulty model fails here, in ``pytest tests``, at the budgets the suite really runs. The cells are cheap ones
+(M0, R1 and R2 run in seconds; R1 and R2 each catch one scale fault, so both modules' fast criteria are here),
+except that uniform_attention is caught by C1 and single_head by C5: these are their claims' own faults, and the
+two cells replace the private, smaller budgets C1's and C5's unit tests trained at before. Times are in the README.
+The full matrix (every claim under every fault) is ``python -m harness.sensitivity --jobs 2``, run by CI.
+
+The six runs go two at a time (each trains on one thread), the longest first; ``-m "not subprocess"`` leaves them
+out of a local run.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+
+import pytest
+
+from harness import sensitivity
+from model.faults import FAULTS
+
+#: fault -> (catcher, its fast criterion the fault refutes, off-target claim); longest runs first.
+CELLS: dict[str, tuple[str, str, str]] = {
+    "uniform_attention": ("C1", "generalises/reverse", "M0"),
+    "single_head": ("C5", "resolution_rises", "R2"),
+    "no_scale": ("R1", "default_is_sdpa_scale", "M0"),
+    "scale_by_dk": ("R2", "default_not_flagged", "M0"),
+    "causal_leak": ("M0", "causal_mask", "R2"),
+    "no_positional_encoding": ("M0", "positional_encoding", "R1"),
+}
+NO_FAULT_VERDICT = "supported"
+JOBS = 2
+
+
+def test_every_fault_has_a_catch_and_an_off_target_cell():
+    assert set(CELLS) == set(FAULTS)
+    for fault, (catcher, _, off_target) in CELLS.items():
+        assert catcher in sensitivity.EXPECTED_CATCHERS[fault], fault
+        assert off_target not in sensitivity.EXPECTED_CATCHERS[fault], fault
+        assert (fault, off_target) not in sensitivity.SIDE_EFFECTS, fault
+
+
+@pytest.fixture(scope="module")
+def fault_runs(request, tmp_path_factory):
+    """{fault: future of results.json's claim records} for the faults whose test is selected, JOBS at a time."""
+    selected = {getattr(item, "callspec", None) and item.callspec.params.get("fault")
+                for item in request.session.items if item.path == request.path}
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
+        runs = {fault: pool.submit(sensitivity.run_fast, [catcher, off_target], fault=fault, master_seed=0,
+                                   report_dir=tmp_path_factory.mktemp(fault), claims_dir=sensitivity.ROOT / "claims")
+                for fault, (catcher, _, off_target) in CELLS.items() if fault in selected}
+        concurrent.futures.wait(runs.values())
+    return runs
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("fault", list(CELLS))
+def test_the_claim_about_the_fault_is_refuted_and_an_other_keeps_its_verdict(fault, fault_runs):
+    catcher, criterion, off_target = CELLS[fault]
+    claims = fault_runs[fault].result()
+    caught = claims.get(catcher, {})
+    assert caught.get("verdict") == "refuted", (catcher, caught.get("verdict"), _outcomes(caught))
+    by_name = {c["name"]: c for c in caught["criteria"]}
+    assert criterion in by_name, (catcher, sorted(by_name))
+    assert by_name[criterion]["outcome"] == "refuted", _outcomes(caught)
+    assert by_name[criterion]["fast"] and by_name[criterion]["counts"], by_name[criterion]
+    kept = claims.get(off_target, {})
+    assert kept.get("verdict") == NO_FAULT_VERDICT, (off_target, kept.get("verdict"), _outcomes(kept))
+
+
+def _outcomes(record):
+    return {c["name"]: (c.get("outcome"), c.get("detail")) for c in record.get("criteria", [])}
