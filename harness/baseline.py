@@ -16,7 +16,7 @@ For a question (yes and no are both answers) a criterion's changed outcome is sh
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from harness import results as results_io
 from harness import verdict as verdicts
@@ -201,11 +201,12 @@ def compare_results(claims: Mapping[str, Mapping[str, Any]], base_claims: Mappin
 
 
 
-def moves(claims: Mapping[str, Mapping[str, Any]], baseline_not_run: Iterable[str] = ()) -> list[dict[str, Any]]:
+def moves(claims: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What moved against the baseline, read from each claim's regression record (``compare_claim``): one row
     per changed verdict, criterion outcome or definition (fingerprint), and gated metric beyond its tolerance,
-    old beside new; claims that one side lacks. Rows: claim, what (claim/verdict/criterion/metric), name, old,
-    new, status, regressed. Empty when nothing moved."""
+    old beside new, and per claim the baseline lacks. Rows: claim, what (claim/verdict/criterion/metric), name,
+    old, new, status, regressed. Empty when nothing moved. (Claims of the baseline that did not run are listed
+    apart: a partial run is not a move.)"""
     rows: list[dict[str, Any]] = []
     for cid, claim in claims.items():
         reg = claim.get("regression")
@@ -233,7 +234,4 @@ def moves(claims: Mapping[str, Mapping[str, Any]], baseline_not_run: Iterable[st
                          "new": m.get("now"), "status": m["status"], "regressed": m["regressed"],
                          "tolerance": m.get("tolerance"), "relative": m.get("relative"),
                          "direction": m.get("direction")})
-    for cid in baseline_not_run:
-        rows.append({"claim": cid, "what": "claim", "name": cid, "old": "in the baseline", "new": "not run",
-                     "status": "not run", "regressed": False})
     return rows

@@ -252,7 +252,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
     run = results["run"]
     moves = None
     if run.get("baseline"):
-        moves = [move_view(m) for m in baseline_gate.moves(results["claims"], run.get("baseline_not_run") or ())]
+        moves = [move_view(m) for m in baseline_gate.moves(results["claims"])]
     return {
         "run": run,
         "claims": claims,
@@ -339,15 +339,16 @@ details.evidence:not([open])>summary::after{content:" (collapsed in the HTML pag
 
 _MACROS = r"""
 {% macro badge(verdict, cls) %}<span class="badge {{ cls }}">{{ verdict }}</span>{% endmacro %}
-{% macro moves_table(moves, link_claims) %}
+{% macro moves_table(moves, link_claims, not_run) %}
 {% if moves %}
 <div class="scroll"><table class="moves"><thead><tr><th>claim</th><th>what</th><th>name</th><th>baseline</th><th>this run</th><th>status</th></tr></thead><tbody>
-{% for m in moves %}<tr{% if m.regressed %} class="regressed"{% endif %}><td class="id">{% if link_claims and m.status != "not run" %}<a href="#claim-{{ slug(m.claim) }}">{{ m.claim }}</a>{% else %}{{ m.claim }}{% endif %}</td><td>{{ m.what }}</td><td class="text">{{ m.name }}</td>
+{% for m in moves %}<tr{% if m.regressed %} class="regressed"{% endif %}><td class="id">{% if link_claims %}<a href="#claim-{{ slug(m.claim) }}">{{ m.claim }}</a>{% else %}{{ m.claim }}{% endif %}</td><td>{{ m.what }}</td><td class="text">{{ m.name }}</td>
 <td>{{ m.old_text }}</td><td>{{ m.new_text }}</td><td>{% if m.regressed %}<span class="fail">{{ m.status }}</span>{% else %}{{ m.status }}{% endif %}{% if m.note %}<br><span class="meta">{{ m.note }}</span>{% endif %}</td></tr>
 {% endfor %}</tbody></table></div>
 {% else %}
 <div class="banner good">Nothing moved: every verdict, every criterion's outcome and definition, and every gated metric match the baseline.</div>
 {% endif %}
+{% if not_run %}<p class="meta">In the baseline, not run: {{ not_run | join(", ") }}.</p>{% endif %}
 {% endmacro %}
 {% macro data_table(t) %}<div class="scroll"><table class="data"><thead><tr>{% for col in t.columns %}<th>{{ col }}</th>{% endfor %}</tr></thead><tbody>
 {% for row in t.rows %}<tr>{% for v in row %}<td>{{ fmt(v) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
@@ -399,7 +400,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if moves is not none %}<section id="against-baseline">
 <h2>Against the baseline</h2>
 <p class="meta">Every verdict, criterion outcome or definition (its fingerprint: kind, metric, arms, margin, alpha, counts) and gated metric (beyond its tolerance) that differs from <code>{{ run.baseline }}</code>, old beside new; the same comparison as the gate's, and as <code>python -m harness.report compare OLD NEW</code> prints.</p>
-{{ moves_table(moves, true) }}
+{{ moves_table(moves, true, run.baseline_not_run) }}
 <p class="back"><a href="#summary">↑ summary</a></p>
 </section>{% endif %}
 
@@ -493,7 +494,7 @@ _COMPARE_TEMPLATE = r"""{% from "macros" import moves_table %}<!DOCTYPE html>
 <h1>Against the baseline</h1>
 <p class="sub"><b>{{ new_label }}</b> against <b>{{ old_label }}</b>: every verdict, criterion outcome or definition (fingerprint) and gated metric (beyond its tolerance) that moved, old beside new.</p>
 {% for w in warnings %}<div class="banner warn">{{ w }}</div>{% endfor %}
-{{ moves_table(moves, false) }}
+{{ moves_table(moves, false, not_run) }}
 </main></body></html>
 """
 
@@ -531,13 +532,13 @@ def _label(path: Path, results: Mapping[str, Any]) -> str:
     return f"{path} (profile {run.get('profile')}{commit}, {run.get('started_at')})"
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """What moved from ``old`` to ``new`` (two results files): the gate's comparison (``baseline.compare_results``)
-    read by ``baseline.moves``, as display rows; and warnings where the two runs are not like for like."""
+    read by ``baseline.moves``, as display rows; the claims of ``old`` that ``new`` did not run; and warnings
+    where the two runs are not like for like."""
     regressions = baseline_gate.compare_results(new["claims"], old["claims"])
     claims = {cid: {**c, "regression": regressions[cid]} for cid, c in new["claims"].items()}
-    not_run = sorted(set(old["claims"]) - set(new["claims"]), key=results_io.claim_sort_key)
-    rows = [move_view(m) for m in baseline_gate.moves(claims, not_run)]
+    rows = [move_view(m) for m in baseline_gate.moves(claims)]
     o, n = old["run"], new["run"]
     warnings = []
     if o.get("profile") != n.get("profile"):
@@ -550,14 +551,16 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[s
     for side, run in (("old", o), ("new", n)):
         if not run.get("complete", True):
             warnings.append(f"the {side} file is an incomplete run")
-    return rows, warnings
+    not_run = sorted(set(old["claims"]) - set(new["claims"]), key=results_io.claim_sort_key)
+    return rows, not_run, warnings
 
 
-def moves_text(rows: list[dict[str, Any]]) -> str:
+def moves_text(rows: list[dict[str, Any]], not_run: list[str] = ()) -> str:
     """The comparison as a plain-text table (a CI log)."""
+    tail = [f"in the baseline, not run: {', '.join(not_run)}"] if not_run else []
     if not rows:
-        return ("nothing moved: every verdict, every criterion's outcome and definition, and every gated metric "
-                "match the baseline")
+        return "\n".join(["nothing moved: every verdict, every criterion's outcome and definition, and every gated "
+                          "metric match the baseline"] + tail)
     head = ("claim", "what", "name", "baseline", "this run", "status")
     table = [head] + [(r["claim"], r["what"], r["name"], r["old_text"], r["new_text"],
                        r["status"].upper() if r["regressed"] else r["status"]) for r in rows]
@@ -568,7 +571,7 @@ def moves_text(rows: list[dict[str, Any]]) -> str:
             lines[line] += f"  ({r['note']})"
     regressed = sum(1 for r in rows if r["regressed"])
     lines.append(f"{len(rows)} moved, {regressed} regressed")
-    return "\n".join(lines)
+    return "\n".join(lines + tail)
 
 
 def compare_main(argv: list[str]) -> int:
@@ -587,15 +590,15 @@ def compare_main(argv: list[str]) -> int:
     except (baseline_gate.BaselineError, results_io.ResultsFormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rows, warnings = compare(old, new)
+    rows, not_run, warnings = compare(old, new)
     old_label, new_label = _label(args.old, old), _label(args.new, new)
     print(f"{new_label}\n  against {old_label}")
     for w in warnings:
         print(f"WARNING: {w}")
-    print(moves_text(rows))
+    print(moves_text(rows, not_run))
     if args.output is not None:
         results_io.write_text_atomic(args.output, _ENV.from_string(_COMPARE_TEMPLATE).render(
-            css=_CSS, moves=rows, warnings=warnings, old_label=old_label, new_label=new_label))
+            css=_CSS, moves=rows, not_run=not_run, warnings=warnings, old_label=old_label, new_label=new_label))
         print(f"wrote {args.output}")
     return 1 if any(r["regressed"] for r in rows) else 0
 

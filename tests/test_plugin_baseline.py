@@ -253,15 +253,15 @@ def test_moves_lists_what_moved_old_beside_new_and_nothing_else():
            "C2": claim(), "Q9": claim()}
     regs = B.compare_results(now, base)
     assert regs["C1"] == B.compare_claim(now["C1"], base["C1"], whole_claim=True)
-    rows = B.moves({cid: {**c, "regression": regs[cid]} for cid, c in now.items()}, ["R1"])
+    rows = B.moves({cid: {**c, "regression": regs[cid]} for cid, c in now.items()})
     got = {(r["claim"], r["what"], r["name"]): r for r in rows}
     assert set(got) == {("C1", "verdict", "verdict"), ("C1", "criterion", "a"), ("C1", "criterion", "b"),
-                        ("C1", "metric", "m"), ("Q9", "claim", "Q9"), ("R1", "claim", "R1")}
+                        ("C1", "metric", "m"), ("Q9", "claim", "Q9")}  # R1 did not run: not a move
     assert got["C1", "verdict", "verdict"]["old"] == "supported" and got["C1", "verdict", "verdict"]["new"] == "refuted"
     assert got["C1", "criterion", "a"]["old"]["outcome"] == "passed" and got["C1", "criterion", "a"]["regressed"]
     b = got["C1", "criterion", "b"]
     assert b["status"] == "redefined" and b["old"]["fingerprint"] != b["new"]["fingerprint"] and b["regressed"]
     assert got["C1", "metric", "m"]["old"] == 0.96 and got["C1", "metric", "m"]["new"] == 0.90
-    assert not got["Q9", "claim", "Q9"]["regressed"] and got["R1", "claim", "R1"]["status"] == "not run"
+    assert not got["Q9", "claim", "Q9"]["regressed"] and got["Q9", "claim", "Q9"]["status"] == "new"
     same = B.compare_results(base, base)
     assert B.moves({cid: {**c, "regression": same[cid]} for cid, c in base.items()}) == []
