@@ -108,8 +108,8 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
                      ) -> tuple[list[dict[str, Any]], list[str]]:
     """Criterion by criterion: definition (fingerprint) and outcome against the baseline.
 
-    Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status) and the
-    regression reasons. ``whole_claim``: the record holds every part of the claim, so a counted baseline
+    Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status, regressed) and
+    the regression reasons. ``whole_claim``: the record holds every part of the claim, so a counted baseline
     criterion that it lacks is missing (a part checks only its own criteria)."""
     question = (now.get("kind") or "claim") == "question"
     fast = bool(now.get("fast"))
@@ -121,11 +121,11 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
                "baseline_outcome": b.get("outcome") if b else None,
                "baseline_fingerprint": b.get("fingerprint") if b else None}
         if b is None:
-            rows.append({**row, "status": "new"})
+            rows.append({**row, "status": "new", "regressed": False})
             continue
         if c.get("fingerprint") != b.get("fingerprint"):
             reasons.append(f"criterion {c['name']}: definition changed ({_definition_change(c, b)}); {REMAKE}")
-            rows.append({**row, "status": "redefined"})
+            rows.append({**row, "status": "redefined", "regressed": True})
             continue
         counted = c.get("counts", True) and (c.get("fast") or not fast)
         now_rank, base_rank = _OUTCOME_RANK.get(c.get("outcome"), 1), _OUTCOME_RANK.get(b.get("outcome"), 1)
@@ -138,7 +138,7 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
             status = "changed"
         else:
             status = "ok"
-        rows.append({**row, "status": status})
+        rows.append({**row, "status": status, "regressed": status == "worse"})
     if whole_claim:
         names = {c["name"] for c in now.get("criteria", [])}
         for b in base.get("criteria", []):
@@ -146,7 +146,7 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
                 reasons.append(f"criterion {b['name']}: counted in the baseline, missing from this run; {REMAKE}")
                 rows.append({"name": b["name"], "outcome": None, "fingerprint": None,
                              "baseline_outcome": b.get("outcome"), "baseline_fingerprint": b.get("fingerprint"),
-                             "status": "missing"})
+                             "status": "missing", "regressed": True})
     return rows, reasons
 
 
@@ -162,6 +162,8 @@ def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None, *, who
     verdict_worse = verdicts.is_worse(now["verdict"], base_verdict, kind)
     if verdict_worse:
         reasons.append(f"verdict {base_verdict} -> {now['verdict']}")
+    verdict_status = ("worse" if verdict_worse else "better" if verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict)
+                      else "changed" if now["verdict"] != base_verdict else "ok")
     criteria: list[dict[str, Any]] = []
     if verdicts.canonical(now["verdict"]) != verdicts.ERROR:
         criteria, why = compare_criteria(now, base, whole_claim=whole_claim)
@@ -180,12 +182,56 @@ def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None, *, who
     regressed = bool(reasons)
     if regressed:
         status = "regressed"
-    elif verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict) or any(
-            m["status"] == "improved" for m in metrics) or any(c["status"] == "better" for c in criteria):
+    elif verdict_status == "better" or any(m["status"] == "improved" for m in metrics) or any(
+            c["status"] == "better" for c in criteria):
         status = "improved"
-    elif now["verdict"] != base_verdict or any(c["status"] == "changed" for c in criteria):
+    elif verdict_status == "changed" or any(c["status"] == "changed" for c in criteria):
         status = "changed"  # a question's answer flipped: shown, not gated
     else:
         status = "ok"
     return {"status": status, "regressed": regressed, "baseline_verdict": base_verdict,
-            "reasons": reasons, "metrics": metrics, "criteria": criteria}
+            "verdict_status": verdict_status, "reasons": reasons, "metrics": metrics, "criteria": criteria}
+
+
+def compare_results(claims: Mapping[str, Mapping[str, Any]], base_claims: Mapping[str, Mapping[str, Any]]
+                    ) -> dict[str, dict[str, Any]]:
+    """Every (whole, merged) claim of a run against its baseline entry: the records the gate stores in
+    ``claim["regression"]`` at the end of a run, and ``python -m harness.report compare`` computes for two files."""
+    return {cid: compare_claim(claim, base_claims.get(cid), whole_claim=True) for cid, claim in claims.items()}
+
+
+
+def moves(claims: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What moved against the baseline, read from each claim's regression record (``compare_claim``): one row
+    per changed verdict, criterion outcome or definition (fingerprint), and gated metric beyond its tolerance,
+    old beside new, and per claim the baseline lacks. Rows: claim, what (claim/verdict/criterion/metric), name,
+    old, new, status, regressed. Empty when nothing moved. (Claims of the baseline that did not run are listed
+    apart: a partial run is not a move.)"""
+    rows: list[dict[str, Any]] = []
+    for cid, claim in claims.items():
+        reg = claim.get("regression")
+        if not reg:
+            continue
+        if reg["status"] == "new" and reg.get("baseline_verdict") is None:
+            rows.append({"claim": cid, "what": "claim", "name": cid, "old": "not in the baseline",
+                         "new": claim.get("verdict"), "status": "new", "regressed": False})
+            continue
+        v_status = reg.get("verdict_status") or ("ok" if claim.get("verdict") == reg["baseline_verdict"] else "changed")
+        if v_status != "ok":
+            rows.append({"claim": cid, "what": "verdict", "name": "verdict", "old": reg["baseline_verdict"],
+                         "new": claim.get("verdict"), "status": v_status, "regressed": v_status == "worse"})
+        for c in reg.get("criteria", []):
+            if c["status"] == "ok":
+                continue
+            rows.append({"claim": cid, "what": "criterion", "name": c["name"],
+                         "old": {"outcome": c.get("baseline_outcome"), "fingerprint": c.get("baseline_fingerprint")},
+                         "new": {"outcome": c.get("outcome"), "fingerprint": c.get("fingerprint")},
+                         "status": c["status"], "regressed": bool(c.get("regressed"))})
+        for m in reg.get("metrics", []):
+            if m["status"] == "ok":
+                continue
+            rows.append({"claim": cid, "what": "metric", "name": m["metric"], "old": m.get("baseline"),
+                         "new": m.get("now"), "status": m["status"], "regressed": m["regressed"],
+                         "tolerance": m.get("tolerance"), "relative": m.get("relative"),
+                         "direction": m.get("direction")})
+    return rows

@@ -572,10 +572,11 @@ class ClaimsSession:
         s = self.settings
         claims = results_io.merge_parts(self.parts)
         base_claims = self.baseline["claims"] if self.baseline else {}
+        regressions = baseline_gate.compare_results(claims, base_claims) if s.gate_active else {}
         for cid, claim in claims.items():
             claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid)
-            if s.gate_active:
-                claim["regression"] = baseline_gate.compare_claim(claim, base_claims.get(cid), whole_claim=True)
+            if cid in regressions:
+                claim["regression"] = regressions[cid]
         devices = sorted({p["device"] for p in self.parts if p.get("device")})
         run = {
             "profile": s.profile,
@@ -599,6 +600,7 @@ class ClaimsSession:
             "workers": self.config.getoption("numprocesses", None) or 0,
             "baseline": str(s.baseline) if s.gate_active else None,
             "baseline_profile": self.baseline["run"].get("profile") if self.baseline else None,
+            "baseline_git_commit": self.baseline["run"].get("git_commit") if self.baseline else None,
             "baseline_not_run": sorted(set(base_claims) - set(claims), key=results_io.claim_sort_key),
             "skipped": self.skipped,
         }

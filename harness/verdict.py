@@ -146,6 +146,31 @@ def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only:
     return record
 
 
+def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[Mapping[str, Any]], int]:
+    """The criteria a claim's verdict rests on, most telling first, and how many more there are.
+
+    Refuted: its refuted counted criteria, the firmest refutation first. Inconclusive: the counted
+    criteria that neither passed nor were refuted (never recorded included), the least firm first.
+    Supported: every counted criterion passed, so the verdict is only as firm as its weakest ones:
+    the least firm first. An error or nothing counted: none.
+    """
+    if canonical(record.get("verdict")) == ERROR:
+        return [], 0
+    judged = counted(record.get("criteria", []), bool(record.get("fast")))
+
+    def firmness(c: Mapping[str, Any]) -> float:
+        return c["firmness"] if isinstance(c.get("firmness"), (int, float)) else -1.0
+
+    verdict = canonical(record.get("verdict"))
+    if verdict == REFUTED:
+        pick = sorted((c for c in judged if c.get("refuted")), key=firmness, reverse=True)
+    elif verdict == INCONCLUSIVE:
+        pick = sorted((c for c in judged if not c.get("passed") and not c.get("refuted")), key=firmness)
+    else:
+        pick = sorted(judged, key=firmness)
+    return pick[:limit], max(0, len(pick) - limit)
+
+
 def fragile(firmness: float | None) -> bool:
     return firmness is not None and firmness < decision.FRAGILE_BELOW
 

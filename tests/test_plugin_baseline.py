@@ -242,3 +242,26 @@ def test_parts_with_a_repeated_criterion_name_compare_with_their_own_copy():
     assert reg["reasons"] == ["verdict supported -> refuted", "criterion b: passed -> refuted"]
     part1 = claim("refuted", criteria=[b(False)]) | {"nodeid": "test_x.py::test_b[1]"}
     assert not B.compare_claim(part1, base)["regressed"]
+
+
+def test_moves_lists_what_moved_old_beside_new_and_nothing_else():
+    """Issue 19: the report's "Against the baseline" and `harness.report compare` read the gate's records."""
+    base = {"C1": claim("supported", metrics={"m": 0.96}, criteria=[crit("a"), crit("b"), crit("c")]),
+            "C2": claim(), "R1": claim()}
+    now = {"C1": claim("refuted", metrics={"m": 0.90}, gates=HIGHER,
+                       criteria=[crit("a", "refuted"), crit("b", margin=0.1), crit("c")]),
+           "C2": claim(), "Q9": claim()}
+    regs = B.compare_results(now, base)
+    assert regs["C1"] == B.compare_claim(now["C1"], base["C1"], whole_claim=True)
+    rows = B.moves({cid: {**c, "regression": regs[cid]} for cid, c in now.items()})
+    got = {(r["claim"], r["what"], r["name"]): r for r in rows}
+    assert set(got) == {("C1", "verdict", "verdict"), ("C1", "criterion", "a"), ("C1", "criterion", "b"),
+                        ("C1", "metric", "m"), ("Q9", "claim", "Q9")}  # R1 did not run: not a move
+    assert got["C1", "verdict", "verdict"]["old"] == "supported" and got["C1", "verdict", "verdict"]["new"] == "refuted"
+    assert got["C1", "criterion", "a"]["old"]["outcome"] == "passed" and got["C1", "criterion", "a"]["regressed"]
+    b = got["C1", "criterion", "b"]
+    assert b["status"] == "redefined" and b["old"]["fingerprint"] != b["new"]["fingerprint"] and b["regressed"]
+    assert got["C1", "metric", "m"]["old"] == 0.96 and got["C1", "metric", "m"]["new"] == 0.90
+    assert not got["Q9", "claim", "Q9"]["regressed"] and got["Q9", "claim", "Q9"]["status"] == "new"
+    same = B.compare_results(base, base)
+    assert B.moves({cid: {**c, "regression": same[cid]} for cid, c in base.items()}) == []

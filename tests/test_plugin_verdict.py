@@ -101,3 +101,26 @@ def test_explain_names_the_failing_criterion():
     text = V.explain({"id": "C9", "verdict": "refuted", "statement": "s", "criteria": judged})
     assert "slope_ci: REFUTED" in text and "CI [0.1, 0.2]" in text and "p=0.001" in text
     assert "wide: inconclusive; band" in text
+
+
+def _judged(*criteria):
+    record = {"id": "C9", "criteria": list(criteria)}
+    return V.apply_judgement(record)
+
+
+def test_the_deciding_criteria_are_what_the_verdict_rests_on():
+    """Issue 19: the claim section opens with the one or two criteria that decided the verdict."""
+    refuted = _judged(crit("ok", passed=True), crit("bad", refuted=True), crit("open"))
+    shown, more = V.deciding_criteria(refuted)
+    assert refuted["verdict"] == "refuted" and [c["name"] for c in shown] == ["bad"] and more == 0
+    open_ = _judged(crit("ok", passed=True), crit("open"), crit("never", recorded=False), crit("open2"))
+    shown, more = V.deciding_criteria(open_)
+    assert open_["verdict"] == "inconclusive" and {c["name"] for c in shown} <= {"open", "never", "open2"}
+    assert len(shown) == 2 and more == 1
+    supported = _judged(crit("a", passed=True), crit("b", passed=True), crit("r", refuted=True, counts=False))
+    supported["criteria"][1]["firmness"] = 0.5  # the weakest link comes first
+    shown, more = V.deciding_criteria(supported)
+    assert supported["verdict"] == "supported" and shown[0]["name"] == "b" and more == 0
+    assert "r" not in [c["name"] for c in shown]  # a reported criterion never decides
+    assert V.deciding_criteria({**supported, "verdict": "error"}) == ([], 0)
+    assert V.deciding_criteria(_judged(crit("r", passed=True, counts=False))) == ([], 0)

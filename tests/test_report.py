@@ -162,3 +162,88 @@ def test_times_against_budget(tmp_path, capsys):
     assert re.search(r"^C3\s+3\.2\s+—\s+no budget stated$", out, re.M)
     html = report.render_html(R.load(tmp_path / "results.json"), tmp_path)
     assert "of 2 s" in html and "of 10 s" in html
+
+
+def section(html, anchor):
+    """The HTML of one <section id=anchor>."""
+    return re.search(rf'<section[^>]*id="{anchor}".*?</section>', html, re.S).group(0)
+
+
+def test_a_claim_section_reads_verdict_first_and_keeps_evidence_collapsed(tmp_path):
+    """Issue 19: verdict, firmness and deciding criteria; then criteria, figures, notes, limitation; then the
+    per-seed tables and metrics in collapsed <details> (in the page, not open)."""
+    (tmp_path / "f.png").write_bytes(PNG)
+    c4 = claim("C4", "refuted", figures=["f.png"], notes=["a note"], limitation="the limitation",
+               tables={"per_seed": [{"seed": s, "acc": 0.5} for s in range(7)]})
+    c4["criteria"] = [{**c4["criteria"][0], "name": "held", "passed": True, "firmness": 0.99},
+                      {**c4["criteria"][0], "name": "broke", "passed": False, "refuted": True, "firmness": 0.9}]
+    html = section(report.render_html(results(C4=c4), tmp_path), "claim-C4")
+    order = [html.index(s) for s in ('class="verdict bad"', "Refuted by:", "<b>broke</b>", 'class="criteria"', "<img",
+                                     "a note", "the limitation", "<details", "Table: per_seed (7 rows × 2 columns)")]
+    assert order == sorted(order)
+    assert "<b>held</b>" not in html.split('class="criteria"')[0]  # only the deciding one opens the section
+    assert html.count("<details") == 2 and "<details open" not in html  # metrics and the table, both collapsed
+    criteria_table = html[html.index('class="criteria"'):html.index("</table>", html.index('class="criteria"'))]
+    assert "<details" not in criteria_table and 'href="#summary"' in html
+
+
+def test_contents_lists_every_claim_with_its_badge(tmp_path):
+    html = report.render_html(results(C3=claim("C3", "refuted"), C4=claim("C4")), tmp_path)
+    nav = re.search(r'<nav class="contents".*?</nav>', html, re.S).group(0)
+    assert '<a href="#claim-C3"><span class="cid">C3</span> <span class="badge bad">refuted</span></a>' in nav
+    assert 'href="#claim-C4"' in nav and 'href="#summary"' in nav and 'href="#run"' in nav
+    assert 'id="claim-C3"' in html and 'id="summary"' in html
+    assert "against-baseline" not in html  # no baseline, no comparison section
+
+
+def gated(now, base, not_run=()):
+    """Results whose claims carry the gate's record against ``base``, as a run with --baseline writes them."""
+    from harness import baseline as B
+
+    res = results(**{cid: {**c, "regression": r} for (cid, c), r in zip(now.items(),
+                                                                         B.compare_results(now, base).values())})
+    res["run"].update(baseline="reports/baseline.json", baseline_profile="smoke", baseline_not_run=list(not_run))
+    return res
+
+
+def test_against_the_baseline_lists_what_moved_and_says_when_nothing_did(tmp_path):
+    base = {"C4": claim("C4"), "C5": claim("C5")}
+    html = section(report.render_html(gated(base, base), tmp_path), "against-baseline")
+    assert "Nothing moved" in html and "<table" not in html
+    now = {"C4": claim("C4", "refuted"), "C5": claim("C5")}
+    now["C4"]["criteria"][0].update(outcome="refuted", refuted=True, fingerprint="f2")
+    now["C5"]["criteria"][0].update(outcome="passed")
+    page = report.render_html(gated(now, {cid: {**c, "criteria": [{**c["criteria"][0], "outcome": "passed"}]}
+                                          for cid, c in base.items()}, not_run=["R1"]), tmp_path)
+    html = section(page, "against-baseline")
+    assert "Nothing moved" not in html
+    assert re.search(r"C4</a></td><td>verdict</td><td[^>]*>verdict</td>\s*<td>supported</td><td>refuted</td>", html)
+    assert "passed; definition f</td><td>refuted; definition f2</td>" in html
+    assert "In the baseline, not run: R1." in html and "C5" not in html
+    assert "2 moved, 2 regressed" in page  # the banner at the top links here
+
+
+def test_print_stylesheet_is_deliberate_about_collapsed_blocks(tmp_path):
+    html = report.render_html(results(C4=claim("C4")), tmp_path)
+    css = html[html.index("@media print"):]
+    assert "nav.contents" in css and "details.evidence:not([open])" in css and "not printed" in css
+    assert "break-inside:avoid" in css
+
+
+def test_compare_cli_prints_and_writes_the_same_comparison(tmp_path, capsys):
+    base = results(C4=claim("C4"), R1=claim("R1"))
+    now = results(C4=claim("C4", "refuted"), Q1=claim("Q1"))
+    R.write_json_atomic(tmp_path / "old.json", base)
+    R.write_json_atomic(tmp_path / "new.json", now)
+    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json"),
+                        "-o", str(tmp_path / "cmp.html")]) == 1  # something regressed
+    out = capsys.readouterr().out
+    assert re.search(r"^C4\s+verdict\s+verdict\s+supported\s+refuted\s+WORSE$", out, re.M)
+    assert re.search(r"^Q1\s+claim\s+Q1\s+not in the baseline\s+supported\s+new$", out, re.M)
+    assert "2 moved, 1 regressed\nin the baseline, not run: R1" in out
+    page = (tmp_path / "cmp.html").read_text()
+    assert "<td>supported</td><td>refuted</td>" in page and 'href="#claim-' not in page
+    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "old.json")]) == 0
+    assert "nothing moved" in capsys.readouterr().out
+    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "missing.json")]) == 2
+    assert "not found" in capsys.readouterr().err
