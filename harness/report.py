@@ -247,6 +247,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "deciding": deciding,
             "deciding_more": more,
             "deciding_lead": _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
+            # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
+            "objections": c.get("objections") or verdicts.objections(c),
         })
     verdict_by_id = {cid: c["verdict"] for cid, c in results["claims"].items()}
     run = results["run"]
@@ -301,6 +303,8 @@ table.summary .fragile{white-space:normal;display:inline-block}
 .verdict.ok{border-left-color:#2e7d32}.verdict.bad{border-left-color:#c62828}.verdict.meh{border-left-color:#b7791f}.verdict.err{border-left-color:#6a1b9a}
 .verdict p{margin:2px 0}.verdict ul{margin:4px 0 2px;padding-left:20px}.verdict li{margin:2px 0}
 blockquote{margin:6px 0 10px;padding:6px 12px;border-left:4px solid #9fb3c8;background:#f7f9fb;font-style:italic}
+table.objections{font-size:.9em;margin:6px 0 10px}table.objections td:first-child{min-width:16em}
+.obj-answered{color:#1a7f37;white-space:nowrap}.obj-open{color:#9a6700;font-weight:600;white-space:nowrap}.obj-not-applicable{color:#5b6672;white-space:nowrap}
 .limitation{background:#fffaf0;border-left:4px solid #e0b050;padding:6px 12px;margin:8px 0}
 .claim{border-top:1px solid #e3e7ec;margin-top:26px}
 .meta{color:#5b6672;font-size:.9em}.back{font-size:.85em;margin:10px 0 0}
@@ -426,6 +430,9 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% else %}<p>No counted criterion: nothing can support this claim.</p>{% endif %}
 {% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline:<ul>{% for r in c.regression.reasons %}<li>{{ r }}</li>{% endfor %}</ul></div>{% endif %}
 </div>
+<table class="objections"><thead><tr><th>a reviewer asks</th><th>here</th><th>how</th></tr></thead><tbody>
+{% for o in c.objections %}<tr><td>{{ o.question }}</td><td class="obj-{{ o.status | replace(' ', '-') }}">{{ o.status }}</td><td>{{ o.how }}</td></tr>{% endfor %}
+</tbody></table>
 <blockquote>{{ c.statement }}</blockquote>
 <p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}</p>
 {% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}

@@ -247,3 +247,20 @@ def test_compare_cli_prints_and_writes_the_same_comparison(tmp_path, capsys):
     assert "nothing moved" in capsys.readouterr().out
     assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "missing.json")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_each_claim_shows_a_reviewers_objections_after_its_verdict(tmp_path):
+    """DEVELOPERS.md: the report says which objections a verdict survived; an old results.json without them gets
+    the rows rebuilt (firmness from the record, the module's answers 'not addressed')."""
+    rows = [{"key": "tuned_lr", "question": "Was each trained arm at its own tuned learning rate?",
+             "status": "answered", "how": "tuned on <disjoint> seeds"},
+            {"key": "second_task", "question": "Does it hold on a second task?", "status": "open",
+             "how": "one task"}]
+    html = section(report.render_html(results(C3=claim("C3", objections=rows), C4=claim("C4")), tmp_path),
+                   "claim-C3")
+    table = html[html.index('class="objections"'):]
+    assert html.index('class="verdict ok"') < html.index('class="objections"') < html.index('class="criteria"')
+    assert 'class="obj-answered">answered' in table and 'class="obj-open">open' in table
+    assert "tuned on &lt;disjoint&gt; seeds" in table
+    old = section(report.render_html(results(C4=claim("C4")), tmp_path), "claim-C4")
+    assert "Would fresh seeds give the same outcome?" in old and "not addressed by the module" in old
