@@ -135,25 +135,7 @@ def tuned_table(tuned: Mapping[tuple[str, int], Tuned]) -> pd.DataFrame:
 
 def figure_loss_vs_lr(tuned: Mapping[tuple[str, int], Tuned], title: str):
     """Held-out loss against learning rate per arm, one panel per d_k, the chosen rate circled (issue 17)."""
-    import matplotlib.pyplot as plt
-
-    d_ks = sorted({t.d_k for t in tuned.values()})
-    fig, axes = plt.subplots(1, len(d_ks), figsize=(4.8 * len(d_ks), 3.8), squeeze=False)
-    for ax, d_k in zip(axes[0], d_ks):
-        for t in (t for t in tuned.values() if t.d_k == d_k):
-            finite = [(lr, v) for lr, v in zip(t.grid, t.mean_loss) if math.isfinite(v)]
-            line, = ax.plot([p[0] for p in finite], [p[1] for p in finite], "o-", label=t.arm)
-            chosen = dict(zip(t.grid, t.mean_loss))[t.lr]
-            ax.plot([t.lr], [chosen], "o", ms=12, mfc="none", color=line.get_color())
-        ax.set_xscale("log")
-        ax.set_xlabel("learning rate")
-        ax.set_ylabel("held-out loss (tuning seeds' mean)")
-        ax.set_title(f"d_k = {d_k}")
-        ax.legend(fontsize=7)
-        ax.grid(True, which="both", alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return figure_loss_vs_lr_by_task({"": tuned}, title)
 
 
 # ------------------------------------------------------------------------------ the shared tuned sweep (C3, C4, R1)
@@ -261,8 +243,8 @@ def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
 
 
 def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tuned]], title: str):
-    """``figure_loss_vs_lr`` with one row per task: held-out loss against learning rate per arm, one panel per
-    (task, d_k), the chosen rate circled."""
+    """Held-out loss against learning rate per arm, one row of panels per task ('' for a single, unnamed task)
+    and one panel per d_k, the chosen rate circled."""
     import matplotlib.pyplot as plt
 
     rows = list(per_task)
@@ -285,7 +267,7 @@ def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tu
             ax.set_yscale("log")
             ax.set_xlabel("learning rate")
             ax.set_ylabel("held-out loss (tuning seeds)")
-            ax.set_title(f"{task}, d_k = {d_ks[c]}")
+            ax.set_title(f"{task}, d_k = {d_ks[c]}" if task else f"d_k = {d_ks[c]}")
             ax.legend(fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(title)
