@@ -145,7 +145,8 @@ from harness.probes import attention_entropy, run_with_taps  # noqa: E402
 from harness.resolution import positional_resolution  # noqa: E402
 from harness.tasks import MultiPositionRetrieval  # noqa: E402
 from harness.training import TrainConfig, build_for_task, torch_threads, train  # noqa: E402
-from harness.tuning import DIVERGED_LOSS, Tuned, figure_loss_vs_lr, tuned_table, tuning_seeds  # noqa: E402
+from harness.tuning import (DIVERGED_LOSS, Tuned, choose_rate, figure_loss_vs_lr, tuned_table,  # noqa: E402
+                            tuning_seeds)
 from model import EncoderTagger, ModelConfig  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
@@ -350,28 +351,21 @@ def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device:
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
     """Issue 17's tuning stage for C5's arms (module docstring): each arm trained at every rate of its binding's
     ``tuning.lr_grid`` on ``tuning.seeds`` tuning seeds (``harness.tuning.tuning_seeds`` of the evaluation
-    ``seeds``: disjoint from them); the rate with the lowest mean held-out loss is chosen (a diverged run counts
-    as ``DIVERGED_LOSS``: it never wins). The same rule as ``harness.tuning.tune``, over C5's own training
-    function (C5 does not use the attention-variant sweep). Returns (one row per tuning run, the choice per arm:
-    a ``harness.tuning.Tuned`` named by the arm's h)."""
-    rows = []
+    ``seeds``: disjoint from them); ``harness.tuning.choose_rate`` takes the rate with the lowest mean held-out
+    loss (a diverged run counts as ``DIVERGED_LOSS``: it never wins). Returns (one row per tuning run, the choice
+    per arm: a ``harness.tuning.Tuned`` named by the arm's h)."""
+    tables, chosen = [], {}
     for arm in arms:
         block = budget[arm.binding]["tuning"]
-        for lr in sorted(float(v) for v in block["lr_grid"]):
-            for seed in tuning_seeds(seeds, int(block["seeds"])):
-                loss, diverged = tuning_loss(arm, budget, seed, lr, device, progress)
-                rows.append({"arm": arm.label, "binding": arm.binding, "h": arm.h, "d_k": d_k_of(arm, budget),
-                             "lr": lr, "seed": seed, "loss": loss, "diverged": diverged})
-    table = pd.DataFrame(rows)
-    chosen = {}
-    for arm in arms:
-        grid = sorted(float(v) for v in budget[arm.binding]["tuning"]["lr_grid"])
-        runs = table[table["arm"] == arm.label]
-        score = np.where(runs["diverged"], DIVERGED_LOSS, runs["loss"])
-        means = runs.assign(score=score).groupby("lr")["score"].mean().reindex(grid)
-        chosen[arm] = Tuned(f"h={arm.h}", d_k_of(arm, budget), float(means.idxmin()), tuple(grid),
-                            tuple(float(v) for v in means.to_numpy()))
-    return table, chosen
+
+        def score(lr: float, seed: int, arm: Arm = arm) -> dict[str, Any]:
+            loss, diverged = tuning_loss(arm, budget, seed, lr, device, progress)
+            return {"loss": loss, "diverged": diverged, "held_out_loss": DIVERGED_LOSS if diverged else loss}
+
+        table, chosen[arm] = choose_rate(f"h={arm.h}", block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
+                                         score, by=("held_out_loss",), d_k=d_k_of(arm, budget))
+        tables.append(table.assign(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
+    return pd.concat(tables, ignore_index=True), chosen
 
 
 def d_k_of(arm: Arm, budget: dict[str, Any]) -> int:

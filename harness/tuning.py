@@ -46,12 +46,14 @@ def lr_grid(base_lr: float, points: int, span: float) -> list[float]:
 
 @dataclass(frozen=True)
 class Tuned:
-    """The rate chosen for one (arm, d_k) on the tuning seeds, and where it sits in the grid."""
+    """The rate chosen for one (arm, d_k) on the tuning seeds, and where it sits in the grid (``d_k`` None: an arm
+    without one, e.g. C1's architectures)."""
     arm: str
-    d_k: int
+    d_k: int | None
     lr: float
     grid: tuple[float, ...]
-    mean_loss: tuple[float, ...]         # mean held-out loss over the tuning seeds, per grid point
+    mean_loss: tuple[float, ...]         # mean over the tuning seeds, per grid point, of the choosing quantity:
+    score: str = "held-out loss"         # this one (``choose_rate`` may choose by another, e.g. steps to a target)
 
     @property
     def edge(self) -> str | None:
@@ -67,7 +69,8 @@ class Tuned:
         """The message that makes a comparison using this arm inconclusive ('' when the rate is interior)."""
         if self.edge is None:
             return ""
-        return (f"{self.arm} at d_k={self.d_k}: its tuned learning rate {self.lr:.3g} is the grid's {self.edge} "
+        where = self.arm if self.d_k is None else f"{self.arm} at d_k={self.d_k}"
+        return (f"{where}: its tuned learning rate {self.lr:.3g} is the grid's {self.edge} "
                 f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles.py")
 
 
@@ -109,6 +112,29 @@ def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget:
                              else cell_grid + [cell_grid[-1] * ratio])
             chosen[(variant, int(d_k))] = t
     return pd.concat(runs, ignore_index=True), chosen
+
+
+def choose_rate(arm: str, grid: Sequence[float], seeds: Sequence[int],
+                train_and_score: Callable[[float, int], Mapping[str, float]], by: Sequence[str] = ("loss",),
+                d_k: int | None = None) -> tuple[pd.DataFrame, Tuned]:
+    """The tuning rule of ``tune`` over any training function, for arms outside the attention-variant sweep.
+    ``train_and_score(lr, seed)`` trains ``arm`` at ``lr`` on tuning seed ``seed`` and returns its scores by name
+    (lower is better; NaN counts as ``DIVERGED_LOSS``, so a diverged run never wins), among them every name in
+    ``by``. The chosen rate has the lowest mean over ``seeds`` of ``by[0]``; a tie is broken by the mean of
+    ``by[1]``, and so on (then the lower rate). Returns (one row per run: arm, lr, seed and the scores; the
+    choice, its ``mean_loss`` holding ``by[0]``'s means and ``score`` that name)."""
+    if not by:
+        raise ValueError("choose_rate needs at least one score to choose by")
+    grid = sorted(float(g) for g in grid)
+    table = pd.DataFrame([{"arm": arm, "lr": lr, "seed": int(s), **train_and_score(lr, int(s))}
+                          for lr in grid for s in seeds])
+    missing = [k for k in by if k not in table]
+    if missing:
+        got = sorted(set(table) - {"arm", "lr", "seed"})
+        raise KeyError(f"train_and_score returned no {missing}; it returned {got}")
+    means = table[["lr", *by]].astype(float).fillna(DIVERGED_LOSS).groupby("lr")[list(by)].mean().reindex(grid)
+    lr = min(grid, key=lambda g: (*means.loc[g], g))
+    return table, Tuned(arm, d_k, float(lr), tuple(grid), tuple(float(v) for v in means[by[0]]), score=by[0])
 
 
 def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],

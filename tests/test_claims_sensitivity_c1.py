@@ -6,7 +6,9 @@
   not the exact-match ceiling.
 * ``no_recurrence_no_convolution``: the walk finds the LSTM baseline's recurrence (a Transformer holding one would
   be refuted).
-* ``wall_time_to_95``: the rule says passed / refuted / inconclusive on constructed timings.
+* ``wall_time_to_95``: the rule says passed / refuted / inconclusive on constructed timings; an arm whose tuned
+  rate sits at an edge of its grid makes it inconclusive however clear the timings, naming the arm and the edge;
+  tuning never trains on an evaluation seed, and the evaluation runs use the tuned rates (issue 17).
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
 * (d): without a corpus the corpus test skips with a message that says how to give one; a half-given corpus is an
   error naming the variable; the measurement runs on a tiny TSV.
@@ -14,6 +16,7 @@ Every outcome is the harness's (``decision.decide_alone`` with the module's decl
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -22,6 +25,7 @@ import torch
 import claims.test_c1_attention_suffices as c1
 from harness import decision
 from harness.profiles import get_profile
+from harness.tuning import Tuned
 from harness.tasks import make_task
 from harness.training import TrainConfig
 from conftest import REPO, run_pytest
@@ -136,3 +140,53 @@ def test_corpus_test_skips_with_instructions(tmp_path):
     skipped = json.loads((tmp_path / "results.json").read_text())["run"]["skipped"]
     assert len(skipped) == 1 and skipped[0]["id"] == "C1"
     assert c1.CORPUS_ENV_TSV in skipped[0]["reason"] and c1.CORPUS_ENV_SRC in skipped[0]["reason"]
+
+
+def _tuned(lstm_lr, grid=(4e-3, 8e-3, 1.6e-2)):
+    return {"reverse": {"transformer": Tuned("transformer", None, 4e-3, (2e-3, 4e-3, 8e-3), (100, 90, 300), "steps"),
+                        "lstm": Tuned("lstm", None, lstm_lr, grid, (200, 180, 170), "steps")}}
+
+
+def test_an_lstm_rate_at_the_grid_edge_makes_wall_time_inconclusive():
+    rule = c1.CRITERIA["wall_time_to_95"]["rule"]
+    clear = _timings([10, 11, 12], [30, 33, 29])                     # passes at interior rates
+    assert _decide(rule, c1.wall_time(clear, _tuned(8e-3))[0]) == "passed"
+    parts, detail = c1.wall_time(clear, _tuned(1.6e-2))
+    decided = decision.decide_alone(rule, parts)
+    assert decided["outcome"] == "inconclusive" and "0.016" in detail
+    assert "lstm" in decided["decision_note"] and "highest" in decided["decision_note"]
+    assert "widen the grid" in decided["decision_note"]
+
+
+def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the_tuned_rates(monkeypatch):
+    """The whole of C1's measurement with the training faked: tuning runs see only tuning seeds, evaluation runs
+    only evaluation seeds, and each arch is evaluated at the rate its tuning chose (a bowl in the rate)."""
+    best = {"transformer": 4e-3, "lstm": 8e-3}
+    tuned_on, evaluated = [], []
+
+    def fake_tuning_run(arch, setup, tcfg, seed, target, progress=None):
+        tuned_on.append((arch, seed))
+        steps = 100 + 100 * abs(math.log2(tcfg.lr / best[arch]))
+        return {"steps_to_95": steps, "val_loss": 0.1, "time_to_95_s": steps / 10, "reached_95": True,
+                "diverged": False}
+
+    def fake_train_and_test(arch, task, mcfg, tcfg, seed, val, test, target, progress=None, bleu=False):
+        evaluated.append((arch, seed, tcfg.lr))
+        return ({"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "steps_run": 10,
+                 "test_exact_match": 1.0}, [])
+
+    monkeypatch.setattr(c1, "tuning_run", fake_tuning_run)
+    monkeypatch.setattr(c1, "train_and_test", fake_train_and_test)
+    smoke = get_profile("smoke").claim("C1")     # training is faked: the smoke block's sizes cost nothing here
+    budget = {**smoke, "lstm": {**smoke["lstm"], "tasks": ["reverse"]}, "tuning": {"seeds": 2, "transformer": {"lr_grid": [2e-3, 4e-3, 8e-3]},
+                                        "lstm": {"lr_grid": [4e-3, 8e-3, 1.6e-2]}}}
+    seeds = [0, 1, 2]
+    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu")
+    assert {s for _, s in tuned_on}.isdisjoint(seeds) and len(tuned_on) == 2 * 3 * 2
+    assert sorted({s for _, s, _ in evaluated}) == seeds
+    assert {(a, lr) for a, _, lr in evaluated} == {("transformer", 4e-3), ("lstm", 8e-3)}
+    assert {a: t.lr for a, t in m.tuned["reverse"].items()} == best
+    table = c1.lr_tuning_table(m.tuning, m.tuned)
+    assert table.chosen.sum() == 2 and (table.edge == "").all() and (table.runs == 2).all()
+    fixed = c1.fixed_lr_table(m.tuning, m.tuned)
+    assert fixed.lr.tolist() == [4e-3, 8e-3] and fixed.transformer_tuned_rate.tolist() == [True, False]

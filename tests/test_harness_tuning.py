@@ -115,3 +115,29 @@ def test_an_edge_choice_extends_the_grid_on_the_tuning_seeds_until_interior_or_t
     assert len(table) == 5 + 5     # b: 3 + 2 extensions; c: 3 + 2 (2.5e-4 was an edge too, then 1.25e-4 is worse)
     _, no_ext = tuning.tune({"b": {}}, [8], {"train": {"lr": 1e-3}}, [500_000], grid)
     assert no_ext[("b", 8)].grid == pytest.approx(tuple(grid))
+
+
+def test_choose_rate_over_any_training_function():
+    """choose_rate (for arms outside the sweep, e.g. C1's): the lowest mean of the first score, ties broken by the
+    next; a NaN (diverged) run never wins; the edge rule is Tuned's, and an arm without d_k is named alone."""
+    steps = {1e-3: (500, 400), 2e-3: (200, 250), 4e-3: (250, 200), 8e-3: (1000, 1000)}   # 2e-3 and 4e-3 tie
+    loss = {1e-3: 0.3, 2e-3: 0.2, 4e-3: 0.1, 8e-3: math.nan}
+    calls = []
+
+    def train_and_score(lr, seed):
+        calls.append((lr, seed))
+        return {"steps": steps[lr][seed - 500_000], "loss": loss[lr], "time_s": 1.0}
+
+    table, t = tuning.choose_rate("lstm", [8e-3, 1e-3, 4e-3, 2e-3], [500_000, 500_001], train_and_score,
+                                  by=("steps", "loss"))
+    assert t.lr == 4e-3 and t.edge is None and t.score == "steps" and t.d_k is None   # the tie, on loss
+    assert t.grid == (1e-3, 2e-3, 4e-3, 8e-3) and t.mean_loss == (450.0, 225.0, 225.0, 1000.0)
+    assert len(table) == 8 == len(calls) and {"arm", "lr", "seed", "steps", "loss", "time_s"} <= set(table)
+    _, t = tuning.choose_rate("lstm", [1e-3, 2e-3], [500_000, 500_001], train_and_score, by=("loss",))
+    assert t.lr == 2e-3 and t.edge == "highest"
+    assert t.edge_reason.startswith("lstm: its tuned learning rate 0.002 is the grid's highest point")
+    # a diverged run at the best-looking rate: its mean is DIVERGED_LOSS, never chosen
+    _, t = tuning.choose_rate("x", [1e-3, 4e-3, 8e-3], [500_000], lambda lr, s: {"loss": loss[lr]})
+    assert t.lr == 4e-3 and t.mean_loss[-1] == tuning.DIVERGED_LOSS
+    with pytest.raises(KeyError, match="steps"):
+        tuning.choose_rate("x", [1e-3, 2e-3, 4e-3], [0], lambda lr, s: {"loss": 1.0}, by=("steps",))
