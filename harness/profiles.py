@@ -428,10 +428,21 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-# --dry-run (issue 18): repetition counts that are not training steps (R3's timing rounds), and grids of rates
-# (not configs: the same code path at another number) cut to their two ends.
-DRY_RUN_CAPS: dict[str, float] = {"max_iterations": 2, "min_round_s": 0.01}
+# --dry-run (issue 18): counts of things, never sizes of configs. Repetitions that are not training steps (R3's
+# timing rounds) and the number of examples evaluated, probed or drawn: at full, C1's greedy decoding of 5000 test
+# and 1000 validation examples per run (the LSTM re-reads its prefix every token) was 439 of C1's 462 s. 32 examples
+# run every evaluation, probe and split path at the real shapes per example; C2's n_test keeps 128 (its
+# heldout_slices needs 100 a slice). C4 (b) at full builds encoders of d_model 8 x 1024 (537M parameters): its
+# draws (models per seed and d_k) repeat one config, so 1, and its model.batch counts the random sequences read
+# (not a training batch), so 2 (538 s of C4's dry run before these two caps). A key "parent.key" caps only there.
+# Grids of rates (not configs: the same path at another number) keep their two ends.
+DRY_RUN_CAPS: dict[str, float] = {"max_iterations": 2, "min_round_s": 0.01,
+                                  "eval_size": 32, "test_size": 32, "n_test": 128, "probe_size": 32,
+                                  "n_fit": 32, "n_eval": 32, "n_samples": 1024, "draws": 1, "model.batch": 2}
 DRY_RUN_GRID_ENDS = ("lrs", "lr_factors", "lr_grid")
+# C1 (d) in a dry run without a user corpus: pairs of harness.tasks.generated_parallel_corpus (the full profile
+# holds out 1% by hash: ~10 held-out pairs to decode and score with BLEU)
+DRY_RUN_CORPUS_PAIRS = 1000
 
 
 @dataclass(frozen=True)
@@ -439,17 +450,19 @@ class Profile:
     name: str
     n_seeds: int
     blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dry: bool = False   # a dry run's profile (Profile.dry_run): the numbers mean nothing, every path must run
 
     def dry_run(self, steps: int = 2, seeds: int = 2) -> "Profile":
         """This profile at its real sizes but a few steps and seeds (issue 18's dry run): every ``steps`` value is
-        capped at ``steps``, every ``*seeds`` count at ``seeds``, repetition counts at ``DRY_RUN_CAPS``, learning-
-        rate grids keep their two ends, and ``checkpoints`` keep those below the new step count plus the last.
-        Model sizes, d_k grids, arms and tasks are untouched, so every config is built and trained."""
+        capped at ``steps``, every ``*seeds`` count at ``seeds``, repetition and example counts at ``DRY_RUN_CAPS``,
+        learning-rate grids keep their two ends, and ``checkpoints`` keep those below the new step count plus the
+        last. Model sizes, sequence lengths, batch sizes, d_k grids, arms and tasks are untouched, so every config
+        is built and trained at its real size."""
         caps = {"steps": steps, **DRY_RUN_CAPS}
 
-        def shrink(node: Any, key: str = "") -> Any:
+        def shrink(node: Any, key: str = "", parent: str = "") -> Any:
             if isinstance(node, dict):
-                return {k: shrink(v, k) for k, v in node.items()}
+                return {k: shrink(v, k, key) for k, v in node.items()}
             if isinstance(node, list) and key == "checkpoints":
                 return sorted({c for c in node if isinstance(c, int) and c < steps} | {steps})
             if isinstance(node, list) and key in DRY_RUN_GRID_ENDS and len(node) > 2:
@@ -457,13 +470,14 @@ class Profile:
             if isinstance(node, list):
                 return [shrink(v) for v in node]
             if isinstance(node, (int, float)) and not isinstance(node, bool):
-                if key in caps:
-                    return min(node, caps[key])
+                cap = caps.get(f"{parent}.{key}", caps.get(key))
+                if cap is not None:
+                    return min(node, cap)
                 if key.endswith("seeds") and isinstance(node, int):
                     return min(node, seeds)
             return node
         return Profile(name=self.name, n_seeds=min(self.n_seeds, seeds),
-                       blocks={cid: shrink(block) for cid, block in self.blocks.items()})
+                       blocks={cid: shrink(block) for cid, block in self.blocks.items()}, dry=True)
 
     def claim(self, claim_id: str) -> dict[str, Any]:
         """The budget block for ``claim_id`` in this profile (a copy: callers may not mutate it)."""

@@ -18,6 +18,7 @@ Every claim trains on one of these, so none grows its own data code. Conventions
 from __future__ import annotations
 
 import math
+import random
 import re
 import hashlib
 from dataclasses import dataclass, field, fields
@@ -884,6 +885,28 @@ class ParallelCorpus(Task):
     def detokenize(self, ids: Tensor | Sequence[int], side: str = "tgt") -> str:
         v = self.tgt_vocab_obj if side == "tgt" else self.src_vocab_obj
         return self.tokenizer.detokenize(v.decode(ids))
+
+
+# English -> German sentence frames for generated_parallel_corpus: words, capitals and punctuation that sacrebleu's
+# 13a tokeniser and SimpleTokenizer both split, around a number written out in each language
+_CORPUS_FRAMES = (("I counted {en} sheep.", "Ich zählte {de} Schafe."),
+                  ("There are {en} birds on the roof.", "Auf dem Dach sind {de} Vögel."),
+                  ("She paid {en} euros, not more.", "Sie zahlte {de} Euro, nicht mehr."),
+                  ("Is the answer {en}?", "Ist die Antwort {de}?"))
+
+
+def generated_parallel_corpus(n_pairs: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``n_pairs`` distinct (English, German) sentence pairs made from rules (nothing downloaded, no licence): a
+    number from 2 to 999999 written out (``english_number_text`` / German joined) inside one of four sentence
+    frames. A stand-in for a user's corpus where only the path must run (C1 (d) in a dry run): the loader,
+    tokenisation, vocabularies, hash split, decoding and BLEU."""
+    _check_positive("n_pairs", n_pairs)
+    pairs = []
+    for k in random.Random(seed).sample(range(len(_CORPUS_FRAMES) * 999_998), n_pairs):
+        (en, de), n = _CORPUS_FRAMES[k % len(_CORPUS_FRAMES)], 2 + k // len(_CORPUS_FRAMES)
+        pairs.append((en.format(en=english_number_text(english_number_tokens(n))),
+                      de.format(de=german_number_text(german_number_tokens(n)))))
+    return pairs
 
 
 # -------------------------------------------------------------------------------------------- registry

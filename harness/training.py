@@ -102,7 +102,8 @@ class TrainConfig:
     stop_at_target: bool = True       # end the run at the first evaluation reaching the target
     max_decode_len: int | None = None  # greedy decoding length; None -> the held-out target width
     device: str = "cpu"
-    bf16: bool = False                # bf16 autocast (cuda only)
+    bf16: bool = False                # bf16 autocast on the run's device (cuda; cpu too, so a CPU dry run of the
+                                      # full profile runs the same autocast path as the GPU)
     num_threads: int | None = None    # torch.set_num_threads for the run (restored afterwards)
     foreach: bool | None = None       # Adam's foreach: None = torch's default (a per-tensor loop on CPU); True: one
                                       # multi-tensor call per op, the same numbers on CPU, ~1 ms less a step (C5)
@@ -163,8 +164,9 @@ class TrainConfig:
             raise bad("device", "is not a torch device") from None
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise bad("device", "asks for CUDA but torch.cuda.is_available() is False")
-        if self.bf16 and dev.type != "cuda":
-            raise bad("bf16", f"bf16 autocast needs a cuda device (device={self.device!r})")
+        if not isinstance(self.bf16, bool) or (self.bf16 and dev.type not in ("cuda", "cpu")):
+            raise bad("bf16", f"must be True or False; bf16 autocast needs a cuda or cpu device (device="
+                              f"{self.device!r})")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
@@ -399,7 +401,8 @@ def optimizer_step(model: nn.Module, batch: Batch, task: Task, opt: torch.optim.
                    sched: torch.optim.lr_scheduler.LRScheduler, cfg: TrainConfig) -> float:
     """One step: forward (bf16 autocast if cfg.bf16), loss, backward, clip, Adam, schedule. Returns the loss;
     a non-finite loss is returned without a backward or an update (the caller records the divergence)."""
-    with (torch.autocast(device_type="cuda", dtype=torch.bfloat16) if cfg.bf16 else contextlib.nullcontext()):
+    with (torch.autocast(device_type=torch.device(cfg.device).type, dtype=torch.bfloat16) if cfg.bf16
+          else contextlib.nullcontext()):
         logits = forward_batch(model, batch)
     loss = task_loss(logits, batch.targets, task.tgt_vocab, cfg.label_smoothing)
     value = float(loss.detach())

@@ -89,7 +89,7 @@ def test_wall_time_criterion_both_ways():
     assert _decide(rule, c1.wall_time(_timings([10, 20, 30], [12.0, 24.1, 35.9]))[0]) == "refuted"
 
 
-def test_corpus_environment(tmp_path):
+def test_corpus_environment(tmp_path, monkeypatch):
     assert c1.corpus_paths({}) is None
     with pytest.raises(ValueError, match=c1.CORPUS_ENV_TGT):
         c1.corpus_paths({c1.CORPUS_ENV_SRC: str(tmp_path / "a")})
@@ -97,6 +97,13 @@ def test_corpus_environment(tmp_path):
         c1.corpus_paths({c1.CORPUS_ENV_TSV: str(tmp_path / "missing.tsv")})
     runs, why = c1.corpus_status({"corpus": None})
     assert not runs and c1.CORPUS_ENV_TSV in why and "--profile full" in why
+    full = {"corpus": {"seeds": 1}}
+    for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT):
+        monkeypatch.delenv(k, raising=False)
+    assert not c1.corpus_status(full)[0]
+    runs, why = c1.corpus_status(full, dry=True)                 # a dry run runs (d) on generated pairs
+    assert runs and "generated" in why and c1.CORPUS_ENV_TSV in why
+    assert not c1.corpus_status({"corpus": None}, dry=True)[0]   # not a profile with (d): no dry run of it either
 
 
 def test_corpus_bleu_on_a_tiny_tsv(tmp_path):

@@ -118,7 +118,7 @@ def test_config_errors_name_the_field():
                       ({"label_smoothing": 1.5}, "label_smoothing"), ({"target_metric": "exact_match"},
                                                                        "target_value"),
                       ({"target_metric": "bleu", "target_value": 1.0}, "target_metric"),
-                      ({"bf16": True}, "bf16"), ({"device": "tpu"}, "device"), ({"lr": -1.0}, "lr")]:
+                      ({"bf16": True, "device": "meta"}, "bf16"), ({"bf16": 1}, "bf16"), ({"device": "tpu"}, "device"), ({"lr": -1.0}, "lr")]:
         with pytest.raises(ValueError, match=f"TrainConfig.{field}"):
             TrainConfig(**kw)
     with pytest.raises(ValueError, match="warmpu"):
@@ -218,6 +218,16 @@ def test_tagging_and_classify_tasks_train(kv_task):
     assert 0.0 <= r.final["accuracy"] <= 1.0 and r.final["accuracy"] == r.final["exact_match"]
     with pytest.raises(ValueError, match="seq2seq"):
         build_for_task("transformer", kv_task, TINY, seed=0)
+
+
+def test_bf16_trains_under_autocast_on_cpu(rev_task):
+    """The full profile's bf16 switch runs its autocast path on a CPU (a dry run proves it before a GPU does)."""
+    model = build_for_task("transformer", rev_task, TINY, seed=0)
+    seen = []
+    model.register_forward_hook(lambda mod, args, out: seen.append(out.dtype))
+    r = train(model, rev_task, quick(steps=2, bf16=True), seed=0)
+    assert seen[0] == torch.bfloat16 and all(math.isfinite(x) for x in r.losses)
+    assert next(model.parameters()).dtype == torch.float32          # autocast, not a cast of the weights
 
 
 # ------------------------------------------------------------------------------ early stop, divergence

@@ -161,31 +161,70 @@ def test_f9(evidence, progress):
     assert "[F9] done  (+45 lines not shown)" in out
 
 
-def test_dry_run_shrinks_steps_and_seeds_but_not_sizes():
+# What a dry run must keep (issue 18): every config at its real size. A key here is never cut by Profile.dry_run.
+DRY_RUN_KEEPS = {"d_model", "n_heads", "heads", "d_ff", "d_v", "n_layers", "n_encoder_layers", "n_decoder_layers",
+                 "fixed_d_model", "dims", "d_ks", "sweep_d_ks", "probe_d_ks", "ns", "seq_len", "min_len", "max_len",
+                 "max_n", "vocab", "n_pairs", "distances", "batch_size", "batch", "widths", "archs", "alphas",
+                 "tasks", "max_vocab"}
+
+
+def _leaves(node, path=()):
+    """(path, key, value) of every non-dict value of a profile block."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, path + (k,))
+    else:
+        yield path, path[-1] if path else "", node
+
+
+@pytest.mark.parametrize("name", ["standard", "full"])
+def test_dry_run_keeps_every_size_and_cuts_only_counts(name):
     from harness.profiles import DRY_RUN_CAPS, DRY_RUN_GRID_ENDS, get_profile
 
-    full = get_profile("full")
-    dry = full.dry_run(steps=2, seeds=2)
-    assert dry.n_seeds == 2 and dry.name == "full"
+    real = get_profile(name)
+    dry = real.dry_run(steps=2, seeds=2)
+    assert dry.n_seeds == 2 and dry.name == name and dry.dry and not real.dry
+    assert not DRY_RUN_KEEPS & set(DRY_RUN_CAPS) and not DRY_RUN_KEEPS & set(DRY_RUN_GRID_ENDS)
+    assert {k for k in DRY_RUN_CAPS if "." in k} == {"model.batch"}          # C4's sequences read, nowhere else
+    kept, cut = set(), {"steps": 0, "seeds": 0}
+    for cid in real.blocks:
+        dry_leaves = {path: v for path, _, v in _leaves(dry.claim(cid))}
+        for path, key, a in _leaves(real.claim(cid)):
+            b = dry_leaves[path]
+            where = f"{cid} {'.'.join(path)}"
+            if key == "steps":
+                assert b == min(a, 2), where
+                cut["steps"] += a > 2
+            elif key.endswith("seeds") and isinstance(a, int):
+                assert b == min(a, 2), where
+                cut["seeds"] += a > 2
+            elif key == "checkpoints":
+                assert b[-1] == 2 and set(b) <= set(a) | {2}, where
+            elif key in DRY_RUN_GRID_ENDS:
+                assert b == ([a[0], a[-1]] if len(a) > 2 else a), where
+            elif ".".join(path[-2:]) in DRY_RUN_CAPS or key in DRY_RUN_CAPS:
+                assert b == min(a, DRY_RUN_CAPS.get(".".join(path[-2:]), DRY_RUN_CAPS.get(key))), where
+            else:
+                assert a == b, where                    # sizes, d_k grids, lengths, arms, tasks untouched
+                if key in DRY_RUN_KEEPS:
+                    kept.add(key)
+    # the walk above saw the sizes it guards (a renamed key would otherwise pass unchecked) and really cut
+    assert {"d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "n_layers", "d_ks", "dims",
+            "sweep_d_ks", "seq_len", "max_len", "ns", "batch_size"} <= kept
+    assert cut["steps"] >= 5 and cut["seeds"] >= 1
+    c1 = dry.claim("C1")
+    assert c1["model"] == real.claim("C1")["model"] and c1["train"]["batch_size"] == real.claim("C1")["train"][
+        "batch_size"]
 
-    def walk(a, b, key=""):
-        if isinstance(a, dict):
-            for k in a:
-                walk(a[k], b[k], k)
-        elif key == "steps":
-            assert b == min(a, 2)
-        elif key.endswith("seeds") and isinstance(a, int):
-            assert b == min(a, 2)
-        elif key == "checkpoints":
-            assert b[-1] == 2 and set(b) <= set(a) | {2}
-        elif key in DRY_RUN_GRID_ENDS:
-            assert b == ([a[0], a[-1]] if len(a) > 2 else a)
-        elif key in DRY_RUN_CAPS:
-            assert b == min(a, DRY_RUN_CAPS[key])
-        else:
-            assert a == b, key                      # sizes, d_k grids, arms, tasks untouched
-    for cid in full.blocks:
-        walk(full.claim(cid), dry.claim(cid))
+
+def test_dry_run_of_full_keeps_the_paper_base_corpus_config():
+    from harness.profiles import get_profile
+
+    real, dry = get_profile("full").claim("C1"), get_profile("full").dry_run().claim("C1")
+    for key in ("model", "max_len", "max_vocab", "shared_vocab", "heldout_fraction"):
+        assert dry["corpus"][key] == real["corpus"][key], key
+    assert dry["corpus"]["train"]["batch_size"] == real["corpus"]["train"]["batch_size"]
+    assert dry["corpus"]["train"]["steps"] == 2 and dry["corpus"]["test_size"] < real["corpus"]["test_size"]
 
 
 @pytest.mark.parametrize("extra", [["--fast"], ["--update-baseline"], ["--baseline", "b.json"]])
