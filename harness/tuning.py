@@ -26,6 +26,8 @@ from .sweeps import attention_variant_sweep
 TUNING_SEED_OFFSET = 500_000
 #: the held-out loss a diverged run counts as when a rate is chosen (it must never win)
 DIVERGED_LOSS = math.inf
+#: the name ``tune`` hands ``choose_rate`` for a sweep run's choosing score (held-out loss, diverged = inf)
+TUNING_SCORE = "held-out loss"
 
 
 def tuning_seeds(seeds: Sequence[int], n: int) -> list[int]:
@@ -82,59 +84,61 @@ def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget:
          seeds: Sequence[int], grid: Sequence[float], device: Any = "cpu",
          progress: Callable[..., Any] | None = None, extend: int = 0
          ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
-    """Train every (variant, d_k) at every rate of ``grid`` on the tuning ``seeds``; choose by mean held-out
-    loss (``final_loss``; a diverged run counts as infinitely bad). While a cell's choice sits at an end of its
-    grid, the grid is extended past that end by one grid step (the ratio of neighbouring rates), at most
-    ``extend`` times per end: the widening the profile would otherwise need, decided on the tuning seeds alone,
-    so the evaluation seeds never see it. Returns the tuning runs (with an ``lr`` column) and the choice per
-    (variant, d_k); a choice still at an end after ``extend`` steps keeps its ``edge``."""
-    grid = sorted(float(g) for g in grid)
-    ratio = grid[1] / grid[0]
-    runs, chosen = [], {}
+    """``choose_rate`` for every (variant, d_k) of the attention-variant sweep: each trained at every rate of
+    ``grid`` on the tuning ``seeds`` and chosen by mean held-out loss (``final_loss``; a diverged run counts as
+    infinitely bad), the grid extended past an end up to ``extend`` times while the choice sits there. Returns the
+    tuning runs (the sweep's rows, with ``lr``) and the choice per (variant, d_k)."""
+    tables, chosen = [], {}
     for d_k in d_ks:
         for variant, overrides in variants.items():
-            cell_grid, losses, used = list(grid), {}, {"lowest": 0, "highest": 0}
-            while True:
-                for lr in cell_grid:
-                    if lr not in losses:
-                        df = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, lr), seeds,
-                                                     device=device, progress=progress).assign(lr=lr)
-                        runs.append(df)
-                        loss = np.where(df["diverged"] | ~np.isfinite(df["final_loss"]), DIVERGED_LOSS,
-                                        df["final_loss"])
-                        losses[lr] = float(np.mean(loss))
-                t = Tuned(variant, int(d_k), min(cell_grid, key=losses.get), tuple(cell_grid),
-                          tuple(losses[lr] for lr in cell_grid))
-                if t.edge is None or used[t.edge] >= extend:
-                    break
-                used[t.edge] += 1
-                cell_grid = ([cell_grid[0] / ratio] + cell_grid if t.edge == "lowest"
-                             else cell_grid + [cell_grid[-1] * ratio])
-            chosen[(variant, int(d_k))] = t
-    return pd.concat(runs, ignore_index=True), chosen
+            def held_out_loss(lr: float, seed: int, variant=variant, overrides=overrides, d_k=d_k) -> dict:
+                row = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, lr), [seed],
+                                              device=device, progress=progress).iloc[0].to_dict()
+                diverged = bool(row["diverged"]) or not math.isfinite(row["final_loss"])
+                return {**row, TUNING_SCORE: DIVERGED_LOSS if diverged else float(row["final_loss"])}
+
+            table, chosen[(variant, int(d_k))] = choose_rate(variant, grid, seeds, held_out_loss, by=(TUNING_SCORE,),
+                                                             d_k=int(d_k), extend=extend)
+            tables.append(table.drop(columns=["arm", TUNING_SCORE]))
+    return pd.concat(tables, ignore_index=True), chosen
 
 
 def choose_rate(arm: str, grid: Sequence[float], seeds: Sequence[int],
                 train_and_score: Callable[[float, int], Mapping[str, float]], by: Sequence[str] = ("loss",),
-                d_k: int | None = None) -> tuple[pd.DataFrame, Tuned]:
-    """The tuning rule of ``tune`` over any training function, for arms outside the attention-variant sweep.
+                d_k: int | None = None, extend: int = 0) -> tuple[pd.DataFrame, Tuned]:
+    """Issue 17's tuning rule, over any training function (the sweep's ``tune`` and arms outside it, e.g. C1's).
     ``train_and_score(lr, seed)`` trains ``arm`` at ``lr`` on tuning seed ``seed`` and returns its scores by name
     (lower is better; NaN counts as ``DIVERGED_LOSS``, so a diverged run never wins), among them every name in
     ``by``. The chosen rate has the lowest mean over ``seeds`` of ``by[0]``; a tie is broken by the mean of
-    ``by[1]``, and so on (then the lower rate). Returns (one row per run: arm, lr, seed and the scores; the
-    choice, its ``mean_loss`` holding ``by[0]``'s means and ``score`` that name)."""
+    ``by[1]``, and so on (then the lower rate). While the choice sits at an end of the grid, the grid is extended
+    past that end by one grid step (the ratio of its first two rates), at most ``extend`` times per end: the
+    widening the profile would otherwise need, decided on the tuning seeds alone, so the evaluation seeds never
+    see it; a choice still at an end keeps its ``edge``. Returns (one row per run: arm, lr, seed and the scores;
+    the choice, its ``mean_loss`` holding ``by[0]``'s means and ``score`` that name)."""
     if not by:
         raise ValueError("choose_rate needs at least one score to choose by")
     grid = sorted(float(g) for g in grid)
-    table = pd.DataFrame([{"arm": arm, "lr": lr, "seed": int(s), **train_and_score(lr, int(s))}
-                          for lr in grid for s in seeds])
-    missing = [k for k in by if k not in table]
-    if missing:
-        got = sorted(set(table) - {"arm", "lr", "seed"})
-        raise KeyError(f"train_and_score returned no {missing}; it returned {got}")
-    means = table[["lr", *by]].astype(float).fillna(DIVERGED_LOSS).groupby("lr")[list(by)].mean().reindex(grid)
-    lr = min(grid, key=lambda g: (*means.loc[g], g))
-    return table, Tuned(arm, d_k, float(lr), tuple(grid), tuple(float(v) for v in means[by[0]]), score=by[0])
+    rows: list[dict[str, Any]] = []
+    trained: set[float] = set()
+    used = {"lowest": 0, "highest": 0}
+    while True:
+        for lr in grid:
+            if lr not in trained:
+                rows += [{"arm": arm, "lr": lr, "seed": int(s), **train_and_score(lr, int(s))} for s in seeds]
+                trained.add(lr)
+        table = pd.DataFrame(rows)
+        missing = [k for k in by if k not in table]
+        if missing:
+            got = sorted(set(table) - {"arm", "lr", "seed"})
+            raise KeyError(f"train_and_score returned no {missing}; it returned {got}")
+        means = table[["lr", *by]].astype(float).fillna(DIVERGED_LOSS).groupby("lr")[list(by)].mean().reindex(grid)
+        lr = min(grid, key=lambda g: (*means.loc[g], g))
+        t = Tuned(arm, d_k, float(lr), tuple(grid), tuple(float(v) for v in means[by[0]]), score=by[0])
+        if t.edge is None or used[t.edge] >= extend:
+            return table, t
+        used[t.edge] += 1
+        ratio = grid[1] / grid[0]
+        grid = [grid[0] / ratio] + grid if t.edge == "lowest" else grid + [grid[-1] * ratio]
 
 
 def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],

@@ -141,3 +141,13 @@ def test_choose_rate_over_any_training_function():
     assert t.lr == 4e-3 and t.mean_loss[-1] == tuning.DIVERGED_LOSS
     with pytest.raises(KeyError, match="steps"):
         tuning.choose_rate("x", [1e-3, 2e-3, 4e-3], [0], lambda lr, s: {"loss": 1.0}, by=("steps",))
+
+
+def test_choose_rate_extends_an_edge_for_any_training_function():
+    """The extension is choose_rate's, so arms outside the sweep (C1, C5) get the same rule when their profile
+    asks for it: a bowl bottoming at 1.6e-2, beyond the grid's top, is found one step out."""
+    score = lambda lr, seed: {"loss": math.log(lr / 1.6e-2) ** 2}  # noqa: E731
+    _, t = tuning.choose_rate("lstm", [1e-3, 2e-3, 4e-3], [500_000], score, extend=3)
+    assert t.lr == pytest.approx(1.6e-2) and t.edge is None and t.grid[-1] == pytest.approx(3.2e-2)
+    _, capped = tuning.choose_rate("lstm", [1e-3, 2e-3, 4e-3], [500_000], score)
+    assert capped.edge == "highest" and capped.grid == (1e-3, 2e-3, 4e-3)
