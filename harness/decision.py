@@ -196,6 +196,11 @@ def from_fit(fit: Any, *, label: str = "", n: int | None = None) -> dict[str, An
                     method=f"slope ({fit.transform})")
 
 
+#: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.verdict
+#: re-opens a claim's 'ceiling' objection when a counted criterion carries it
+CONSTANT_ARM = "an arm is constant across seeds (a ceiling? use a metric without one)"
+
+
 @dataclass(frozen=True)
 class Stat:
     """δ, its standard error and t df for one measurement; ``degenerate`` names why it cannot be tested."""
@@ -223,13 +228,13 @@ def _stat(m: Mapping[str, Any]) -> Stat:
         sd = float(x.std(ddof=1))
         why = ""
         if np.all(a == a[0]) or (b is not None and np.all(b == b[0])):
-            why = "an arm is constant across seeds (a ceiling? use a metric without one)"
+            why = CONSTANT_ARM
         elif sd == 0:
             why = "the paired differences are constant"
         return Stat(float(x.mean()), sd / math.sqrt(x.size), x.size - 1, int(x.size), why)
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
-    why = ("an arm is constant across seeds (a ceiling? use a metric without one)"
+    why = (CONSTANT_ARM
            if np.all(a == a[0]) or np.all(b == b[0]) else "")
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else 1.0
     return Stat(float(a.mean() - b.mean()), se, float(df), int(max(a.size, b.size)), why)

@@ -71,8 +71,9 @@ OBJECTION_STATUSES = ("answered", "open", "not applicable")
 
 def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """The claim's objection rows ``{key, question, status, how}`` in ``OBJECTIONS`` order: what the module
-    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row, a ceiling row re-opened by any counted
-    criterion the decision found constant across seeds, and 'open: not addressed' where the module is silent."""
+    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row, a ceiling row
+    re-opened by any counted criterion the decision found constant across seeds (``decision.CONSTANT_ARM``), and
+    'open: not addressed' where the module is silent."""
     declared = record.get("objection_answers") or {}
     rows = []
     for key, question in OBJECTIONS.items():
@@ -88,7 +89,7 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
                        "and spread) that give this verdict")
         if key == "ceiling":
             flat = [c["name"] for c in record.get("criteria", []) if c.get("counts", True)
-                    and "constant across seeds" in str(c.get("decision_note") or "")]
+                    and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
             if flat:
                 status = "open"
                 how = f"constant across seeds in {', '.join(flat)} (inconclusive there)" + (f"; {how}" if d else "")
