@@ -252,8 +252,9 @@ def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[str, Tuned]]:
     """Issue 17's tuning stage for one comparison task (module docstring): each arch trained at every rate of
     ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), the rate chosen by
-    ``harness.tuning.choose_rate`` on mean steps to 95%, ties broken by mean validation loss. Returns (one row per
-    tuning run, the choice per arch)."""
+    ``harness.tuning.choose_rate`` on mean steps to 95%, ties broken by mean validation loss, the grid extended past
+    an end at most ``tuning.extend`` times (0 when absent) while the choice sits there. Returns (one row per tuning
+    run, the choice per arch)."""
     block = budget["tuning"]
     t_seeds = tuning_seeds(seeds, int(block["seeds"]))
     tables, tuned = [], {}
@@ -265,7 +266,8 @@ def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple
                 progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
             return tuning_run(arch, setup, replace(tcfg, lr=lr), seed, float(budget["target"]), progress)
 
-        table, tuned[arch] = choose_rate(arch, block[arch]["lr_grid"], t_seeds, score, by=TUNING_SCORE)
+        table, tuned[arch] = choose_rate(arch, block[arch]["lr_grid"], t_seeds, score, by=TUNING_SCORE,
+                                         extend=int(block.get("extend", 0)))
         tables.append(table.assign(task=task_name))
     return pd.concat(tables, ignore_index=True), tuned
 

@@ -197,6 +197,36 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
+def longest_first(items: list[pytest.Item], expected_s: Callable[[str], float | None]) -> list[pytest.Item]:
+    """Claim items in the order of their expected wall time, longest first (issue 18): xdist hands the next unit to
+    whichever worker is free, so the longest units must start first or one of them ends the run alone (the
+    smallest-first tail balances the two workers). An ``xdist_group`` is one unit: its items keep their order and
+    count their summed time; a claim with several tests shares its time evenly among them. Unit tests and claims
+    without a budget keep their places after the budgeted ones."""
+    def unit(item: pytest.Item) -> str:
+        group = item.get_closest_marker("xdist_group")
+        if group is not None:
+            return "group:" + str(group.args[0] if group.args else group.kwargs.get("name", "default"))
+        return item.nodeid
+
+    def claim_id(item: pytest.Item) -> str | None:
+        mark = item.get_closest_marker("claim")
+        return str(mark.args[0]) if mark is not None and mark.args else None
+
+    per_claim: dict[str, int] = {}
+    for item in items:
+        if claim_id(item):
+            per_claim[claim_id(item)] = per_claim.get(claim_id(item), 0) + 1
+    totals: dict[str, float] = {}
+    for item in items:
+        cid = claim_id(item)
+        t = expected_s(cid) if cid else None
+        if t is not None:   # a claim's time is its module's: shared evenly by its tests (C1's corpus test)
+            totals[unit(item)] = totals.get(unit(item), 0.0) + float(t) / per_claim[cid]
+    first_seen = {u: i for i, u in reversed(list(enumerate(unit(it) for it in items)))}
+    return sorted(items, key=lambda it: (-totals.get(unit(it), -1.0), first_seen[unit(it)]))
+
+
 def derive_seeds(master_seed: int, n: int) -> list[int]:
     """The seeds of a run: readable (master 0 gives 0, 1, 2, ...), and disjoint across master seeds."""
     return [master_seed * SEED_STRIDE + i for i in range(n)]
@@ -434,6 +464,9 @@ class ClaimsSession:
             item.stash[ORDER_KEY] = i  # the same on every xdist worker: merge order is collection order
             if "evidence" in getattr(item, "fixturenames", ()):
                 self.claim_items_collected = True
+        s = self.settings
+        if not s.fast:
+            items[:] = longest_first(items, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run))
 
     # outcome -----------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -574,7 +607,7 @@ class ClaimsSession:
         base_claims = self.baseline["claims"] if self.baseline else {}
         regressions = baseline_gate.compare_results(claims, base_claims) if s.gate_active else {}
         for cid, claim in claims.items():
-            claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid)
+            claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid, dry=s.dry_run)
             if cid in regressions:
                 claim["regression"] = regressions[cid]
         devices = sorted({p["device"] for p in self.parts if p.get("device")})

@@ -50,7 +50,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                      "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16},
                      "learning": {"archs": ["self_attention", "conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"],
                                   "distances": [4, 16, 64], "n_test": 2000,
-                                  "train": {"steps": 400, "batch_size": 64, "num_threads": 1,
+                                  "train": {"steps": 800, "batch_size": 64, "num_threads": 1,
                                             "schedule": "warmup_constant", "lr": 3e-3, "warmup": 30,
                                             "eval_every": 50, "eval_size": 512,
                                             "target_metric": "accuracy", "target_value": 0.99}},
@@ -178,11 +178,11 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                             "batch": 8, "seq_len": 32, "draws": 3},
                   "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0],
                             "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "large", "seeds": 3}}},
-        "standard": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 32768},
+        "standard": {"seeds": 7, "iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 32768},
                      "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 4, "fixed_d_model": 64,
                                "n_layers": 2, "batch": 16, "seq_len": 32, "draws": 4},
                      "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 0.75, 1.0],
-                               "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "large"}}},
+                               "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "large", "seeds": 5}}},
         "full": {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 131072},
                  "model": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "heads": 8, "fixed_d_model": 512,
                            "n_layers": 2, "batch": 16, "seq_len": 64, "draws": 4},
@@ -295,7 +295,8 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                                 "schedule": "warmup_constant", "lr": 1.6e-2, "warmup": 50,
                                                 "num_threads": 1, "eval_every": 50, "eval_size": 256},
                                       "grad_steps": 50, "target_accuracy": 0.9, "probe_size": 128}}},
-        "standard": {"probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
+        "standard": {"seeds": 7,
+                     "probe_d_ks": [8, 16, 32, 64, 128, 256, 512, 1024], "probe_size": 256, "probe_xavier": True,
                      "threads": 1,
                      "sweep_d_ks": [8, 512], "small_d_ks": [2, 8],
                      "tuning": {"points": 5, "span": 16.0, "seeds": 2, "extend": 3},
@@ -334,7 +335,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     "R1": {
         "smoke": {"d_ks": [1, 8, 64, 512], "heads": [1, 4], "sweep_from": "C3", "threads": 1, "seeds": 5},
         "standard": {"d_ks": [1, 4, 8, 16, 64, 256, 512, 1024], "heads": [1, 2, 4, 8], "sweep_from": "C3",
-                     "threads": 1},
+                     "threads": 1, "seeds": 7},
         "full": {"d_ks": [1, 4, 8, 16, 64, 128, 256, 512, 1024, 2048], "heads": [1, 2, 4, 8, 16],
                  "sweep_from": "C3", "threads": 1},
     },
@@ -394,7 +395,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                "sort": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}, "train": {"steps": 1800}},
                                "number_words_de": {"task": {"max_n": 999999}, "train": {"steps": 1000}}},
                      "lstm": {"tasks": ["reverse", "number_words_de"], "widths": list(range(32, 257, 4))},
-                     "tuning": {"seeds": 2, "transformer": {"lr_grid": [5e-4, 1e-3, 2e-3, 4e-3, 8e-3]},
+                     "tuning": {"seeds": 2, "extend": 2, "transformer": {"lr_grid": [5e-4, 1e-3, 2e-3, 4e-3, 8e-3]},
                                 "lstm": {"lr_grid": [2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]}},
                      "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
                      "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
@@ -406,7 +407,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "stop_exact_match": 0.995, "target": 0.95, "test_size": 5000,
                  "tasks": _C1_LONG_TASKS,
                  "lstm": {"tasks": ["reverse", "sort", "number_words_de"], "widths": list(range(64, 513, 8))},
-                 "tuning": {"seeds": 2, "transformer": {"lr_grid": [2.5e-4, 5e-4, 1e-3, 2e-3, 4e-3]},
+                 "tuning": {"seeds": 2, "extend": 2, "transformer": {"lr_grid": [2.5e-4, 5e-4, 1e-3, 2e-3, 4e-3]},
                             "lstm": {"lr_grid": [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2]}},
                  "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
                  "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
@@ -438,10 +439,13 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
 # heldout_slices needs 100 a slice). C4 (b) at full builds encoders of d_model 8 x 1024 (537M parameters): its
 # draws (models per seed and d_k) repeat one config, so 1, and its model.batch counts the random sequences read
 # (not a training batch), so 2 (538 s of C4's dry run before these two caps). A key "parent.key" caps only there.
-# Grids of rates (not configs: the same path at another number) keep their two ends.
+# Grids of rates (not configs: the same path at another number) keep their two ends; the shared sweep's tuning grid
+# (`tuning.points` rates round the shared one) keeps 3, and grows past an end at most once (`tuning.extend`): at full,
+# 7 points and up to 3 extensions trained ~4x the runs the dry run needs to reach every path of the sweep.
 DRY_RUN_CAPS: dict[str, float] = {"max_iterations": 2, "min_round_s": 0.01,
                                   "eval_size": 32, "test_size": 32, "n_test": 128, "probe_size": 32,
-                                  "n_fit": 32, "n_eval": 32, "n_samples": 1024, "draws": 1, "model.batch": 2}
+                                  "n_fit": 32, "n_eval": 32, "n_samples": 1024, "draws": 1, "model.batch": 2,
+                                  "tuning.points": 3, "tuning.extend": 1}
 DRY_RUN_GRID_ENDS = ("lrs", "lr_factors", "lr_grid")
 # C1 (d) in a dry run without a user corpus: pairs of harness.tasks.generated_parallel_corpus (the full profile
 # holds out 1% by hash: ~10 held-out pairs to decode and score with BLEU)
@@ -508,11 +512,24 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
 WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
     "smoke": {"C1": 145, "C2": 110, "C3": 285, "C4": 100, "C5": 130, "R1": 10, "R2": 5, "R3": 30, "Q1": 80,
               "Q2": 60, "Q3": 40, "M0": 5},
-    "standard": {},
+    "standard": {"C1": 1250, "C2": 540, "C3": 1200, "C4": 900, "C5": 610, "R1": 12, "R2": 12, "R3": 215, "Q1": 245,
+                 "Q2": 140, "Q3": 145, "M0": 5},
     "full": {},
 }
 
 
-def wall_budget(profile: str, claim_id: str) -> float | None:
-    """The expected wall time of ``claim_id`` under ``profile`` (None when not stated)."""
-    return WALL_BUDGET_S.get(profile, {}).get(claim_id)
+# The same for `--dry-run` (CI runs the standard and full dry runs): measured in CI (2026-12-01, c5ec111's run,
+# `-n 2 --dist loadgroup`), rounded up by ~20%. The plugin also starts the longest modules first by these numbers.
+DRY_RUN_WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
+    "smoke": {},
+    "standard": {"C1": 15, "C2": 15, "C3": 45, "C4": 30, "C5": 5, "R1": 7, "R2": 6, "R3": 105, "Q1": 3, "Q2": 3,
+                 "Q3": 4, "M0": 1},
+    "full": {"C1": 70, "C2": 72, "C3": 125, "C4": 80, "C5": 5, "R1": 17, "R2": 21, "R3": 155, "Q1": 8, "Q2": 4,
+             "Q3": 5, "M0": 1},
+}
+
+
+def wall_budget(profile: str, claim_id: str, dry: bool = False) -> float | None:
+    """The expected wall time of ``claim_id`` under ``profile`` (its dry run's when ``dry``; None when not
+    stated)."""
+    return (DRY_RUN_WALL_BUDGET_S if dry else WALL_BUDGET_S).get(profile, {}).get(claim_id)

@@ -185,7 +185,8 @@ def test_dry_run_keeps_every_size_and_cuts_only_counts(name):
     dry = real.dry_run(steps=2, seeds=2)
     assert dry.n_seeds == 2 and dry.name == name and dry.dry and not real.dry
     assert not DRY_RUN_KEEPS & set(DRY_RUN_CAPS) and not DRY_RUN_KEEPS & set(DRY_RUN_GRID_ENDS)
-    assert {k for k in DRY_RUN_CAPS if "." in k} == {"model.batch"}          # C4's sequences read, nowhere else
+    # C4's sequences read, and the shared sweep's tuning grid (a count of rates round the shared one): nowhere else
+    assert {k for k in DRY_RUN_CAPS if "." in k} == {"model.batch", "tuning.points", "tuning.extend"}
     kept, cut = set(), {"steps": 0, "seeds": 0}
     for cid in real.blocks:
         dry_leaves = {path: v for path, _, v in _leaves(dry.claim(cid))}
