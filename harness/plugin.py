@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -209,17 +210,10 @@ def longest_first(items: list[pytest.Item], expected_s: Callable[[str], float | 
             return "group:" + str(group.args[0] if group.args else group.kwargs.get("name", "default"))
         return item.nodeid
 
-    def claim_id(item: pytest.Item) -> str | None:
-        mark = item.get_closest_marker("claim")
-        return str(mark.args[0]) if mark is not None and mark.args else None
-
-    per_claim: dict[str, int] = {}
-    for item in items:
-        if claim_id(item):
-            per_claim[claim_id(item)] = per_claim.get(claim_id(item), 0) + 1
+    claims = [_claim_marker_id(item) for item in items]
+    per_claim = Counter(filter(None, claims))
     totals: dict[str, float] = {}
-    for item in items:
-        cid = claim_id(item)
+    for item, cid in zip(items, claims):
         t = expected_s(cid) if cid else None
         if t is not None:   # a claim's time is its module's: shared evenly by its tests (C1's corpus test)
             totals[unit(item)] = totals.get(unit(item), 0.0) + float(t) / per_claim[cid]

@@ -16,10 +16,17 @@ PROFILE_NAMES = ("smoke", "standard", "full")
 # Seeds per claim unless a block says otherwise (``--seeds N`` overrides both).
 DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 
-# C1's standard/full tasks (issue 8): lengths 10-20, integers up to 999999 (Profile.claim deep-copies blocks)
-_C1_LONG_TASKS = {"reverse": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
-                  "sort": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
-                  "number_words_de": {"task": {"max_n": 999999}}}
+
+def _c1_long_tasks(**train: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """C1's standard/full tasks (issue 8): lengths 10-20, integers up to 999999; ``train``: a task's overrides of
+    the profile's train block (e.g. its step cap)."""
+    tasks = {"reverse": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
+             "sort": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
+             "number_words_de": {"task": {"max_n": 999999}}}
+    for name, overrides in train.items():
+        tasks[name]["train"] = dict(overrides)
+    return tasks
+
 
 # One block per claim id; each block has a "smoke", "standard" and "full" entry.
 #
@@ -409,9 +416,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                "warmup": 100, "eval_every": 50, "eval_size": 512, "eval_decode": "teacher_forced",
                                "fused": True, "num_threads": 1},
                      "stop_exact_match": 0.98, "target": 0.95, "test_size": 1000,
-                     "tasks": {"reverse": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}},
-                               "sort": {"task": {"vocab": 20, "min_len": 10, "max_len": 20}, "train": {"steps": 1800}},
-                               "number_words_de": {"task": {"max_n": 999999}, "train": {"steps": 1000}}},
+                     "tasks": _c1_long_tasks(sort={"steps": 1800}, number_words_de={"steps": 1000}),
                      "lstm": {"tasks": ["reverse", "number_words_de"], "widths": list(range(32, 257, 4))},
                      "tuning": {"seeds": 2, "extend": 2, "transformer": {"lr_grid": [5e-4, 1e-3, 2e-3, 4e-3, 8e-3]},
                                 "lstm": {"lr_grid": [2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]}},
@@ -423,7 +428,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "train": {"steps": 20000, "batch_size": 128, "schedule": "warmup_constant", "lr": 5e-4,
                            "warmup": 500, "eval_every": 250, "eval_size": 1000},
                  "stop_exact_match": 0.995, "target": 0.95, "test_size": 5000,
-                 "tasks": _C1_LONG_TASKS,
+                 "tasks": _c1_long_tasks(),
                  "lstm": {"tasks": ["reverse", "sort", "number_words_de"], "widths": list(range(64, 513, 8))},
                  "tuning": {"seeds": 2, "extend": 2, "transformer": {"lr_grid": [2.5e-4, 5e-4, 1e-3, 2e-3, 4e-3]},
                             "lstm": {"lr_grid": [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2]}},
