@@ -41,7 +41,9 @@ above -1, 2-layer self-attention stays above 0.2 nats at some d, or a conv is ab
 
 **Fault sensitivity** (issue 10): under ``uniform_attention`` a 2-layer encoder can solve first-equals-last only in
 principle (layer 1's FFN tags position 0's token, which the uniform average dilutes by 1/(d+1)); within the budget
-its loss stays at chance, so ``attention_learns`` at d=16, the fast criterion, refutes the claim.
+its loss stays at chance, so ``attention_learns`` at d=16, the fast criterion, refutes the claim. The fast run
+trains a fixed budget with no early stop (``fast_train``): with the stop, whether a seed of ``single_head`` (which
+learns more slowly) reached it within the budget decided the cell, and the cell flipped between machines (issue 25).
 tests/test_claims_sensitivity_c2.py proves that, and that ``structural`` and ``gradient_flat_attention`` fail for
 a self-attention restricted to a local window.
 """
@@ -430,7 +432,8 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
     ev.answer_objections(OBJECTIONS)
     learn = budget["learning"]
     ds = budget["fast_distances"] if fast else learn["distances"]
-    how = {"attention_learns": f"d in {ds}, {learn['train']['steps']} steps, per-seed held-out slices",
+    steps = learning_train(budget, fast)["steps"]
+    how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices",
            "structural": f"d in {budget['structural']['distances']}, float64 autograd Jacobians",
            "gradient_flat_attention": f"d in {budget['gradient']['distances']}, float64, at init",
            "gradient_decays_recurrent": f"d in {budget['gradient']['distances']}, float64, at init",
@@ -452,6 +455,11 @@ def by_cell(df: pd.DataFrame, column: str, shift: float = 0.0) -> dict[str, np.n
     """{"<arch> d=<d>": per-seed values of ``column`` - ``shift``} for each (arch, d) of ``df``, seeds in order."""
     return {f"{a} d={d}": g.sort_values("seed")[column].to_numpy(float) - shift
             for (a, d), g in df.groupby(["arch", "d"], sort=False)}
+
+
+def learning_train(budget: dict, fast: bool) -> dict:
+    """(c)'s training block; a --fast run trains its fixed ``fast_train`` budget (no early stop: issue 25)."""
+    return {**budget["learning"]["train"], **(budget.get("fast_train", {}) if fast else {})}
 
 
 def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
@@ -498,7 +506,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
 
     # ---- (c) learning at equal depth and parameters
     archs = ["self_attention"] if fast else learn["archs"]
-    lr = measure_learning(archs, distances_c, seeds, model, learn["train"], learn["n_test"], device,
+    lr = measure_learning(archs, distances_c, seeds, model, learning_train(budget, fast), learn["n_test"], device,
                           progress=progress)
     att = lr[lr["arch"] == "self_attention"]
     c["attention_learns"].sample_each(by_cell(att, "test_loss"), detail=_accuracy_text(att))

@@ -18,7 +18,9 @@ Optional inputs found beside results.json in the report dir:
                               "verdicts": {"R1": "refuted", ...}, # every claim's verdict under the fault
                               "cells": {"R1": "caught", ...},     # caught|weak|missed|kept|side effect|moved
                               "side_effects": {cid: reason}, "description": "...", "duration_s": 1.0}},
-       "sensitivity": 1.0, "specificity": 1.0, "counts": {...}, "stability": {...}}
+       "sensitivity": 1.0, "specificity": 1.0, "counts": {...}, "stability": {...},
+       "flaky": [{"fault": "<fault>" | null, "master_seed": 0, "claim": "C2", "cell": "kept", "why": "..."}]}
+                                                            # cells with a firmness < 0.9 (issue 25)
 
   rendered as the fault x claim matrix.
 """
@@ -193,6 +195,7 @@ def load_sensitivity(report_dir: Path, claim_ids: list[str]) -> dict[str, Any] |
                 "stored": data.get("sensitivity"), "specificity": data.get("specificity"),
                 "counts": data.get("counts") or {}, "stability": data.get("stability") or {},
                 "no_fault": data.get("no_fault") or {}, "not_in_matrix": data.get("not_in_matrix") or [],
+                "flaky": data.get("flaky") or [],
                 "mismatch": data.get("sensitivity") is not None and expected > 0
                 and abs(data["sensitivity"] - caught / expected) > 1e-9,
                 "extra_columns": [c for c in columns if c not in claim_ids]}
@@ -483,6 +486,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% for cell in r.cells %}<td class="cell-{{ cell.state | replace(' ', '-') }}" title="{{ cell.verdict or '' }}{% if cell.reason %}: {{ cell.reason }}{% endif %}">{% if cell.state == "caught" %}caught{% elif cell.state == "weak" %}WEAK{% elif cell.state == "missed" %}MISSED{% elif cell.state == "moved" %}MOVED{% elif cell.state == "side effect" %}side effect{% elif cell.state == "kept" %}·{% endif %}<br><span class="meta">{{ cell.verdict or "" }}</span></td>{% endfor %}</tr>{% endfor %}
 </tbody></table></div>
 <p class="meta">caught: expected and refuted; WEAK: expected, only inconclusive (not counted); MISSED: expected, not red; ·: off-target, kept its no-fault verdict; MOVED: off-target and changed without a stated reason; side effect: off-target, changed for a listed reason.{% if sensitivity.not_in_matrix %} Not in the matrix (no fast criteria): {{ sensitivity.not_in_matrix | join(", ") }}.{% endif %}</p>
+{% if sensitivity.flaky %}<div class="banner warn">Flaky cells (firmness below 0.9 in their run: the outcome may flip on another machine's floating-point path):<ul>{% for f in sensitivity.flaky %}<li><code>{{ f.fault or "no fault" }}</code> &times; {{ f.claim }} (master seed {{ f.master_seed }}, {{ f.cell }}): {{ f.why }}</li>{% endfor %}</ul></div>{% endif %}
 {% if sensitivity.stability %}<h3>No-fault stability across master seeds</h3><table><tbody>{% for k, v in sensitivity.stability.items() %}<tr><td>{{ k }}</td><td>{{ fmt(v) }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% endif %}<p class="back"><a href="#summary">↑ summary</a></p></section>{% endif %}
 

@@ -64,6 +64,9 @@ SIDE_EFFECTS: dict[tuple[str, str], str] = {
 
 CAUGHT, WEAK = "refuted", "inconclusive"
 ROOT = Path(__file__).resolve().parent.parent
+#: a cell whose claim (or one of its counted fast criteria) has a firmness below this in that run is *flaky*: its
+#: outcome may differ on another machine's floating-point path (issue 25), so the matrix names it before it fails CI
+FLAKY_BELOW = 0.9
 
 
 def matrix_claims(claims_dir: Path) -> list[str]:
@@ -117,11 +120,30 @@ def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, r
 
 
 def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
-               claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, str]:
-    """Run the fast criteria of ``claim_ids`` in a pytest subprocess; return {claim id: verdict}."""
+               claims_dir: Path, extra_args: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """Run the fast criteria of ``claim_ids`` in a pytest subprocess; return ({claim id: verdict},
+    {claim id: why its cell is flaky}, see ``flakiness``)."""
     claims = run_fast(claim_ids, fault=fault, master_seed=master_seed, report_dir=report_dir,
                       claims_dir=claims_dir, extra_args=extra_args)
-    return {cid: claims.get(cid, {}).get("verdict", "not run") for cid in claim_ids}
+    verdicts = {cid: claims.get(cid, {}).get("verdict", "not run") for cid in claim_ids}
+    flaky = {cid: why for cid in claim_ids if cid in claims and (why := flakiness(claims[cid]))}
+    return verdicts, flaky
+
+
+def flakiness(record: Mapping[str, Any], below: float = FLAKY_BELOW) -> str:
+    """Why a claim's cell is flaky in this run ('' when it is not): the claim's firmness, or that of a counted fast
+    criterion, below ``below``. Firmness is the share of simulated fresh seed sets that repeat the outcome, so a
+    cell under 0.9 can flip on a machine whose floating-point path moves a seed a little (issue 25)."""
+    weak = []
+    f = record.get("firmness")
+    if isinstance(f, (int, float)) and f < below:
+        weak.append(f"claim firmness {f:.2f}")
+    for c in record.get("criteria", []):
+        cf = c.get("firmness")
+        if c.get("counts", True) and c.get("fast") and isinstance(cf, (int, float)) and cf < below:
+            weak.append(f"{c.get('name')} {c.get('outcome')} at firmness {cf:.2f}"
+                        + (f", interval [{c['ci'][0]:.3g}, {c['ci'][1]:.3g}]" if c.get("ci") else ""))
+    return "; ".join(weak)
 
 
 def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: Path,
@@ -141,28 +163,40 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
 
         def timed(fault, master_seed, name):
             t = time.perf_counter()
-            verdicts = run_claims(ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
-                                  claims_dir=claims_dir)
-            return verdicts, round(time.perf_counter() - t, 1)
+            verdicts, flaky = run_claims(ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
+                                         claims_dir=claims_dir)
+            return verdicts, flaky, round(time.perf_counter() - t, 1)
 
         clean_runs = {ms: pool.submit(timed, None, ms, f"clean-{ms}") for ms in seeds_clean}
         fault_runs = {}
         for fault in faults:
             progress(f"[sensitivity] fault {fault}: running {', '.join(ids)} (fast criteria)")
             fault_runs[fault] = pool.submit(timed, fault, 0, fault)
-        clean = {}
+        clean, flaky_cells = {}, []
+
+        def warn_flaky(fault: str | None, ms: int, flaky: Mapping[str, str], cells: Mapping[str, str]) -> None:
+            for cid, why in flaky.items():
+                cell = cells.get(cid)
+                if cell == "side effect":
+                    continue
+                flaky_cells.append({"fault": fault, "master_seed": ms, "claim": cid, "cell": cell, "why": why})
+                progress(f"[sensitivity] WARNING flaky cell {fault or 'no fault'} x {cid} (master seed {ms}, "
+                         f"{cell}): {why}; below {FLAKY_BELOW} it may flip on another machine")
+
         for ms, fut in clean_runs.items():
-            clean[ms], duration = fut.result()
+            clean[ms], flaky, duration = fut.result()
             progress(f"[sensitivity] no fault, master seed {ms}: {clean[ms]} ({duration} s)")
+            warn_flaky(None, ms, flaky, {cid: "no fault" for cid in flaky})
         base = clean[0]
         # a module with no fast criteria skips itself under --fast: it has no cell in the matrix
         doc["not_in_matrix"] = sorted(cid for cid in ids if base.get(cid) == "not run")
         doc["no_fault"] = base = {cid: v for cid, v in base.items() if v != "not run"}
         counts = {"caught": 0, "expected": 0, "kept": 0, "off_target": 0}
         for fault, fut in fault_runs.items():
-            verdicts, duration = fut.result()
+            verdicts, flaky, duration = fut.result()
             verdicts = {cid: v for cid, v in verdicts.items() if cid in base}
             cells = {cid: classify(fault, cid, v, base.get(cid)) for cid, v in verdicts.items()}
+            warn_flaky(fault, 0, {c: w for c, w in flaky.items() if c in cells}, cells)
             expected = list(EXPECTED_CATCHERS[fault])
             counts["expected"] += len(expected)
             counts["caught"] += sum(cells[c] == "caught" for c in expected if c in cells)
@@ -181,6 +215,7 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
         doc["sensitivity"] = counts["caught"] / counts["expected"] if counts["expected"] else None
         doc["specificity"] = counts["kept"] / counts["off_target"] if counts["off_target"] else None
         doc["counts"] = counts
+        doc["flaky"] = flaky_cells
         asked = [ms for ms in seeds_clean if ms in master_seeds]
         per_claim = {cid: [clean[ms].get(cid, "not run") for ms in asked] for cid in base}
         doc["stability"] = {"master_seeds": asked,
@@ -230,7 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"sensitivity = {doc['sensitivity']:.3f} (refuted {c['caught']} / expected {c['expected']}); "
           f"specificity = {spec} (kept {c['kept']} / off-target {c['off_target']}); no-fault verdicts "
           f"{'stable' if doc['stability']['stable'] else 'UNSTABLE'} at master seeds "
-          f"{doc['stability']['master_seeds']}; {doc['duration_s']:.0f} s")
+          f"{doc['stability']['master_seeds']}; {len(doc['flaky'])} flaky cell(s) (firmness < {FLAKY_BELOW}); "
+          f"{doc['duration_s']:.0f} s")
     return 0 if passed(doc) else 1
 
 

@@ -98,3 +98,41 @@ def test_side_effects_name_real_cells_and_give_a_reason():
     for (fault, cid), reason in sensitivity.SIDE_EFFECTS.items():
         assert fault in FAULTS and cid not in sensitivity.EXPECTED_CATCHERS[fault]
         assert len(reason.split()) >= 6, (fault, cid)
+
+
+def test_a_cell_below_firmness_0_9_is_named_flaky():
+    """Issue 25: a cell whose claim or counted fast criterion is under 0.9 firm in its run is flaky, and says why;
+    a firm one, or a low firmness on a reported criterion, is not."""
+    firm = {"firmness": 1.0, "criteria": [{"name": "a", "counts": True, "fast": True, "firmness": 0.97}]}
+    assert sensitivity.flakiness(firm) == ""
+    weak = {"firmness": 0.54, "criteria": [
+        {"name": "attention_learns", "counts": True, "fast": True, "firmness": 0.54, "outcome": "inconclusive",
+         "ci": [-0.097, 0.231]},
+        {"name": "reported", "counts": False, "fast": True, "firmness": 0.1}]}
+    why = sensitivity.flakiness(weak)
+    assert "claim firmness 0.54" in why and "attention_learns inconclusive at firmness 0.54" in why
+    assert "[-0.097, 0.231]" in why and "reported" not in why
+    assert sensitivity.flakiness({"firmness": None, "criteria": []}) == ""
+
+
+def test_the_matrix_warns_of_flaky_cells(tmp_path):
+    """A fake claim that only just passes under a fault (its seeds straddle the band) is named flaky in the document
+    and in a warning line, while its cell still counts as it came out."""
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    (claims / "test_c3_fake.py").write_text(textwrap.dedent('''
+        import pytest
+        from harness import decision
+        from model.faults import active_fault
+        pytestmark = pytest.mark.claim("C3")
+
+        def test_c3(evidence, fast):
+            evidence.claim("C3", title="t", statement="s", strength="strong")
+            c = evidence.criterion("borderline", rule=decision.band(0.0, None, reason="r"), prediction="p",
+                                   metric="m", fast=True)
+            c.sample([1.0, 1.1, 0.9] if active_fault() is None else [1.0, 0.2, 1.9])
+    '''))
+    lines = []
+    doc = sensitivity.measure(["no_scale"], [], claims_dir=claims, progress=lines.append, jobs=1)
+    assert [(f["fault"], f["claim"]) for f in doc["flaky"]] == [("no_scale", "C3")]
+    assert any(line.startswith("[sensitivity] WARNING flaky cell no_scale x C3") for line in lines)
