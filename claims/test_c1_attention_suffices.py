@@ -68,7 +68,8 @@ from harness import decision
 from harness.tuning import Tuned, choose_rate, tuning_seeds
 from harness.probes import corpus_bleu, forbidden_modules, greedy_texts
 from harness.profiles import DRY_RUN_CORPUS_PAIRS
-from harness.tasks import Batch, ParallelCorpus, Task, generated_parallel_corpus, heldout_mask, make_task
+from harness.tasks import (Batch, ParallelCorpus, Task, generated_parallel_corpus, heldout_mask, make_task,
+                           validation_test_split)
 from harness.training import (RunResult, TrainConfig, build_for_task, evaluate, torch_threads, train,
                               width_for_params)
 from model import ModelConfig, param_count
@@ -150,17 +151,6 @@ def build_task(budget: dict[str, Any], task_name: str) -> Task:
 
 
 # ----------------------------------------------------------------------------------------------- splits
-def heldout_split(task: Task, n_val: int, n_test: int) -> tuple[Batch, Batch]:
-    """(validation, test) from the task's held-out split: the first ``n_val`` rows of ``task.heldout(n_val +
-    n_test)`` and the rest, less any row whose input also occurs in the validation part (a repeated draw), so
-    that the early stop (on validation) never saw a test input."""
-    full = task.heldout(n_val + n_test)
-    val, rest = full[:n_val], full[n_val:]
-    seen = {tuple(r) for r in task.split_keys(val).tolist()}
-    keep = torch.tensor([tuple(r) not in seen for r in task.split_keys(rest).tolist()], dtype=torch.bool)
-    return val, rest[keep]
-
-
 def rows_in_training_split(task: Task, batch: Batch) -> int:
     """How many rows of ``batch`` the task's hash would put in the training split (must be 0 for held-out)."""
     return int((~heldout_mask(task.split_keys(batch), task.heldout_fraction)).sum())
@@ -222,7 +212,7 @@ class Setup:
 
 def setup_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...]) -> Setup:
     task = build_task(budget, task_name)
-    val, test = heldout_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
+    val, test = validation_test_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
     if rows_in_training_split(task, test):   # a harness bug, not a model property: stop rather than judge
         raise RuntimeError(f"{task_name}: {rows_in_training_split(task, test)} test rows lie in the training split")
     mcfg = {"transformer": ModelConfig.small(**budget["model"])}   # the LSTM's width is then matched

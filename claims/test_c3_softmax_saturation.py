@@ -25,7 +25,8 @@ tuned numbers were seen. The note's C3 is saturation at *large* d_k, "supported 
 additive attention's known advantage there": so what counts is the softmax itself (a, b) and the quality cost at
 the large d_k (c: additive and scaled each ahead of unscaled, and additive's advantage growing with d_k). The
 scaled arm staying flat counts too: it ties the saturation to the missing scale rather than to d_k. Every (b), (c)
-criterion is decided on the sweep only when both tasks agree (``parts_agree``); each task's own outcome is in the
+criterion has one part per task, under the suite's one rule for replications: passed only where both tasks pass,
+refuted where either is (the verdict's scope names which); each task's own outcome is in the
 ``sweep_criteria_per_task`` table. The paper's "for small values of d_k the two mechanisms perform similarly" is
 not the note's claim: it is an equivalence criterion on a small-d_k grid (d_k below 8 included), reported, not
 counted, with the crossover ``c3_crossover_dk/<task>``: the smallest d_k at which unscaled trails additive by
@@ -74,16 +75,16 @@ _SLOPE = "0.1 in the log-log slope = 7% per doubling of d_k, a fifth of the meas
 _NATS = ("0.1 nats of held-out cross-entropy per target (chance: ln 16 = 2.77 on key-value lookup, "
          "ln 8 = 2.08 on delayed copy): the smallest quality gap we call one")
 _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same training batches and init stream); "
-           "parts: the two tasks, decided only when they agree")
+           "parts: the two tasks (passed only if both pass, refuted if either is)")
 # name -> the criterion's declaration (``prediction`` is formatted with the profile's grids)
 CRITERIA = {
     "a_unscaled_entropy_and_grad_fall": dict(
-        fast=True, rule=decision.band(None, -0.1, reason=_SLOPE),
+        fast=True, rule=decision.band(None, -0.1, null=0.0, reason=_SLOPE),
         prediction="unscaled, at init: attention entropy and mean |dL/dlogits| fall with d_k (d_k in {probe_dks})",
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("unscaled",),
         how="stats.replicate_slope per seed over the d_k grid, t across seeds; both slopes must fall"),
     "a_unscaled_saturated_rows_rise": dict(
-        fast=True, rule=decision.band(0.02, None, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
+        fast=True, rule=decision.band(0.02, None, null=0.0, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
                                       "per doubling of d_k; below it the rise is too small to call saturation"),
         prediction=f"unscaled, at init: the fraction of rows with max weight > {SATURATION_THRESHOLD} rises with d_k",
         metric="slope of the saturated-row fraction against ln d_k", arms=("unscaled",),
@@ -94,26 +95,26 @@ CRITERIA = {
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("scaled",),
         how="stats.replicate_slope per seed; the saturated fraction is 0 at every d_k (no spread: reported)"),
     "b_train_grad_smaller_unscaled_large_dk": dict(
-        parts_agree=True, rule=decision.band(None, -math.log(2), paired=True, reason="ln 2: unscaled softmax "
+        rule=decision.band(None, -math.log(2), null=0.0, paired=True, reason="ln 2: unscaled softmax "
                                              "gradients at most half the scaled ones; 'extremely small' is a factor, not a few percent"),
         prediction="during training (first {grad_steps} steps) at d_k={large_dk}, unscaled has smaller mean "
                    "|dL/dlogits| than scaled",
         metric="ln mean |dL/dlogits| over the first K training steps", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_large_dk_additive_beats_unscaled": dict(
-        parts_agree=True, rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(0.1, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} additive attention ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "additive"), how=_PAIRED),
     "c_large_dk_scaled_beats_unscaled": dict(
-        parts_agree=True, rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(0.1, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} scaled dot ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_additive_advantage_grows_with_dk": dict(
-        parts_agree=True, rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(0.1, paired=True, reason=_NATS),
         prediction="additive's held-out loss advantage over unscaled is larger at d_k={large_dk} than at "
                    "d_k={small_dk} (\u201cat larger d_k\u201d)",
         metric="held-out loss (nats): unscaled - additive", arms=("at large d_k", "at small d_k"), how=_PAIRED),
     "c_small_dk_additive_similar_to_unscaled": dict(
-        counts=False, parts_agree=True, rule=decision.equivalence(0.1, paired=True, reason=_NATS),
+        counts=False, rule=decision.equivalence(0.1, paired=True, reason=_NATS),
         prediction="at small d_k ({small_grid}) additive and unscaled dot \u201cperform similarly\u201d (the "
                    "paper's words, not the note's)",
         metric="held-out loss (nats) after the budget", arms=("additive", "unscaled"), how=_PAIRED),

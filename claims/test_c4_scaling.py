@@ -33,8 +33,10 @@ q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
 
 **Criteria** (``CRITERIA``; the harness derives the tests, Holm over the counted ones, and the firmness):
 
-* ``iid_unscaled_slope``, ``iid_scaled_unit_variance``: band [0.95, 1.05] on each distribution's slope and on
-  every (distribution, d_k) scaled variance.
+* ``iid_unscaled_slope``, ``iid_scaled_unit_variance`` (reported sanity checks, not counted: issue 26): band
+  [0.95, 1.05] on each distribution's slope and on every (distribution, d_k) scaled variance. They are Monte Carlo
+  checks of a mathematical identity (the footnote's arithmetic), true whatever the model does; in the claim's
+  family they would only cost it Holm steps. They show the sampler and the estimator work.
 * ``model_scaled_slope`` (fast): band [-0.1, 0.1] on the logits tap's slope in every premise-holding
   configuration and layer; ``model_unscaled_slope``: band [0.9, 1.1], same configurations;
   ``model_variance_law``: band [0.9, 1.1] in every configuration.
@@ -50,8 +52,9 @@ q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
   mirror: alpha = 1 behind alpha = 0.5 by more than the margin.
 * The q/k learning-rate control is reported, not counted: it explains *why* alpha = 1 does what it does (the
   scale/learning-rate equivalence), it does not bear on whether 1/sqrt(d_k) is non-inferior.
-Every (c) criterion has parts per task (and d_k): decided only when the tasks agree (``parts_agree``); each
-part's own outcome is in the ``alpha_criteria_per_part`` table.
+Every (c) criterion has parts per task (and d_k), replications under the suite's one rule: passed only if every
+part passes, refuted if any part is (the verdict's scope names where); each part's own outcome is in the
+``alpha_criteria_per_part`` table.
 
 **What would refute it:** a slope interval wholly outside its band (a wrong default scale: model_scaled_slope
 at +1 or -1), a scaled variance away from 1, or alpha = 0.5 worse than another alpha by more than 0.05 nats.
@@ -96,10 +99,10 @@ _ALPHA_ARMS = ("the other alpha", "alpha = 0.5")
 # name -> the criterion's declaration (rule, prediction, metric, arms, counts, fast); "fast" ones run in --fast
 CRITERIA: dict[str, dict] = {
     "iid_unscaled_slope": dict(
-        rule=_IID_BAND, metric="log-log slope of Var(q.k) against d_k, per distribution",
+        rule=_IID_BAND, counts=False, metric="log-log slope of Var(q.k) against d_k, per distribution",
         prediction="Var(q.k) grows as d_k for iid components (normal, uniform, Rademacher)"),
     "iid_scaled_unit_variance": dict(
-        rule=_IID_BAND, metric="Var(q.k / sqrt(d_k)) per (distribution, d_k), pooled over seeds' draws",
+        rule=_IID_BAND, counts=False, metric="Var(q.k / sqrt(d_k)) per (distribution, d_k), pooled over seeds' draws",
         prediction="Var(q.k / sqrt(d_k)) is 1 at every d_k"),
     "model_scaled_slope": dict(
         rule=decision.band(-0.1, 0.1, reason="0.1 in the log-log slope: Var(logits) moves < 7% per doubling of "
@@ -120,16 +123,16 @@ CRITERIA: dict[str, dict] = {
                    "xavier's Var(w) = 2/(d_model + h d_k) makes Var(q_i) shrink with d_k, so the variance "
                    "argument itself predicts a slope below 1 there"),
     "alpha_half_among_best": dict(
-        parts_agree=True, rule=decision.non_inferiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=_ALPHA_ARMS,
+        rule=decision.non_inferiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=_ALPHA_ARMS,
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0.5 is not worse than the best other alpha (chosen on tuning seeds) at each d_k and "
                    "task, every alpha at its tuned rate; at the large d_k alpha 0 is left to its own criterion"),
     "alpha0_behind_at_large_dk": dict(
-        parts_agree=True, rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 0", "alpha = 0.5"),
+        rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 0", "alpha = 0.5"),
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0 (unscaled) falls behind alpha = 0.5 at the large d_k (saturated softmax)"),
     "alpha1_behind_at_large_dk": dict(
-        counts=False, parts_agree=True, rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 1", "alpha = 0.5"),
+        counts=False, rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 1", "alpha = 0.5"),
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 1 falls behind alpha = 0.5 at the large d_k (attention too uniform); reported: μP "
                    "predicts the opposite after training"),

@@ -1,44 +1,55 @@
-"""One decision protocol for every criterion (issue 16): a declared rule, a measured interval, a decision.
+"""One decision protocol for every criterion (issues 16, 26): a declared rule, a measured interval, a decision.
 
-A criterion declares its **rule** before anything is measured: what it predicts about a difference (or one
-quantity), the margin and the reason for that margin. The claim module hands over per-seed samples (the seed is
-the unit) or a precomputed estimate; this module turns them into a t interval and the family decides.
+A criterion declares its **rule** before anything is measured: what it predicts about one quantity δ (mean(a - b)
+for two arms, mean(x) for one), the margin (the smallest effect the claim cares about) and the reason for it. The
+claim module hands over per-seed samples (the seed is the unit) or an estimate with its standard error; this
+module computes the t interval and decides. A rule has two regions, and the gap between them is "not shown":
 
-Every kind is an interval prediction on one quantity δ (mean(a - b) for two arms, mean(x) for one):
+=================  ===========================  ==============================  ================================
+kind               prediction (pass region)     refuted when δ lies wholly in   between: inconclusive
+=================  ===========================  ==============================  ================================
+superiority        δ > margin                   δ <= 0 (no advantage, or the    0 < δ <= margin: "smaller than
+                                                opposite)                       the margin"
+non_inferiority    δ > -margin                  δ < -margin                     (no gap)
+equivalence        |δ| < margin (TOST)          |δ| > margin                    (no gap)
+band               lo <= δ <= hi                outside [lo, hi], or beyond     between the band's edge and
+                                                ``null`` when one is declared   ``null``: "smaller than the
+                                                (a one-sided band predicting a  margin"
+                                                direction with a margin)
+exact              a deterministic check        the check fails                 (none)
+=================  ===========================  ==============================  ================================
 
-=================  ===========================  =============================================
-kind               prediction                   δ must lie in
-=================  ===========================  =============================================
-superiority        mean(a - b) > margin         (margin, +inf)
-non_inferiority    mean(a - b) > -margin        (-margin, +inf)
-equivalence        |mean(a - b)| < margin       (-margin, margin)  (TOST)
-band               lo <= δ <= hi                [lo, hi]  (either side may be open)
-exact              a deterministic check        (no interval: it holds or it fails)
-=================  ===========================  =============================================
+**Decision.** For each part (a sub-measurement: a d_k, a task) the one-sided p of "δ in the pass region" (the
+larger TOST half) is ``p_support`` and that of "δ in the refutation region" is ``p_refute``. A criterion *passes*
+when every part's p_support <= α = 0.05: its (1 - 2α) interval lies inside the pass region (intersection-union:
+support needs every part, and needs no multiplicity correction). It is *refuted* when Holm's step-down over every
+part of every counted criterion of the claim rejects one of its parts' p_refute: the claim's false-refutation
+rate stays <= α. Otherwise it is *inconclusive*; when its interval lies outside the pass region but not in the
+refutation region it is marked ``short_of_margin`` ("smaller than the margin": neither shown nor contradicted).
+Non-significance never passes and never refutes. Reported (not counted) criteria are decided alone: each passes
+at α, and is refuted by Holm over its own parts.
 
-**Decision.** With the criterion's level α_i, the two-sided (1 - 2 α_i) Student-t interval of δ is computed
-(Welch's for two unpaired arms, the paired/one-sample t otherwise: one rule at every n, and exact for normal
-seed-to-seed spread, which is what few seeds allow us to assume). The criterion is *passed* when that interval
-lies inside the predicted region, *refuted* when it lies wholly outside it, and *inconclusive* otherwise:
-non-significance never passes. Equivalently, p_support is the one-sided p of "δ inside" (the larger of its two
-TOST halves) and p_refute that of "δ outside".
+**Parts are replications** (the same comparison on two tasks, at several d_k): the claim is supported only where
+every part supports it, refuted when any part is refuted (Holm across the parts), and ``scope`` names where.
 
-**Family.** Within one claim the counted statistical criteria form a family and share α = 0.05 by Holm's
-step-down rule on p_decide = min(p_support, p_refute): the r-th smallest is tested at α / (m - r + 1), and
-testing stops at the first that fails. A criterion that Holm does not reach is inconclusive. Reported (not
-counted) criteria are decided alone at α.
+**Degenerate and invalid measurements.** An arm whose seeds are all equal (a metric at its ceiling, or a
+constant) has no spread to test with; a comparison marked ``invalid`` (an arm tuned to an edge of its grid) cannot
+be trusted. Either is inconclusive and says so, never p = 0, and gets no firmness.
 
-**Several sub-measurements** ("at every d_k"): passed needs every one inside (an intersection-union test, no
-adjustment: p_support is the largest); refuted needs one wholly outside (Bonferroni over the k parts).
-
-**Degenerate samples.** An arm whose seeds are all equal (a metric at its ceiling, or a constant) has no
-spread to test with; the criterion is inconclusive and says so, never p = 0. Use a metric without a ceiling.
-
-**Firmness.** The probability that a fresh, equally sized set of seeds gives the same outcome, by simulation:
-each arm's seeds are drawn afresh from a normal with the arm's measured mean and spread (paired: the per-seed
-differences), the same test runs on each simulated set. ``seeds_for_firm`` is the smallest seed count at which
-the outcome reaches probability 0.9 (for an inconclusive outcome: the outcome the point estimate points to), or
-None when it is already there or no count up to ``MAX_SEEDS`` gets there.
+**Firmness: the replication probability, estimated from this run's seeds, conditional on the tuned rates.** The
+share of simulated fresh, equally sized seed sets that repeat the outcome (a criterion's, and the claim's verdict,
+with Holm and the verdict rule applied in every simulated run). Each simulated set is drawn from the predictive
+distribution: each arm's (or the paired differences') mean and SD are first drawn from their posterior under the
+t / scaled-χ² rule at the observed n (flat prior), then the fresh seeds from a normal with those; so a 2-df SD's
+uncertainty widens the spread of outcomes rather than being taken as the truth. It is null (with the reason) for
+an exact check (deterministic: nothing to simulate), a degenerate, invalid or unmeasured criterion, and for an
+inconclusive verdict that rests on one. ``seeds_for_firm`` is a planning number, the usual power calculation:
+the smallest seed count at which the outcome aimed at (an inconclusive criterion's: where its point estimate
+points) would reach 0.9 *if the observed means and spreads were the truth* (the plug-in simulation), or None.
+(The predictive probability cannot plan: its uncertainty about the true mean comes from this run's seeds, and no
+number of fresh seeds removes it.) Its calibration is
+checked in tests/test_harness_decision.py on synthetic claims and, on this suite's own criteria, by
+``python -m harness.calibration``.
 """
 from __future__ import annotations
 
@@ -51,7 +62,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
-ALPHA = 0.05                        # per claim, shared by Holm over its counted statistical criteria
+ALPHA = 0.05                        # per claim: support at alpha per criterion, refutation Holm at alpha
 KINDS = ("superiority", "non_inferiority", "equivalence", "band", "exact")
 PASSED, INCONCLUSIVE, REFUTED = "passed", "inconclusive", "refuted"
 OUTCOME_RANK = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
@@ -60,6 +71,8 @@ FIRM_TARGET = 0.9                   # seeds_for_firm: the count at which the out
 MAX_SEEDS = 200
 N_SIM = 2000                        # simulated seed sets per firmness estimate (Monte Carlo s.e. <= 0.011)
 _SEARCH_GRID = tuple(range(2, 13)) + (15, 20, 25, 30, 40, 50, 60, 80, 100, 130, 160, 200)
+SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predicted region but not in the "
+                   "refutation region, so the effect is neither shown nor contradicted")
 
 
 class DecisionError(ValueError):
@@ -69,13 +82,19 @@ class DecisionError(ValueError):
 # =============================================================================================== rules
 @dataclass(frozen=True)
 class Rule:
-    """What a criterion predicts, declared before measuring. Build with the constructors below."""
+    """What a criterion predicts, declared before measuring. Build with the constructors below.
+
+    ``lo``/``hi``: the pass region of δ (None = open on that side). ``refute_below``/``refute_above``: the
+    refutation region, δ <= refute_below or δ >= refute_above (None: that side cannot refute); by default the
+    complement of the pass region, for superiority δ <= 0, for a band with ``null`` the far side of it."""
     kind: str
-    lo: float | None = None         # the predicted region of δ; None = open on that side
+    lo: float | None = None
     hi: float | None = None
     margin: float | None = None     # the declared margin (superiority, non-inferiority, equivalence)
     reason: str = ""                # why this margin (one line: "0.03 accuracy = 8 of 256 held-out examples")
     paired: bool = False            # arms share each seed's data and init streams: the paired t on a - b
+    refute_below: float | None = None
+    refute_above: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -87,6 +106,10 @@ class Rule:
                 raise DecisionError(f"a {self.kind} rule needs lo < hi, got [{self.lo}, {self.hi}]")
             if not self.reason.strip():
                 raise DecisionError(f"a {self.kind} rule needs the reason for its margin or band (reason=...)")
+            if (self.refute_below is not None and (self.lo is None or self.refute_below > self.lo)) or \
+                    (self.refute_above is not None and (self.hi is None or self.refute_above < self.hi)):
+                raise DecisionError(f"a {self.kind} rule's refutation region must lie outside its pass region, got "
+                                    f"pass {self.region_text()}, refute <= {self.refute_below} / >= {self.refute_above}")
 
     def region_text(self) -> str:
         if self.kind == "exact":
@@ -95,9 +118,23 @@ class Rule:
         hi = "+inf" if self.hi is None else f"{self.hi:g}"
         return f"δ in ({lo}, {hi})" if self.kind != "band" else f"δ in [{lo}, {hi}]"
 
+    def refutation_text(self) -> str:
+        """The refutation region in words, e.g. 'δ <= 0' or 'δ < -0.05 or δ > 0.05'."""
+        if self.kind == "exact":
+            return "the check fails"
+        sides = ([f"δ <= {self.refute_below:g}"] if self.refute_below is not None else []) + \
+                ([f"δ >= {self.refute_above:g}"] if self.refute_above is not None else [])
+        return " or ".join(sides)
+
+    @property
+    def has_gap(self) -> bool:
+        """True when the pass and refutation regions leave a gap ('smaller than the margin')."""
+        return (self.lo is not None and self.refute_below is not None and self.refute_below < self.lo) or \
+               (self.hi is not None and self.refute_above is not None and self.refute_above > self.hi)
+
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "lo": self.lo, "hi": self.hi, "margin": self.margin, "reason": self.reason,
-                "paired": self.paired}
+                "paired": self.paired, "refute_below": self.refute_below, "refute_above": self.refute_above}
 
 
 def _check_margin(margin: float, kind: str) -> float:
@@ -108,28 +145,46 @@ def _check_margin(margin: float, kind: str) -> float:
 
 
 def superiority(margin: float, reason: str, paired: bool = False) -> Rule:
-    """mean(a - b) > margin (b may be absent: mean(a) > margin)."""
+    """mean(a - b) > margin (b may be absent: mean(a) > margin); refuted only when δ <= 0 (no advantage at all,
+    or the opposite): an advantage smaller than the margin is 'not shown', never 'refuted'."""
     m = _check_margin(margin, "superiority")
-    return Rule("superiority", lo=m, hi=None, margin=m, reason=reason, paired=paired)
+    return Rule("superiority", lo=m, hi=None, margin=m, reason=reason, paired=paired, refute_below=0.0)
 
 
 def non_inferiority(margin: float, reason: str, paired: bool = False) -> Rule:
-    """mean(a - b) > -margin: a is not worse than b by more than the margin."""
+    """mean(a - b) > -margin: a is not worse than b by more than the margin; refuted when worse by more."""
     m = _check_margin(margin, "non_inferiority")
-    return Rule("non_inferiority", lo=-m, hi=None, margin=m, reason=reason, paired=paired)
+    return Rule("non_inferiority", lo=-m, hi=None, margin=m, reason=reason, paired=paired, refute_below=-m)
 
 
 def equivalence(margin: float, reason: str, paired: bool = False) -> Rule:
-    """|mean(a - b)| < margin (two one-sided tests)."""
+    """|mean(a - b)| < margin (two one-sided tests); refuted when |δ| > margin."""
     m = _check_margin(margin, "equivalence")
-    return Rule("equivalence", lo=-m, hi=m, margin=m, reason=reason, paired=paired)
+    return Rule("equivalence", lo=-m, hi=m, margin=m, reason=reason, paired=paired, refute_below=-m, refute_above=m)
 
 
-def band(lo: float | None, hi: float | None, reason: str, paired: bool = False) -> Rule:
-    """lo <= δ <= hi; a side given as None (or +-inf) is open: band(None, 0) predicts δ < 0."""
+def band(lo: float | None, hi: float | None, reason: str, paired: bool = False, null: float | None = None) -> Rule:
+    """lo <= δ <= hi; a side given as None (or +-inf) is open: band(None, 0) predicts δ < 0. Refuted when δ lies
+    wholly outside. ``null``: for a one-sided band that predicts a *direction with a margin* (a slope below -0.1:
+    "falls"), the value that means no effect (0); then only the far side of it refutes, and δ between the band's
+    edge and ``null`` is "smaller than the margin"."""
     lo = None if lo is None or lo == -math.inf else float(lo)
     hi = None if hi is None or hi == math.inf else float(hi)
-    return Rule("band", lo=lo, hi=hi, margin=None, reason=reason, paired=paired)
+    below, above = lo, hi
+    if null is not None:
+        if (lo is None) == (hi is None):
+            raise DecisionError("band(null=...) is for a one-sided band (one of lo, hi open)")
+        null = float(null)
+        if lo is not None:
+            if null > lo:
+                raise DecisionError(f"band(lo={lo}, null={null}): the null must lie below the band")
+            below = null
+        else:
+            if null < hi:
+                raise DecisionError(f"band(hi={hi}, null={null}): the null must lie above the band")
+            above = null
+    return Rule("band", lo=lo, hi=hi, margin=None, reason=reason, paired=paired, refute_below=below,
+                refute_above=above)
 
 
 def exact(reason: str = "deterministic") -> Rule:
@@ -138,8 +193,12 @@ def exact(reason: str = "deterministic") -> Rule:
 
 
 def rule_from_dict(d: Mapping[str, Any]) -> Rule:
+    """A rule back from its ``as_dict`` (a record of schema 2 before issue 26 has no refutation bounds: the
+    complement of the pass region, as it was decided then)."""
+    below, above = d.get("refute_below", d.get("lo")), d.get("refute_above", d.get("hi"))
     return Rule(d["kind"], lo=d.get("lo"), hi=d.get("hi"), margin=d.get("margin"), reason=d.get("reason", ""),
-                paired=bool(d.get("paired", False)))
+                paired=bool(d.get("paired", False)), refute_below=below if d["kind"] != "exact" else None,
+                refute_above=above if d["kind"] != "exact" else None)
 
 
 def fingerprint(definition: Mapping[str, Any]) -> str:
@@ -263,22 +322,33 @@ def interval(s: Stat, level: float) -> tuple[float, float]:
     return (s.delta - q * s.se, s.delta + q * s.se)
 
 
-def _combine(p_support, p_refute, parts_agree: bool):
-    """Parts -> one criterion. Passed needs every part (intersection-union: the largest p_support). Refuted needs
-    one part (Bonferroni: k x the smallest p_refute), or with ``parts_agree`` every part (the largest): parts that
-    are replications (two tasks) must agree, and a disagreement is inconclusive (issue 17)."""
-    k = len(p_support)
-    refute = np.max(p_refute, axis=0) if parts_agree else np.minimum(1.0, k * np.min(p_refute, axis=0))
-    return np.max(p_support, axis=0), refute
+def _p_values(delta, se, df, rule: Rule):
+    """One-sided p of 'δ in the pass region' (TOST: the larger half), of 'δ in the refutation region' (the smaller
+    of its sides) and of 'δ outside the pass region' (for 'smaller than the margin'), vectorised over arrays."""
+    delta, se, df = np.asarray(delta, float), np.asarray(se, float), np.asarray(df, float)
+    lo, hi, rb, ra = rule.lo, rule.hi, rule.refute_below, rule.refute_above
+    zeros, ones = np.zeros_like(delta), np.ones_like(delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above_lo = sps.t.sf((delta - lo) / se, df) if lo is not None else zeros      # H1: δ > lo
+        below_hi = sps.t.cdf((delta - hi) / se, df) if hi is not None else zeros     # H1: δ < hi
+        out_low = sps.t.cdf((delta - rb) / se, df) if rb is not None else ones       # H1: δ < refute_below
+        out_high = sps.t.sf((delta - ra) / se, df) if ra is not None else ones       # H1: δ > refute_above
+        past_lo = sps.t.cdf((delta - lo) / se, df) if lo is not None else ones       # H1: δ < lo
+        past_hi = sps.t.sf((delta - hi) / se, df) if hi is not None else ones        # H1: δ > hi
+    bad = ~(se > 0)
+    p_support = np.where(bad, 1.0, np.maximum(above_lo, below_hi))
+    p_refute = np.where(bad, 1.0, np.minimum(out_low, out_high))
+    p_outside = np.where(bad, 1.0, np.minimum(past_lo, past_hi))
+    return p_support, p_refute, p_outside
 
 
-def criterion_p(rule: Rule, stats_: Sequence[Stat], parts_agree: bool = False) -> tuple[float, float]:
-    """p_support and p_refute of a criterion over its parts (``_combine``)."""
+def criterion_p(rule: Rule, stats_: Sequence[Stat]) -> tuple[float, float]:
+    """A criterion's p_support (its weakest part: intersection-union) and p_refute (its strongest part, Holm's
+    first step over its parts: k x the smallest), unadjusted for the rest of the family."""
     if not stats_:
         return 1.0, 1.0
-    ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule.lo, rule.hi) for s in stats_]
-    sup, ref = _combine([p[0] for p in ps], [p[1] for p in ps], parts_agree)
-    return float(sup), float(ref)
+    ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule) for s in stats_]
+    return float(max(p[0] for p in ps)), float(min(1.0, len(ps) * min(p[1] for p in ps)))
 
 
 # ============================================================================================= family
@@ -298,53 +368,72 @@ def holm_levels(p_decide: Sequence[float], alpha: float = ALPHA) -> tuple[list[f
     return levels, rejected, adjusted
 
 
-def outcome_of(p_support: float, p_refute: float, level: float, reached: bool = True) -> str:
-    if reached and p_support <= level:
-        return PASSED
-    if reached and p_refute <= level:
-        return REFUTED
-    return INCONCLUSIVE
+def _holm_reject(p: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """Vectorised Holm over the last axis: p (n_sim, m) -> rejected (n_sim, m)."""
+    n_sim, m = p.shape
+    if m == 0:
+        return np.zeros((n_sim, 0), bool)
+    order = np.argsort(p, axis=1, kind="stable")
+    sorted_p = np.take_along_axis(p, order, 1)
+    ok = np.cumprod(sorted_p <= alpha / (m - np.arange(m)), axis=1).astype(bool)
+    rejected = np.zeros_like(ok)
+    np.put_along_axis(rejected, order, ok, 1)
+    return rejected
 
 
 # ========================================================================================== firmness
 class _Sim:
-    """Simulated fresh seed sets for one measurement, with common random numbers across seed counts."""
+    """Simulated fresh seed sets for one measurement (common random numbers across seed counts): (delta, se, df)
+    of the same test on each. ``predictive``: draw the arm's mean and SD from their posterior first (issue 26);
+    False: take the observed mean and SD as the truth (the plug-in estimate, kept to show what it overstates)."""
 
-    def __init__(self, m: Mapping[str, Any], rng: np.random.Generator, n_sim: int = N_SIM) -> None:
-        self.m = m
+    def __init__(self, m: Mapping[str, Any], rng: np.random.Generator, n_sim: int = N_SIM,
+                 predictive: bool = True) -> None:
+        self.m, self.n_sim, self.predictive = m, n_sim, predictive
         self.base = stat(m)
-        if m["source"] == "estimate":
-            self.z = rng.standard_normal(n_sim)
-            self.u = rng.random(n_sim)
-        else:
-            width = MAX_SEEDS
-            self.za = rng.standard_normal((n_sim, width))
-            self.zb = rng.standard_normal((n_sim, width)) if m.get("b") is not None and not m.get("paired") else None
+        arms = 1 if m["source"] == "estimate" or m.get("b") is None or m.get("paired") else 2
+        # per arm: standard normals for the posterior mean and the fresh mean, uniforms for the two chi-squares
+        self.z = rng.standard_normal((arms, 2, n_sim))
+        self.u = rng.random((arms, 2, n_sim))
 
-    def at(self, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(delta, se, df) arrays for seed counts ``scale`` x the measured ones."""
+    def _arm(self, k: int, mean: float, sd: float, n: int, scale: float, predictive: bool
+             ) -> tuple[np.ndarray, np.ndarray, int]:
+        """(fresh means, fresh sample variances, fresh n) of one arm observed as (mean, sd) over n seeds."""
+        n_new = _scaled(n, scale)
+        if predictive:
+            sigma2 = (n - 1) * sd ** 2 / np.maximum(sps.chi2.ppf(self.u[k, 0], n - 1), 1e-300)
+            mu = mean + np.sqrt(sigma2 / n) * self.z[k, 0]
+        else:
+            sigma2, mu = np.full(self.n_sim, sd ** 2), np.full(self.n_sim, mean)
+        fresh_mean = mu + np.sqrt(sigma2 / n_new) * self.z[k, 1]
+        fresh_var = sigma2 * sps.chi2.ppf(self.u[k, 1], n_new - 1) / (n_new - 1)
+        return fresh_mean, fresh_var, n_new
+
+    def at(self, scale: float, predictive: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(delta, se, df) arrays for seed counts ``scale`` x the measured ones (``predictive`` None: the sim's)."""
         m, s = self.m, self.base
-        if s.degenerate:
-            n = np.zeros(len(self.za if m["source"] != "estimate" else self.z))
-            return n + s.delta, n, n + 1.0
+        predictive = self.predictive if predictive is None else predictive
         if m["source"] == "estimate":
-            df = max(s.df * scale, 1.0)
-            se = s.se / math.sqrt(scale)
-            chi = sps.chi2.ppf(self.u, df) / df
-            return s.delta + s.se / math.sqrt(scale) * self.z, se * np.sqrt(chi), np.full_like(self.z, df)
+            df_new = max(s.df * scale, 1.0)
+            if predictive:
+                se_true = s.se * np.sqrt(s.df / np.maximum(sps.chi2.ppf(self.u[0, 0], s.df), 1e-300))
+                truth = s.delta + se_true * self.z[0, 0]
+            else:
+                se_true, truth = np.full(self.n_sim, s.se), np.full(self.n_sim, s.delta)
+            se_new = se_true / math.sqrt(scale)
+            est = truth + se_new * self.z[0, 1]
+            return est, se_new * np.sqrt(sps.chi2.ppf(self.u[0, 1], df_new) / df_new), np.full(self.n_sim, df_new)
         a = np.asarray(m["a"], float)
         if m.get("b") is None or m.get("paired"):
             x = a if m.get("b") is None else a - np.asarray(m["b"], float)
-            n = _scaled(x.size, scale)
-            draws = x.mean() + x.std(ddof=1) * self.za[:, :n]
-            return draws.mean(1), draws.std(1, ddof=1) / math.sqrt(n), np.full(len(draws), n - 1.0)
+            mean, var, n = self._arm(0, float(x.mean()), float(x.std(ddof=1)), x.size, scale, predictive)
+            return mean, np.sqrt(var / n), np.full(self.n_sim, n - 1.0)
         b = np.asarray(m["b"], float)
-        na, nb = _scaled(a.size, scale), _scaled(b.size, scale)
-        da = a.mean() + a.std(ddof=1) * self.za[:, :na]
-        db = b.mean() + b.std(ddof=1) * self.zb[:, :nb]
-        va, vb = da.var(1, ddof=1) / na, db.var(1, ddof=1) / nb
-        df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
-        return da.mean(1) - db.mean(1), np.sqrt(va + vb), df
+        ma, va, na = self._arm(0, float(a.mean()), float(a.std(ddof=1)), a.size, scale, predictive)
+        mb, vb, nb = self._arm(1, float(b.mean()), float(b.std(ddof=1)), b.size, scale, predictive)
+        sa, sb = va / na, vb / nb
+        df = (sa + sb) ** 2 / (sa ** 2 / (na - 1) + sb ** 2 / (nb - 1))
+        return ma - mb, np.sqrt(sa + sb), df
 
 
 def _scaled(n: int, scale: float) -> int:
@@ -354,47 +443,60 @@ def _scaled(n: int, scale: float) -> int:
 @dataclass
 class _Member:
     """One criterion as the family sees it."""
+    index: int
     rule: Rule
     measurements: list[Mapping[str, Any]]
     counts: bool
     exact_holds: bool | None = None
-    parts_agree: bool = False
+    stats: list[Stat] = field(default_factory=list)
     sims: list[_Sim] = field(default_factory=list)
 
-    def simulated_p(self, scale: float) -> tuple[np.ndarray, np.ndarray]:
-        ps = [_p_values(*sim.at(scale), self.rule.lo, self.rule.hi) for sim in self.sims]
-        return _combine([p[0] for p in ps], [p[1] for p in ps], self.parts_agree)
+    @property
+    def statistical(self) -> bool:
+        return self.rule.kind != "exact" and bool(self.measurements)
+
+    @property
+    def untestable(self) -> str:
+        """Why this criterion cannot be decided from its numbers (degenerate or invalid parts), '' if it can."""
+        return "; ".join(f"{m.get('label') or 'measurement'}: {s.degenerate}"
+                         for m, s in zip(self.measurements, self.stats) if s.degenerate)
 
 
-def _family_outcomes(p_sup: np.ndarray, p_ref: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
-    """Vectorised Holm over simulations: p arrays (n_sim, m) -> outcome codes (2 passed, 1 inconclusive, 0 refuted)."""
-    n_sim, m = p_sup.shape
-    if m == 0:
-        return np.zeros((n_sim, 0), int)
-    p_dec = np.minimum(p_sup, p_ref)
-    order = np.argsort(p_dec, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(p_dec, order, 1)
-    levels = alpha / (m - np.arange(m))
-    ok = np.cumprod(sorted_p <= levels, axis=1).astype(bool)
-    rejected = np.zeros_like(ok)
-    np.put_along_axis(rejected, order, ok, 1)
-    lv = np.empty_like(p_dec)
-    np.put_along_axis(lv, order, np.broadcast_to(levels, (n_sim, m)).copy(), 1)
-    passed = rejected & (p_sup <= lv)
-    refuted = rejected & ~passed & (p_ref <= lv)
-    return np.where(passed, 2, np.where(refuted, 0, 1))
+def _decide_family(members: Sequence[_Member], p_sup: Sequence[np.ndarray], p_ref: Sequence[np.ndarray],
+                   alpha: float = ALPHA) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Outcome codes (2 passed, 1 inconclusive, 0 refuted) per member and per part, and Holm's rejection per part,
+    for p arrays of shape (n_sim, parts) per member: support at alpha on every part; refutation by Holm over the
+    parts of the counted members (a reported member: Holm over its own parts)."""
+    counted = [i for i, mem in enumerate(members) if mem.counts]
+    rejected: list[np.ndarray | None] = [None] * len(members)
+    if counted:
+        widths = [p_ref[i].shape[1] for i in counted]
+        joint = _holm_reject(np.concatenate([p_ref[i] for i in counted], 1), alpha)
+        for i, part in zip(counted, np.split(joint, np.cumsum(widths)[:-1], axis=1)):
+            rejected[i] = part
+    for i, mem in enumerate(members):
+        if rejected[i] is None:
+            rejected[i] = _holm_reject(p_ref[i], alpha)
+    part_codes, codes = [], []
+    for i in range(len(members)):
+        passed = p_sup[i] <= alpha
+        part_codes.append(np.where(passed, 2, np.where(rejected[i], 0, 1)))
+        codes.append(np.where(passed.all(1), 2, np.where(rejected[i].any(1), 0, 1)))
+    return codes, part_codes, rejected
+
+
+def _verdict_codes(codes: np.ndarray, n_unrecorded: int) -> np.ndarray:
+    """Outcome codes (n_sim, m) of the counted criteria -> verdict codes: 0 refuted if any refuted, 2 supported if
+    all passed (and none unrecorded), else 1."""
+    if codes.shape[1] == 0:
+        return np.ones(codes.shape[0], int)
+    any_ref = (codes == 0).any(1)
+    all_pass = (codes == 2).all(1) & (n_unrecorded == 0)
+    return np.where(any_ref, 0, np.where(all_pass, 2, 1))
 
 
 _CODE = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
-
-
-def _verdict_codes(outcomes: np.ndarray, n_unrecorded: int) -> np.ndarray:
-    """Outcome codes (n_sim, m) -> verdict codes: 0 refuted if any refuted, 2 supported if all passed, else 1."""
-    if outcomes.shape[1] == 0:
-        return np.ones(outcomes.shape[0], int)
-    any_ref = (outcomes == 0).any(1)
-    all_pass = (outcomes == 2).all(1) & (n_unrecorded == 0)
-    return np.where(any_ref, 0, np.where(all_pass, 2, 1))
+_OUTCOME = {v: k for k, v in _CODE.items()}
 
 
 # ============================================================================================ judging
@@ -406,150 +508,204 @@ class Judged:
     firmness: float | None
     seeds_for_firm: int | None
     n_seeds: int | None
+    firmness_reason: str = ""
+
+
+def _observed_p(members: Sequence[_Member]) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    sup, ref, out = [], [], []
+    for mem in members:
+        ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, mem.rule) for s in mem.stats]
+        sup.append(np.array([[float(p[0]) for p in ps]]))
+        ref.append(np.array([[float(p[1]) for p in ps]]))
+        out.append(np.array([[float(p[2]) for p in ps]]))
+    return sup, ref, out
+
+
+def _simulated_p(members: Sequence[_Member], scale: float, predictive: bool | None = None
+                 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    sup, ref = [], []
+    for mem in members:
+        if mem.untestable:            # an untestable criterion stays inconclusive in every simulated run
+            n = mem.sims[0].n_sim if mem.sims else N_SIM
+            sup.append(np.ones((n, len(mem.stats))))
+            ref.append(np.ones((n, len(mem.stats))))
+            continue
+        ps = [_p_values(*sim.at(scale, predictive), mem.rule) for sim in mem.sims]
+        sup.append(np.stack([p[0] for p in ps], 1))
+        ref.append(np.stack([p[1] for p in ps], 1))
+    return sup, ref
 
 
 def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *, alpha: float = ALPHA,
-          seed: int = 0, n_sim: int = N_SIM, firmness: bool = True) -> Judged:
-    """Decide every protocol criterion record (``rule`` + ``measurements`` / ``exact_holds``), Holm over the
-    counted statistical ones, with firmness per criterion and for the claim.
+          seed: int = 0, n_sim: int = N_SIM, firmness: bool = True, predictive: bool = True,
+          search_seeds: bool = True) -> Judged:
+    """Decide every protocol criterion record (``rule`` + ``measurements`` / ``exact_holds``): support at alpha per
+    criterion, refutation by Holm over the parts of the counted statistical ones; firmness per criterion and for
+    the claim from one simulation of the whole family (``predictive=False``: the plug-in simulation).
 
-    Returns, per criterion, a dict of the derived fields (outcome, passed, refuted, level, p_support, p_refute,
-    p_value, ci, measured, firmness, seeds_for_firm, detail_decision)."""
+    Returns, per criterion, a dict of the derived fields (outcome, level, refute_level, p_support, p_refute,
+    p_value, ci, measured, deciding_part, parts, short_of_margin, firmness, firmness_reason, seeds_for_firm,
+    decision_note)."""
     rng = np.random.default_rng(seed)
-    members: list[_Member | None] = []
-    for c in criteria:
+    out: list[dict[str, Any]] = [{} for _ in criteria]
+    members: list[_Member] = []
+    exact_codes, n_unrecorded = [], 0
+    for i, (c, cm) in enumerate(zip(criteria, counted_mask)):
         if "rule" not in c or not c.get("recorded", True):
-            members.append(None)
+            n_unrecorded += bool(cm)
             continue
         rule = rule_from_dict(c["rule"])
-        mem = _Member(rule, list(c.get("measurements") or []), bool(c.get("counts", True)),
-                      c.get("exact_holds") if rule.kind == "exact" else None, bool(c.get("parts_agree")))
-        if rule.kind != "exact" and firmness:
-            mem.sims = [_Sim(m, rng, n_sim) for m in mem.measurements]
+        if rule.kind == "exact":
+            o = PASSED if c.get("exact_holds") else REFUTED
+            out[i] = {"outcome": o, "firmness": None, "firmness_reason": "deterministic check: nothing to simulate",
+                      "seeds_for_firm": None, "level": None}
+            if cm:
+                exact_codes.append(_CODE[o])
+            continue
+        if not c.get("measurements"):                # Criterion.unmeasured(reason): inconclusive, said why
+            why = c.get("unmeasured") or "no measurement"
+            out[i] = {"outcome": INCONCLUSIVE, "firmness": None, "firmness_reason": f"not measured: {why}",
+                      "seeds_for_firm": None, "level": None, "decision_note": f"not measured: {why}"}
+            if cm:
+                exact_codes.append(1)
+            continue
+        mem = _Member(i, rule, list(c["measurements"]), bool(cm))
+        mem.stats = [stat(m) for m in mem.measurements]
+        if firmness:
+            mem.sims = [_Sim(m, rng, n_sim, predictive) for m in mem.measurements]
         members.append(mem)
 
-    stats_ = [[stat(m) for m in mem.measurements] if mem and mem.rule.kind != "exact" else [] for mem in members]
-    ps = [criterion_p(mem.rule, st, mem.parts_agree) if mem and mem.rule.kind != "exact" else (1.0, 1.0)
-          for mem, st in zip(members, stats_)]
-    family = [i for i, (mem, cm) in enumerate(zip(members, counted_mask))
-              if mem is not None and cm and mem.rule.kind != "exact"]
-    levels, reached, adjusted = holm_levels([min(ps[i]) for i in family], alpha)
-    holm = {i: (lv, r, adj) for i, lv, r, adj in zip(family, levels, reached, adjusted)}
+    p_sup, p_ref, p_out = _observed_p(members)
+    codes, part_codes, rejected = _decide_family(members, p_sup, p_ref, alpha)
+    joint = [float(p) for j, mem in enumerate(members) if mem.counts for p in p_ref[j][0]]
+    ref_levels, _, ref_adjusted = holm_levels(joint, alpha)      # the claim's refutation family: every part
+    offsets, k = {}, 0
+    for j, mem in enumerate(members):
+        if mem.counts:
+            offsets[j] = k
+            k += len(mem.stats)
+    for j, mem in enumerate(members):
+        outcome = _OUTCOME[int(codes[j][0])]
+        ps, pr, po = p_sup[j][0], p_ref[j][0], p_out[j][0]
+        if mem.counts:
+            adj = [ref_adjusted[offsets[j] + q] for q in range(len(mem.stats))]
+            lv = [ref_levels[offsets[j] + q] for q in range(len(mem.stats))]
+        else:
+            lv, _, adj = holm_levels(list(pr), alpha)
+        if outcome == REFUTED:
+            deciding = int(np.argmin(adj))
+        else:                                        # the weakest link: the part furthest from passing
+            deciding = int(np.argmax(ps))
+        s = mem.stats[deciding]
+        parts = [{"label": m.get("label") or "", "outcome": _OUTCOME[int(part_codes[j][0][q])],
+                  "measured": st.delta, "ci": list(interval(st, alpha)),
+                  **({"untestable": st.degenerate} if st.degenerate else {})}
+                 for q, (m, st) in enumerate(zip(mem.measurements, mem.stats))]
+        short = outcome == INCONCLUSIVE and mem.rule.has_gap and not mem.untestable and \
+            bool(np.any(po <= alpha) and not np.any(pr <= alpha))
+        note = [f"not testable ({mem.untestable})"] if mem.untestable else []
+        if short:
+            note.append(SHORT_OF_MARGIN)
+        if outcome == INCONCLUSIVE and not mem.untestable and np.any(pr <= alpha):
+            note.append("its interval lies in the refutation region at alpha, but Holm's step-down over the claim's "
+                        "counted criteria does not reject it")
+        p_adj_min = float(min(adj))
+        out[mem.index] = {
+            "outcome": outcome, "level": alpha, "refute_level": float(lv[deciding]),
+            "p_support": float(max(ps)), "p_refute": p_adj_min,
+            "p_value": float(max(ps)) if outcome == PASSED else p_adj_min if outcome == REFUTED
+            else float(min(max(ps), p_adj_min)),
+            "ci": interval(s, alpha), "measured": s.delta, "deciding_stat": s,
+            "deciding_part": mem.measurements[deciding].get("label"), "parts": parts, "short_of_margin": short,
+            "firmness": None, "firmness_reason": "", "seeds_for_firm": None, "decision_note": "; ".join(note)}
 
-    out: list[dict[str, Any]] = []
-    for i, (c, mem) in enumerate(zip(criteria, members)):
-        if mem is None:
-            out.append({})
-            continue
-        if mem.rule.kind == "exact":
-            out.append({"outcome": PASSED if mem.exact_holds else REFUTED, "firmness": 1.0,
-                        "seeds_for_firm": None, "level": None})
-            continue
-        if not mem.measurements:                       # Criterion.unmeasured(reason): inconclusive, said why
-            out.append({"outcome": INCONCLUSIVE, "firmness": None, "seeds_for_firm": None, "level": None,
-                        "decision_note": f"not measured: {c.get('unmeasured') or 'no measurement'}"})
-            continue
-        p_sup, p_ref = ps[i]
-        # a reported (not counted) criterion is decided alone at alpha
-        level, was_reached, p_adj = holm.get(i, (alpha, min(p_sup, p_ref) <= alpha, min(p_sup, p_ref)))
-        outcome = outcome_of(p_sup, p_ref, level, reached=was_reached)
-        deciding = _deciding_part(mem.rule, stats_[i], level)
-        s = stats_[i][deciding] if stats_[i] else None
-        firm, need = _member_firmness(mem, outcome, level, s)
-        note = [f"{m.get('label') or 'measurement'}: {st.degenerate}"
-                for m, st in zip(mem.measurements, stats_[i]) if st.degenerate]
-        note = ["not testable (" + "; ".join(note) + ")"] if note else []
-        if not was_reached and min(p_sup, p_ref) <= level:
-            note.append("its interval clears the rule, but Holm's step-down stopped at a criterion with a "
-                        "smaller p before reaching it")
-        out.append({"outcome": outcome, "level": level, "p_support": p_sup, "p_refute": p_ref, "p_value": p_adj,
-                    "ci": interval(s, level) if s is not None else (math.nan, math.nan),
-                    "measured": s.delta if s is not None else None, "deciding_stat": s,
-                    "deciding_part": mem.measurements[deciding].get("label") if mem.measurements else None,
-                    "firmness": firm, "seeds_for_firm": need, "decision_note": "; ".join(note)})
-
+    counted_codes = [int(codes[j][0]) for j, mem in enumerate(members) if mem.counts] + exact_codes
+    verdict = int(_verdict_codes(np.array([counted_codes]), n_unrecorded)[0])
     if not firmness:
-        for o in out:
-            if o:
-                o["firmness"] = o["seeds_for_firm"] = None
-    verdict_code, firm, need, n_claim = _claim_firmness(members, out, counted_mask, alpha, firmness)
-    return Judged(out, verdict_code, firm, need, n_claim)
+        for j, mem in enumerate(members):
+            out[mem.index]["firmness_reason"] = "not estimated"
+        return Judged(out, verdict, None, None, None, "not estimated")
+    return _firmness(members, out, exact_codes, n_unrecorded, verdict, alpha, search_seeds)
 
 
-def _deciding_part(rule: Rule, st: Sequence[Stat], level: float) -> int:
-    """The sub-measurement that decides: the one with the largest p_support (the weakest link)."""
-    if not st:
-        return 0
-    p = [float(_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule.lo, rule.hi)[0]) for s in st]
-    return int(np.argmax(p))
-
-
-def _target(outcome: str, rule: Rule, s: Stat | None) -> str:
+def _target_code(outcome: str, rule: Rule, s: Stat) -> int:
     """The outcome a criterion aims at with more seeds: its own if decisive, else where the estimate points."""
-    if outcome != INCONCLUSIVE or s is None:
-        return outcome
+    if outcome != INCONCLUSIVE:
+        return _CODE[outcome]
     inside = (rule.lo is None or s.delta > rule.lo) and (rule.hi is None or s.delta < rule.hi)
-    return PASSED if inside else REFUTED
+    return 2 if inside else 0
 
 
-def _member_firmness(mem: _Member, outcome: str, level: float, s: Stat | None) -> tuple[float, int | None]:
-    if not mem.sims:
-        return 1.0, None
+def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes: list[int], n_unrecorded: int,
+              verdict: int, alpha: float, search_seeds: bool = True) -> Judged:
+    """Firmness of every statistical criterion and of the claim, from one family simulation per seed count."""
+    for mem in members:
+        if mem.untestable:
+            out[mem.index]["firmness_reason"] = f"not simulated: {mem.untestable}"
+    live = [mem for mem in members if not mem.untestable]
+    counted = [j for j, mem in enumerate(members) if mem.counts]
+    n0 = min((s.n for mem in members if mem.counts for s in mem.stats), default=None)
+    n0_all = {mem.index: max(s.n for s in mem.stats) for mem in members}
 
-    def prob(scale: float, want: str) -> float:
-        p_sup, p_ref = mem.simulated_p(scale)
-        code = np.where(p_sup <= level, 2, np.where(p_ref <= level, 0, 1))
-        return float(np.mean(code == _CODE[want]))
-
-    firm = prob(1.0, outcome)
-    if firm >= FIRM_TARGET and outcome != INCONCLUSIVE:
-        return firm, None
-    target = _target(outcome, mem.rule, s)
-    if s is not None and s.degenerate:
-        return firm, None
-    n0 = max(st.n for st in (stat(m) for m in mem.measurements))
-    for n in _SEARCH_GRID:
-        if n > n0 and prob(n / n0, target) >= FIRM_TARGET:
-            return firm, n
-    return firm, None
-
-
-def _claim_firmness(members, out, counted_mask, alpha, firmness=True) -> tuple[int, float | None, int | None, int | None]:
-    """Verdict code of the observed run, its firmness (full Holm + verdict rule in every simulated run) and the
-    seed count at which the verdict it aims at reaches FIRM_TARGET."""
-    fam = [i for i, (mem, cm) in enumerate(zip(members, counted_mask)) if cm]
-    n_unrecorded = sum(1 for i in fam if members[i] is None)
-    stat_idx = [i for i in fam if members[i] is not None and members[i].rule.kind != "exact"
-                and members[i].measurements]
-    # exact checks and unmeasured criteria keep their outcome in every simulated run
-    exact_codes = [_CODE[out[i]["outcome"]] for i in fam if members[i] is not None and i not in stat_idx]
-    observed = np.array([[_CODE[out[i]["outcome"]] for i in stat_idx] + exact_codes])
-    verdict = int(_verdict_codes(observed, n_unrecorded)[0])
-    if not firmness:
-        return verdict, None, None, None
-    if not stat_idx:
-        return verdict, (1.0 if fam else None), None, None
-    # the claim's seed count is its smallest arm's (the profile's base count); arms run with more scale with it
-    n0 = min(stat(m).n for i in stat_idx for m in members[i].measurements)
-
-    def prob(scale: float, want: int) -> float:
-        pairs = [members[i].simulated_p(scale) for i in stat_idx]
-        p_sup = np.stack([p[0] for p in pairs], 1)
-        p_ref = np.stack([p[1] for p in pairs], 1)
-        codes = _family_outcomes(p_sup, p_ref, alpha)
+    def simulate(scale: float, predictive: bool | None = None):
+        sup, ref = _simulated_p(members, scale, predictive)
+        codes, _, _ = _decide_family(members, sup, ref, alpha)
+        counted_codes = [codes[j] for j in counted]
         if exact_codes:
-            codes = np.concatenate([codes, np.broadcast_to(exact_codes, (codes.shape[0], len(exact_codes)))], 1)
-        return float(np.mean(_verdict_codes(codes, n_unrecorded) == want))
+            counted_codes += [np.full(len(codes[0]), c) for c in exact_codes]
+        v = _verdict_codes(np.stack(counted_codes, 1) if counted_codes else np.zeros((len(codes[0]) if codes else 0, 0)),
+                           n_unrecorded) if codes else np.array([verdict])
+        return codes, v
 
-    firm = prob(1.0, verdict)
-    if firm >= FIRM_TARGET and verdict != 1:
-        return verdict, firm, None, n0
-    targets = [_CODE[_target(out[i]["outcome"], members[i].rule, out[i]["deciding_stat"])] for i in stat_idx]
-    want = int(_verdict_codes(np.array([targets + exact_codes]), n_unrecorded)[0])
-    for n in _SEARCH_GRID:
-        if n > n0 and prob(n / n0, want) >= FIRM_TARGET:
-            return verdict, firm, n, n0
-    return verdict, firm, None, n0
+    if members:
+        codes, v = simulate(1.0)
+        for j, mem in enumerate(members):
+            if mem in live:
+                out[mem.index]["firmness"] = float(np.mean(codes[j] == _CODE[out[mem.index]["outcome"]]))
+    # seeds for firm, per criterion and for the claim, over one search of seed counts
+    wants = {mem.index: _target_code(out[mem.index]["outcome"], mem.rule, out[mem.index]["deciding_stat"])
+             for mem in live}
+    need: dict[int, int | None] = {i: None for i in wants}
+    pending = {mem.index for mem in live if out[mem.index]["firmness"] < FIRM_TARGET
+               or out[mem.index]["outcome"] == INCONCLUSIVE}
+    claim_target = int(_verdict_codes(np.array([[wants.get(mem.index, 1) for mem in members if mem.counts]
+                                                 + exact_codes]), n_unrecorded)[0]) if (counted or exact_codes) else 1
+    untestable_counted = [mem for mem in members if mem.counts and mem.untestable]
+    claim_firm: float | None = None
+    reason = ""
+    if not counted and not exact_codes and not n_unrecorded:
+        reason = "nothing counted"
+    elif not counted:
+        reason = "deterministic checks only: nothing to simulate" if not n_unrecorded else "a criterion never recorded"
+    elif verdict == 1 and (untestable_counted or n_unrecorded or 1 in exact_codes):
+        names = [str(mem.measurements[0].get("label") or "") for mem in untestable_counted]
+        reason = ("the verdict rests on a criterion that cannot be decided from its numbers ("
+                  + "; ".join(mem.untestable for mem in untestable_counted) + ")" if untestable_counted
+                  else "the verdict rests on a criterion that was not measured or never recorded")
+        del names
+    else:
+        claim_firm = float(np.mean(v == verdict))
+    claim_need = None
+    claim_pending = claim_firm is not None and (claim_firm < FIRM_TARGET or verdict == 1)
+    if search_seeds and (pending or claim_pending):
+        for n in _SEARCH_GRID:
+            if not pending and not claim_pending:
+                break
+            scale_claim = n / n0 if n0 else None
+            # one simulation per seed count, scaled on the claim's base count
+            if scale_claim is None or n <= n0:
+                continue
+            codes, v = simulate(scale_claim, predictive=False)     # planning: the observed effect as the truth
+            for j, mem in enumerate(members):
+                i = mem.index
+                if i in pending and n > n0_all[i] and np.mean(codes[j] == wants[i]) >= FIRM_TARGET:
+                    need[i] = int(round(n0_all[i] * scale_claim))
+                    pending.discard(i)
+            if claim_pending and np.mean(v == claim_target) >= FIRM_TARGET:
+                claim_need, claim_pending = n, False
+    for i, n in need.items():
+        out[i]["seeds_for_firm"] = n
+    return Judged(out, verdict, claim_firm, claim_need, n0, reason)
 
 
 # ========================================================================================== texts
@@ -568,7 +724,7 @@ def threshold_text(rule: Rule) -> str:
     return f"in [{lo}, {hi}]"
 
 
-def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = (), parts_agree: bool = False) -> str:
+def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = ()) -> str:
     """How the criterion is tested, derived from the rule and what was handed over."""
     if rule.kind == "exact":
         return "deterministic check"
@@ -582,11 +738,11 @@ def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = (), parts_
         else:
             kinds.add("paired t over seeds" if m.get("paired") else "Welch t over seeds")
     how = ", ".join(sorted(kinds)) or ("paired t over seeds" if rule.paired else "t over seeds")
-    parts = f"; every one of {len(ms)} parts (intersection-union), refuted by any (Bonferroni)" if len(ms) > 1 else ""
-    if len(ms) > 1 and parts_agree:
-        parts = f"; passed or refuted only when all {len(ms)} parts agree (intersection-union both ways)"
-    return (f"{how}: the two-sided (1 - 2 alpha_i) t interval of δ against {rule.region_text()}, alpha_i from "
-            f"Holm over the claim's counted criteria (alpha = {ALPHA}){parts}")
+    parts = (f"; passed only if every one of its {len(ms)} parts passes, refuted if any part is" if len(ms) > 1
+             else "")
+    return (f"{how}: passed when the two-sided (1 - 2 alpha) t interval (alpha = {ALPHA}) lies in "
+            f"{rule.region_text()}; refuted when it lies in {rule.refutation_text()} at its Holm level over the "
+            f"claim's counted criteria{parts}")
 
 
 test_text.__test__ = False  # a helper, not a pytest test

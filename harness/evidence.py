@@ -42,7 +42,6 @@ class Criterion:
     metric: str
     arms: tuple[str, ...] = ()
     how: str = ""
-    parts_agree: bool = False
     counts: bool = True
     fast: bool = False
     claim_id: str = ""
@@ -134,17 +133,18 @@ class Criterion:
         r = self.rule
         return {"name": self.name, "kind": r.kind, "metric": self.metric, "arms": list(self.arms), "lo": r.lo,
                 "hi": r.hi, "margin": r.margin, "paired": r.paired, "alpha": decision.ALPHA,
-                "counts": self.counts, "fast": self.fast, **({"parts_agree": True} if self.parts_agree else {})}
+                "counts": self.counts, "fast": self.fast,
+                **({"refute_below": r.refute_below, "refute_above": r.refute_above} if r.has_gap else {})}
 
     def to_dict(self) -> dict[str, Any]:
         """The record before judging; ``harness.verdict.judge_record`` adds outcome, ci, p_value, firmness."""
-        test = decision.test_text(self.rule, self.measurements, self.parts_agree)
+        test = decision.test_text(self.rule, self.measurements)
         return {"name": self.name, "prediction": self.prediction, "kind": self.rule.kind,
                 "margin": self.rule.margin, "margin_reason": self.rule.reason,
                 "threshold": decision.threshold_text(self.rule), "metric": self.metric, "arms": list(self.arms),
                 "test": f"{self.how}; {test}" if self.how else test, "rule": self.rule.as_dict(),
                 "measurements": self.measurements, "exact_holds": self.exact_holds,
-                "unmeasured": self.unmeasured_reason or None, "parts_agree": self.parts_agree,
+                "unmeasured": self.unmeasured_reason or None,
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
                 "recorded": self.recorded, "counts": self.counts, "fast": self.fast, "detail": self.detail,
                 "fingerprint": decision.fingerprint(self.definition())}
@@ -199,13 +199,13 @@ class Evidence:
 
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool = True,
-                  fast: bool = False, parts_agree: bool = False) -> Criterion:
+                  fast: bool = False) -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``counts=False``: reported, not in the verdict. ``fast=True``: one of the
-        criteria a ``--fast`` run keeps (issue 10). ``parts_agree=True``: its parts are replications (the same
-        comparison on two tasks) that must agree: passed only if every part passes, refuted only if every part is
-        refuted, inconclusive when they disagree (issue 17).
+        criteria a ``--fast`` run keeps (issue 10). Parts handed over with ``compare_each`` / ``sample_each`` (the
+        same comparison on two tasks, at several d_k) are replications under one rule: passed only if every part
+        passes, refuted if any part is (issue 26).
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -223,7 +223,7 @@ class Evidence:
             if not isinstance(value, str) or not value.strip():
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
-                         parts_agree=bool(parts_agree), counts=bool(counts), fast=bool(fast), claim_id=self.id or "",
+                         counts=bool(counts), fast=bool(fast), claim_id=self.id or "",
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit

@@ -27,7 +27,12 @@ Budget (a profile block, ``budget`` below), every key optional except ``train``:
      "train": {"steps": 300, "batch_size": 64, ...},     # TrainConfig fields
      "grad_steps": 50,                                   # K: steps whose dL/dlogits are recorded
      "target_accuracy": 0.9,                             # steps_to_target threshold on held-out accuracy
-     "probe_size": 256}                                  # held-out examples for the init/final probes
+     "probe_size": 256,                                  # held-out examples for the init/final probes
+     "test_size": 512}                                   # test part of the held-out split (default eval_size)
+
+Held-out split (issue 26): the training loop's evaluations (and ``val_loss``, which tuning chooses by) read a
+validation part of ``train.eval_size`` held-out examples; ``final_loss`` and ``final_accuracy``, what the claims
+compare, are measured once at the end on a disjoint test part (``harness.tasks.validation_test_split``).
 """
 from __future__ import annotations
 
@@ -44,10 +49,10 @@ from torch import nn
 from model import MultiHeadAttention, ModelConfig, active_fault
 
 from . import probes
-from .tasks import Task, make_task
-from .training import TrainConfig, build_for_task, train
+from .tasks import Task, make_task, validation_test_split
+from .training import TrainConfig, build_for_task, evaluate, train
 
-BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size")
+BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size")
 DEFAULT_TASK = {"name": "kv_lookup", "n_pairs": 16}
 LOGIT_TAPS = "*.logits"
 SOFTMAX_TAPS = ("*.logits", "*.weights", "*.q", "*.k")
@@ -193,14 +198,19 @@ def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed:
 
     t0 = time.perf_counter()
     kw = dict(taps=[LOGIT_TAPS], tap_steps=K, retain_grad=True) if K else {}
-    res = train(model, task, tcfg, seed, on_step=on_step if K else None, progress=progress, **kw)
+    val, test = validation_test_split(task, tcfg.eval_size, int(budget.get("test_size", tcfg.eval_size)))
+    res = train(model, task, tcfg, seed, on_step=on_step if K else None, progress=progress, heldout=val, **kw)
+    tested = evaluate(model, task, batch=test, batch_size=tcfg.eval_batch_size, device=device)
     final = probe_softmax_state(model, probe_batch, task.tgt_vocab)
     steps = [int(c["step"]) for c in res.curve]
     row = {
         "variant": variant, "d_k": int(d_k), "seed": int(seed),
         "score": cfg.score, "scale": float(np.mean(effective_scales(model))),
-        "final_accuracy": float(res.final.get("accuracy", math.nan)),
-        "final_loss": float(res.final.get("loss", math.nan)),
+        "final_accuracy": float(tested.get("accuracy", math.nan)),
+        "final_loss": float(tested.get("loss", math.nan)),
+        "val_loss": float(res.final.get("loss", math.nan)),
+        "val_accuracy": float(res.final.get("accuracy", math.nan)),
+        "test_size": len(test),
         "steps_to_target": float(res.steps_to_target) if res.steps_to_target is not None else math.nan,
         # unreached -> the budget: conservative for "X reaches the target sooner than Y" when Y misses it
         "steps_to_target_censored": float(res.steps_to_target if res.steps_to_target is not None else res.steps_run),
@@ -230,7 +240,8 @@ def attention_variant_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Seq
 
     ``variants``: name -> ModelConfig overrides on top of ``budget["model"]`` (e.g. ``{"scaled":
     {"scale_exponent": 0.5}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}``).
-    Columns: variant, d_k, seed, score, scale (resolved), final_accuracy, final_loss, steps_to_target (NaN if
+    Columns: variant, d_k, seed, score, scale (resolved), final_accuracy and final_loss (on the test part),
+    val_loss and val_accuracy (the validation part, which tuning reads), test_size, steps_to_target (NaN if
     not reached), steps_to_target_censored, reached_target, diverged, {logit_std, entropy, saturated_fraction,
     grad_abs_mean, q_var, k_var}_{init,final}, grad_abs_mean_first_k and logit_std_first_k (mean over the first
     K = ``grad_steps`` steps), logit_absmax_first_k (the largest |logit| of any layer over those K training batches:

@@ -100,6 +100,21 @@ def heldout_mask(keys: Tensor, fraction: float) -> Tensor:
     return _hash_rows(keys.reshape(keys.shape[0], -1)) < int(round(fraction * _HASH_BUCKETS))
 
 
+def validation_test_split(task: "Task", n_val: int, n_test: int) -> tuple["Batch", "Batch"]:
+    """(validation, test) from the task's held-out split (issue 26: every tuning stage and early stop reads the
+    validation part, every reported result the test part): the first ``n_val`` rows of ``task.heldout(n_val +
+    n_test)`` and the rest, less any row whose input also occurs in the validation part (a repeated draw), so
+    nothing chosen on validation has seen a test input."""
+    full = task.heldout(n_val + n_test)
+    val, rest = full[:n_val], full[n_val:]
+    keys = getattr(task, "split_keys", None)
+    if keys is None:
+        return val, rest
+    seen = {tuple(r) for r in keys(val).tolist()}
+    keep = torch.tensor([tuple(r) not in seen for r in keys(rest).tolist()], dtype=torch.bool)
+    return val, rest[keep]
+
+
 def seq2seq_batch(src: Tensor, tgt: Tensor, meta: dict[str, Any] | None = None) -> Batch:
     """Build a seq2seq Batch from PAD-padded source and target token rows (content left-aligned).
     ``tgt_in = BOS + tgt``, ``tgt_out = tgt + EOS`` (IGNORE_INDEX after EOS); both trimmed to the batch's longest."""

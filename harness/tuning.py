@@ -3,8 +3,8 @@
 A comparison of trained arms at one shared learning rate compares learning rates as much as arms: under Adam
 with ε ≈ 0, the scale d_k^-α on q·k is the same as rescaling W_Q and W_K's init and their learning rate. So
 each (arm, d_k, task) is first trained over a learning-rate grid on *tuning seeds*, the rate with the lowest mean
-held-out loss is chosen, and the arm is then evaluated at that rate on the evaluation seeds (which the choice
-never saw). A chosen rate at the edge of its grid means the optimum may lie outside it: the comparison that
+validation loss is chosen, and the arm is then evaluated at that rate on the evaluation seeds (which the choice
+never saw), on a test part of the held-out split that the validation loss never read (issue 26). A chosen rate at the edge of its grid means the optimum may lie outside it: the comparison that
 uses that arm is inconclusive (``edge_reason``), and the profile's grid should be widened.
 
 Built on ``harness.sweeps.attention_variant_sweep``: its in-process memo keys on the training config, so a rate
@@ -21,19 +21,24 @@ import pandas as pd
 
 from .sweeps import attention_variant_sweep
 
-#: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set
-#: (master seed m gives seeds m*1000 + i, so master seeds below 500 never reach it).
-TUNING_SEED_OFFSET = 500_000
+#: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set by
+#: construction (issue 26): master seed m <= 10**6 gives seeds m*1000 + i < 10**9 + 1000 < 2**31, and a tuning seed
+#: is >= 2**31 (and < 2**32, so numpy's seed % 2**32 keeps it distinct too). tests/test_harness_tuning.py checks it
+#: against the plugin's bounds.
+TUNING_SEED_OFFSET = 2 ** 31
 #: the held-out loss a diverged run counts as when a rate is chosen (it must never win)
 DIVERGED_LOSS = math.inf
-#: the name ``tune`` hands ``choose_rate`` for a sweep run's choosing score (held-out loss, diverged = inf)
-TUNING_SCORE = "held-out loss"
+#: the name ``tune`` hands ``choose_rate`` for a sweep run's choosing score: the loss on the validation part of the
+#: held-out split (issue 26: never the test part the claims compare), a diverged run counting as inf
+TUNING_SCORE = "validation loss"
 
 
 def tuning_seeds(seeds: Sequence[int], n: int) -> list[int]:
     """``n`` tuning seeds, disjoint from ``seeds`` and from every other master seed's evaluation seeds."""
     if n < 1:
         raise ValueError(f"tuning needs at least one tuning seed, got {n}")
+    if any(not 0 <= int(s) < TUNING_SEED_OFFSET - n for s in seeds):
+        raise ValueError(f"evaluation seeds must lie in [0, 2**31 - {n}) to keep tuning seeds disjoint, got {seeds}")
     base = list(seeds)[:n] if len(seeds) >= n else list(seeds) + [max(seeds) + 1 + i for i in range(n - len(seeds))]
     return [TUNING_SEED_OFFSET + int(s) for s in base]
 
@@ -85,7 +90,7 @@ def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget:
          progress: Callable[..., Any] | None = None, extend: int = 0
          ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
     """``choose_rate`` for every (variant, d_k) of the attention-variant sweep: each trained at every rate of
-    ``grid`` on the tuning ``seeds`` and chosen by mean held-out loss (``final_loss``; a diverged run counts as
+    ``grid`` on the tuning ``seeds`` and chosen by mean validation loss (``val_loss``; a diverged run counts as
     infinitely bad), the grid extended past an end up to ``extend`` times while the choice sits there. Returns the
     tuning runs (the sweep's rows, with ``lr``) and the choice per (variant, d_k)."""
     tables, chosen = [], {}
@@ -94,8 +99,8 @@ def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget:
             def held_out_loss(lr: float, seed: int, variant=variant, overrides=overrides, d_k=d_k) -> dict:
                 row = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, lr), [seed],
                                               device=device, progress=progress).iloc[0].to_dict()
-                diverged = bool(row["diverged"]) or not math.isfinite(row["final_loss"])
-                return {**row, TUNING_SCORE: DIVERGED_LOSS if diverged else float(row["final_loss"])}
+                diverged = bool(row["diverged"]) or not math.isfinite(row["val_loss"])
+                return {**row, TUNING_SCORE: DIVERGED_LOSS if diverged else float(row["val_loss"])}
 
             table, chosen[(variant, int(d_k))] = choose_rate(variant, grid, seeds, held_out_loss, by=(TUNING_SCORE,),
                                                              d_k=int(d_k), extend=extend)
@@ -262,7 +267,7 @@ def tuned_tables(sweeps_: Mapping[str, TunedSweep]) -> pd.DataFrame:
 
 def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
     """Each part's outcome alone (``decision.decide_alone``, no family adjustment): the per-task rows the report
-    shows beside a ``parts_agree`` criterion."""
+    shows beside a criterion with one part per task."""
     from . import decision
 
     rows = []

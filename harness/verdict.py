@@ -15,25 +15,36 @@ from harness import decision
 #: The rule, as the report prints it (and the README's "How verdicts are decided" summarises).
 HOW_VERDICTS_ARE_DECIDED = (
     "Each criterion declared its rule before measuring: superiority, non-inferiority or equivalence of two arms "
-    "with a stated margin (and the reason for that margin), a band for one quantity, or an exact "
-    "(deterministic) check. The seed is the unit: arms are compared over per-seed values, paired by seed where "
-    "they share the seed's data and initialisation.",
-    "The claim's counted statistical criteria form one family at alpha = 0.05 under Holm's step-down rule: "
-    "the r-th smallest p of m is tested at 0.05 / (m - r + 1), and testing stops at the first that fails.",
-    "A criterion passes when its two-sided (1 - 2 alpha_i) Student-t interval (Welch's for unpaired arms) lies "
-    "inside the predicted region, is refuted when the interval lies wholly outside it, and is inconclusive "
-    "otherwise, and whenever an arm is constant across seeds (a ceiling has no spread to test). "
-    "Non-significance never passes: 'similar' and 'flat' are equivalence tests with a margin. A criterion that "
-    "must hold at several points (every d_k) passes only if each part does and is refuted if any part is "
-    "(Bonferroni over the parts).",
-    "The claim is supported if every counted criterion passed; refuted if any counted criterion was refuted "
-    "(an exact check that fails is refuted); inconclusive otherwise, including a criterion never recorded or "
-    "a claim with nothing counted; error if its module crashed. Questions read answered yes / answered no / "
-    "inconclusive at this scale. Reported criteria are decided alone at 0.05 and never enter the verdict.",
-    "Firmness is the probability that a fresh, equally sized set of seeds gives the same outcome, simulated "
-    "from each arm's measured mean and spread with Holm and the verdict rule applied in every simulated run; "
-    "'seeds for firm' is the seed count at which that probability reaches 0.9. A verdict below 0.8 is marked "
-    "fragile.",
+    "with a stated margin (the smallest effect the claim cares about, and why), a band for one quantity, or an "
+    "exact (deterministic) check. The seed is the unit: arms are compared over per-seed values, paired by seed "
+    "where they share the seed's data and initialisation.",
+    "A rule has a pass region and a refutation region. A criterion passes when its two-sided 90% Student-t "
+    "interval (Welch's for unpaired arms; alpha = 0.05 one-sided) lies inside the pass region. It is refuted only "
+    "when the interval lies in the refutation region, which means the prediction is contradicted: for "
+    "superiority, no advantage at all (the interval at or below 0); for non-inferiority, worse by more than the "
+    "margin; for equivalence and bands, wholly outside (a one-sided band predicting a direction may declare a "
+    "null: then only the far side of it refutes). Between the two it is inconclusive; 'smaller than the margin' "
+    "says when the effect was measured but is below what the claim cares about. Non-significance never passes "
+    "and never refutes: 'similar' and 'flat' are equivalence tests with a margin. An arm constant across seeds "
+    "(a ceiling) or a comparison marked invalid (an arm tuned to the edge of its grid) is inconclusive.",
+    "One rule for several parts (every d_k, or the same comparison on two tasks): a criterion passes only if "
+    "every part passes, and is refuted if any part is refuted; the verdict names the scope ('refuted on "
+    "key-value lookup; passed on delayed copy').",
+    "The claim is supported if every counted criterion passed: an intersection-union test, each at alpha = 0.05 "
+    "with no multiplicity correction (the claim's false-support rate stays at or below 0.05). It is refuted if "
+    "any counted criterion was refuted, where refutation is decided by Holm's step-down over every part of every "
+    "counted criterion (the r-th smallest of m refutation p-values at 0.05 / (m - r + 1)), so the claim's "
+    "false-refutation rate stays at or below 0.05; an exact check that fails refutes. Otherwise inconclusive, "
+    "including a criterion never recorded or a claim with nothing counted; error if its module crashed. "
+    "Questions read answered yes / answered no / inconclusive at this scale. Reported criteria are decided "
+    "alone and never enter the verdict.",
+    "Firmness is the replication probability, estimated from this run's seeds, conditional on the tuned rates: "
+    "the share of simulated fresh, equally sized seed sets that give the same outcome, each drawn from the "
+    "predictive distribution (each arm's mean and spread first drawn from their posterior at the observed n), "
+    "with the whole rule applied in every simulated run. It is not estimated (null, with the reason) for exact "
+    "checks, for degenerate, invalid or unmeasured criteria, and for an inconclusive verdict that rests on one. "
+    "'Seeds for firm' is a planning number: the seed count at which the outcome would reach 0.9 if the observed "
+    "means and spreads were the truth. Below 0.8 a verdict is marked fragile.",
 )
 KINDS = ("claim", "recommendation", "question")
 SUPPORTED, INCONCLUSIVE, REFUTED, ERROR = "supported", "inconclusive", "refuted", "error"
@@ -82,11 +93,13 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
         if key == "firmness":
             f = record.get("firmness")
             if f is None:
-                status, how = "open", "firmness not estimated (no counted statistical criterion, or an error)"
+                why = record.get("firmness_reason") or "no counted statistical criterion, or an error"
+                status = "not applicable" if why.startswith("deterministic") else "open"
+                how = f"firmness not estimated: {why}"
             else:
                 status = "open" if fragile(f) else "answered"
-                how = (firmness_text(record) + ": the share of simulated fresh seed sets (each arm's measured mean "
-                       "and spread) that give this verdict")
+                how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
+                       "(predictive simulation), conditional on the tuned rates")
         if key == "ceiling":
             flat = [c["name"] for c in record.get("criteria", []) if c.get("counts", True)
                     and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
@@ -115,12 +128,17 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         c.update(outcome=d["outcome"], passed=d["outcome"] == decision.PASSED,
                  refuted=d["outcome"] == decision.REFUTED, firmness=d.get("firmness"),
                  seeds_for_firm=d.get("seeds_for_firm"))
+        if d.get("firmness") is None and d.get("firmness_reason"):
+            c["firmness_reason"] = d["firmness_reason"]
         if d.get("decision_note") and d.get("level") is None:
             c["decision_note"] = d["decision_note"]
         if "level" in d and d["level"] is not None:
-            c.update(level=d["level"], p_value=d["p_value"], ci=list(d["ci"]), measured=d["measured"],
-                     p_support=d["p_support"], p_refute=d["p_refute"], deciding_part=d["deciding_part"],
-                     decision_note=d["decision_note"])
+            c.update(level=d["level"], refute_level=d["refute_level"], p_value=d["p_value"], ci=list(d["ci"]),
+                     measured=d["measured"], p_support=d["p_support"], p_refute=d["p_refute"],
+                     deciding_part=d["deciding_part"], decision_note=d["decision_note"],
+                     short_of_margin=d["short_of_margin"])
+            if len(d["parts"]) > 1:
+                c["parts"] = d["parts"]
     if errored:
         outcome = ERROR
     elif not any(mask):
@@ -129,7 +147,22 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         outcome = _VERDICT_OF_CODE[result.verdict_code]
     return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
             "firmness": None if errored else result.firmness, "seeds_for_firm": None if errored else result.seeds_for_firm,
-            "n_seeds": result.n_seeds}
+            "firmness_reason": "the module errored" if errored else result.firmness_reason,
+            "n_seeds": result.n_seeds, "scope": "" if errored else scope(criteria, outcome, fast_only)}
+
+
+def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:
+    """Where a verdict holds when its counted criteria's parts disagree: 'refuted on kv_lookup
+    (c_large_dk_scaled_beats_unscaled); passed on delayed_copy'. Empty when every part agrees."""
+    bits = []
+    for c in counted(criteria, fast_only):
+        parts = c.get("parts") or []
+        states = {p["outcome"] for p in parts}
+        if len(states) < 2:
+            continue
+        by = {o: [p["label"] for p in parts if p["outcome"] == o] for o in ("refuted", "inconclusive", "passed")}
+        bits.append(f"{c['name']}: " + "; ".join(f"{o} on {', '.join(labels)}" for o, labels in by.items() if labels))
+    return " | ".join(bits)
 
 
 def decide(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
@@ -144,6 +177,8 @@ def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only:
                      fast_only=fast_only)
     record["criteria"] = j["criteria"]
     record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
+    record["firmness_reason"] = j["firmness_reason"] if j["firmness"] is None else ""
+    record["scope"] = j["scope"]
     return record
 
 
@@ -159,10 +194,14 @@ def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[M
         return [], 0
     judged = counted(record.get("criteria", []), bool(record.get("fast")))
 
-    def firmness(c: Mapping[str, Any]) -> float:
-        return c["firmness"] if isinstance(c.get("firmness"), (int, float)) else -1.0
-
     verdict = canonical(record.get("verdict"))
+
+    def firmness(c: Mapping[str, Any]) -> float:
+        # no firmness: an exact check (deterministic, the firmest) when it passed or refuted; an untestable or
+        # unmeasured criterion (the least firm) when it left the claim open
+        if isinstance(c.get("firmness"), (int, float)):
+            return c["firmness"]
+        return -1.0 if verdict == INCONCLUSIVE else 2.0
     if verdict == REFUTED:
         pick = sorted((c for c in judged if c.get("refuted")), key=firmness, reverse=True)
     elif verdict == INCONCLUSIVE:
@@ -180,7 +219,7 @@ def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:
     """'firm (0.97)', or 'fragile at N seeds: about M needed (firmness 0.55)'."""
     f = record.get("firmness")
     if f is None:
-        return "firmness not estimated"
+        return "firmness not estimated" + (f" ({record['firmness_reason']})" if record.get("firmness_reason") else "")
     if not fragile(f):
         return f"firmness {f:.2f}"
     need = record.get("seeds_for_firm")
@@ -243,7 +282,8 @@ def explain(record: Mapping[str, Any]) -> str:
         elif c.get("refuted"):
             state = "REFUTED"
         else:
-            state = "passed" if c.get("passed") else "inconclusive"
+            state = "passed" if c.get("passed") else \
+                "inconclusive (smaller than the margin)" if c.get("short_of_margin") else "inconclusive"
         extra = [f"{c.get('kind') or (c.get('rule') or {}).get('kind', '?')}", f"measured {_fmt(c.get('measured'))}",
                  f"threshold {_fmt(c.get('threshold'))}"]
         if c.get("ci") is not None:
@@ -252,6 +292,8 @@ def explain(record: Mapping[str, Any]) -> str:
             extra.append(f"Holm p={_fmt(c['p_value'])}")
         if c.get("firmness") is not None:
             extra.append(f"firmness {c['firmness']:.2f}")
+        if c.get("parts"):
+            extra.append("parts " + ", ".join(f"{p['label']} {p['outcome']}" for p in c["parts"]))
         counts = "" if id(c) in judged else " (not counted)"
         lines.append(f"  - {c.get('name')}: {state}{counts}; " + ", ".join(extra))
         if c.get("detail"):
@@ -260,6 +302,8 @@ def explain(record: Mapping[str, Any]) -> str:
             lines.append(f"      {c['decision_note']}")
     if not judged:
         lines.append("  (no counted criterion: nothing can support this claim)")
+    if record.get("scope"):
+        lines.append(f"  scope: {record['scope']}")
     if record.get("error"):
         lines.append(f"  error: {record['error']}")
     return "\n".join(lines)

@@ -49,8 +49,9 @@ def test_q1_scale_matters_decides_yes_and_no():
     yes = _q1_table(unscaled_mean=1.2)
     assert q1_outcome("scale_matters_with_qk_norm", yes) == "passed"
     assert q1.measurements("scale_matters_with_qk_norm", yes)[0]["paired"]
-    no = _q1_table(unscaled_mean=0.5)
+    no = _q1_table(unscaled_mean=0.4)          # no scale is better: the cost is contradicted (issue 26)
     assert q1_outcome("scale_matters_with_qk_norm", no) == "refuted"
+    assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5)) == "inconclusive"   # no cost
     # a cost of about the margin is neither
     assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5 + q1.MARGIN)) == "inconclusive"
     record = [{"rule": q1.CRITERIA[n][0].as_dict(), "measurements": q1.measurements(n, no), "recorded": True,

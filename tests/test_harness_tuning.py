@@ -11,7 +11,7 @@ from harness import tuning
 def test_tuning_seeds_are_disjoint_from_every_evaluation_seed_set():
     ev = [0, 1, 2]
     tune = tuning.tuning_seeds(ev, 2)
-    assert tune == [500_000, 500_001]
+    assert tune == [tuning.TUNING_SEED_OFFSET, tuning.TUNING_SEED_OFFSET + 1]
     for master in range(0, 500):
         assert not set(tune) & {master * 1000 + i for i in range(25)}
     assert len(tuning.tuning_seeds([7], 3)) == 3
@@ -42,7 +42,7 @@ def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
                     diverged = v == "a" and lr < 6e-4
                     rows.append({"variant": v, "d_k": d_k, "seed": s, "final_loss": 0.0 if diverged else loss,
                                  "diverged": diverged})
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows).assign(val_loss=lambda d: d.final_loss)   # tuning reads the validation part
 
     monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
     grid = tuning.lr_grid(1e-3, 3, 4.0)
@@ -65,13 +65,13 @@ def test_tuned_sweep_centres_the_grid_on_the_shared_rate_and_names_the_task(monk
         lr = budget["train"]["lr"]
         return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / 1e-3)) ** 2 + 0.01 * s,
                               "final_accuracy": 0.5, "diverged": False, "cached": False}
-                             for v in variants for d in d_ks for s in seeds])
+                             for v in variants for d in d_ks for s in seeds]).assign(val_loss=lambda d: d.final_loss)
 
     monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
     budget = {"task": {"name": "delayed_copy"}, "train": {"lr": 1e-3}}
     s = tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 3, "span": 16.0, "seeds": 2})
     assert s.task == "delayed_copy" and s.tuned[("a", 8)].lr == 1e-3 and s.tuned[("a", 8)].edge is None
-    assert set(s.tuning.seed) == {500_000, 500_001} and set(s.runs.seed) == {0, 1}
+    assert set(s.tuning.seed) == {tuning.TUNING_SEED_OFFSET, tuning.TUNING_SEED_OFFSET + 1} and set(s.runs.seed) == {0, 1}
     assert list(s.cell("a", 8)) == pytest.approx([0.0, 0.01])
     assert s.invalid(("a", 8)) == "" and len(s.fixed_lr()) == 1
     with pytest.raises(ValueError):
@@ -102,7 +102,8 @@ def test_an_edge_choice_extends_the_grid_on_the_tuning_seeds_until_interior_or_t
         trained.append((tuple(variants), lr, tuple(seeds)))
         best = {"b": 1.0, "c": 2.5e-4}
         return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / best[v])) ** 2,
-                              "diverged": False} for v in variants for d in d_ks for s in seeds])
+                              "diverged": False} for v in variants for d in d_ks for s in seeds]
+                            ).assign(val_loss=lambda d: d.final_loss)
 
     monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
     grid = tuning.lr_grid(1e-3, 3, 4.0)
@@ -151,3 +152,18 @@ def test_choose_rate_extends_an_edge_for_any_training_function():
     assert t.lr == pytest.approx(1.6e-2) and t.edge is None and t.grid[-1] == pytest.approx(3.2e-2)
     _, capped = tuning.choose_rate("lstm", [1e-3, 2e-3, 4e-3], [500_000], score)
     assert capped.edge == "highest" and capped.grid == (1e-3, 2e-3, 4e-3)
+
+
+def test_tuning_seeds_are_disjoint_from_every_master_seeds_seeds_by_construction():
+    """Issue 26: no --master-seed the plugin accepts can produce a seed that is some run's tuning seed."""
+    from harness import plugin, tuning
+
+    top = plugin.derive_seeds(10 ** 6, plugin.MAX_SEEDS)[-1]          # the largest evaluation seed possible
+    assert top < tuning.TUNING_SEED_OFFSET
+    assert min(tuning.tuning_seeds([0], 3)) >= tuning.TUNING_SEED_OFFSET
+    assert max(tuning.tuning_seeds(plugin.derive_seeds(10 ** 6, 5), 7)) < 2 ** 32
+    with pytest.raises(pytest.UsageError):
+        plugin._int_option("--master-seed", str(10 ** 6 + 1), 0, 10 ** 6)
+    for m in (0, 1, 999, 10 ** 6):
+        seeds = plugin.derive_seeds(m, 5)
+        assert all(t > top for t in tuning.tuning_seeds(seeds, 3))

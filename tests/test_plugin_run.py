@@ -65,8 +65,8 @@ def test_results_json_follows_the_contract(runs):
     c = f1["criteria"][0]
     assert c["outcome"] == "passed" and c["kind"] == "band" and c["level"] == 0.05 and c["p_value"] < 1e-3
     assert c["ci"] == pytest.approx([0.901 - 0.001686, 0.901 + 0.001686], abs=2e-5)  # 90% t interval, 2 df
-    assert c["firmness"] == 1.0 and c["seeds_for_firm"] is None and len(c["fingerprint"]) == 12
-    assert f1["firmness"] == 1.0 and f1["seeds_for_firm"] is None
+    assert c["firmness"] > 0.99 and c["seeds_for_firm"] is None and len(c["fingerprint"]) == 12
+    assert f1["firmness"] > 0.99 and f1["seeds_for_firm"] is None
     assert f1["figures"] == ["figures/F1/score_by_seed.png"]
     assert (runs["root"] / "serial" / f1["figures"][0]).is_file()
     assert f1["tables"]["per_seed"][2] == {"seed": 2, "score": pytest.approx(0.902)}
