@@ -143,8 +143,8 @@ from scipy import stats as sps  # noqa: E402
 from harness import decision, stats  # noqa: E402
 from harness.probes import attention_entropy, run_with_taps  # noqa: E402
 from harness.resolution import positional_resolution  # noqa: E402
-from harness.tasks import MultiPositionRetrieval  # noqa: E402
-from harness.training import TrainConfig, build_for_task, torch_threads, train  # noqa: E402
+from harness.tasks import MultiPositionRetrieval, validation_test_split  # noqa: E402
+from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train  # noqa: E402
 from harness.tuning import (DIVERGED_LOSS, Tuned, choose_rate, figure_loss_vs_lr, tuned_table,  # noqa: E402
                             tuning_seeds)
 from model import EncoderTagger, ModelConfig  # noqa: E402
@@ -334,15 +334,17 @@ def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device 
 
 def tuning_loss(arm: Arm, budget: dict[str, Any], seed: int, lr: float, device: torch.device | str = "cpu",
                 progress: Callable[..., Any] | None = None) -> tuple[float, bool]:
-    """One tuning run: the arm trained at ``lr`` on ``seed``; (its final held-out loss, diverged). No probe: the
-    rate is chosen by held-out loss alone."""
+    """One tuning run: the arm trained at ``lr`` on ``seed``; (its final validation loss, diverged). No probe: the
+    rate is chosen by the loss on the validation part of the held-out split alone (issue 26: the probe and every
+    reported number read the disjoint test part)."""
     tc = train_config(arm, budget, device, lr)
     with torch_threads(tc.num_threads):
         task = make_task(arm, budget["task"])
         model = build_model(arm, budget["model"], task, seed)
         if progress:
             progress(f"C5 tuning {arm.label} lr {lr:.3g} seed {seed}: training {tc.steps} steps", force=True)
-        result = train(model, task, tc, seed, progress=progress)
+        val, _ = validation_test_split(task, tc.eval_size, budget["probe"]["n_eval"])
+        result = train(model, task, tc, seed, progress=progress, heldout=val)
     loss = float(result.final.get("loss", math.nan))
     return loss, bool(result.diverged or not math.isfinite(loss))
 
@@ -360,10 +362,11 @@ def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device:
 
         def score(lr: float, seed: int, arm: Arm = arm) -> dict[str, Any]:
             loss, diverged = tuning_loss(arm, budget, seed, lr, device, progress)
-            return {"loss": loss, "diverged": diverged, "held_out_loss": DIVERGED_LOSS if diverged else loss}
+            return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
 
         table, chosen[arm] = choose_rate(f"h={arm.h}", block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
-                                         score, by=("held_out_loss",), d_k=d_k_of(arm, budget))
+                                         score, by=("val_loss",), d_k=d_k_of(arm, budget),
+                                         extend=int(block.get("extend", 1)))
         tables.append(table.assign(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
     return pd.concat(tables, ignore_index=True), chosen
 
@@ -383,9 +386,11 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
     model = build_model(arm, budget["model"], task, seed)
     if progress:
         progress(f"C5 {arm.label} seed {seed}: training {tc.steps} steps", force=True)
-    result = train(model, task, tc, seed, progress=progress)
     probe = budget["probe"]
-    held = task.heldout(probe["n_eval"]).to(device)
+    val, test = validation_test_split(task, tc.eval_size, probe["n_eval"])
+    result = train(model, task, tc, seed, progress=progress, heldout=val)
+    held = test.to(device)
+    tested = evaluate(model, task, batch=held, batch_size=tc.eval_batch_size, device=device)
     fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
     caches = [run_with_taps(model, b, [WEIGHTS_TAP, OUT_TAP])[0] for b in (fit, held)]
     w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
@@ -399,8 +404,8 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
                                 ridge=probe["ridge"])
     row = {"binding": arm.binding, "M": arm.M, "h": arm.h, "d_k": model.cfg.d_k, "steps": result.steps_run,
            "long": arm.steps_factor > 1, "seed": seed, "lr": tc.lr if tc.schedule != "warmup" else math.nan,
-           "exact_match": result.final["exact_match"], "token_accuracy": result.final["token_accuracy"],
-           "loss": result.final["loss"], "entropy": float(ent.mean()),
+           "exact_match": tested["exact_match"], "token_accuracy": tested["token_accuracy"],
+           "loss": tested["loss"], "val_loss": result.final["loss"], "entropy": float(ent.mean()),
            "entropy_per_head": [round(float(e), 4) for e in ent], "effective_positions": float(np.exp(ent).mean()),
            "mass_on_slots": float(on_slots.mean()), "top_slot_share": float(top_share.mean()),
            "top_slot_share_per_head": [round(float(t), 4) for t in top_share],
@@ -527,9 +532,15 @@ def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
 
 
 def resolution_fit(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> stats.SlopeFit:
-    """Least-squares slope of per-seed resolution against log2 h (resolution gained per doubling of h)."""
+    """The slope of resolution against log2 h (resolution gained per doubling of h) with the seed as the unit
+    (issue 26): one least-squares slope per seed over the seeds that ran every h (a balanced set: the arms share
+    each seed's init and data), then a t interval across seeds (``stats.replicate_slope``). A pooled fit over
+    unbalanced rows (h = 1, 4 on 25 seeds, h = 2, 8 on 5) overstated its degrees of freedom."""
     sel = pd.concat([select(df, binding, M, h) for h in heads])
-    return stats.linear_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float))
+    balanced = [s for s, g in sel.groupby("seed") if set(g["h"]) >= set(heads)]
+    sel = sel[sel["seed"].isin(balanced)]
+    return stats.replicate_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float),
+                                 sel["seed"].to_numpy(), transform="linear")
 
 
 def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:

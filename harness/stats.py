@@ -310,7 +310,14 @@ def replicate_slope(x: ArrayLike, y: ArrayLike, replicate: ArrayLike, transform:
     reps = np.asarray(replicate).ravel()
     if not (xs.size == ys.size == reps.size):
         raise ValueError(f"x, y and replicate differ in length: {xs.size}, {ys.size}, {reps.size}")
-    fits = [_SLOPE_FITS[transform](xs[reps == r], ys[reps == r], confidence) for r in np.unique(reps)]
+    def one(x: np.ndarray, y: np.ndarray):
+        if transform == "linear" and x.size == 2 and x[0] != x[1]:       # two points: their slope, exactly
+            slope = float((y[1] - y[0]) / (x[1] - x[0]))
+            return SlopeFit(slope, slope, slope, float(y[0] - slope * x[0]), 0.0, 1.0, math.nan, 2, confidence,
+                            "linear, two points")
+        return _SLOPE_FITS[transform](x, y, confidence)
+
+    fits = [one(xs[reps == r], ys[reps == r]) for r in np.unique(reps)]
     slopes = np.array([f.slope for f in fits])
     ci = t_ci(slopes, confidence)
     if slopes.size < 2:

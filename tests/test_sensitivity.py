@@ -136,3 +136,19 @@ def test_the_matrix_warns_of_flaky_cells(tmp_path):
     doc = sensitivity.measure(["no_scale"], [], claims_dir=claims, progress=lines.append, jobs=1)
     assert [(f["fault"], f["claim"]) for f in doc["flaky"]] == [("no_scale", "C3")]
     assert any(line.startswith("[sensitivity] WARNING flaky cell no_scale x C3") for line in lines)
+
+
+def test_calibration_rows_count_repeats_over_ordered_pairs():
+    """harness.calibration (issue 26): a criterion decided the same in 3 runs repeats at rate 1; one that flips once
+    in 3 repeats 1/3 of the ordered pairs; its predicted firmness is the mean over runs."""
+    from harness import calibration
+
+    def rec(outcome, firm):
+        return {"C9": {"criteria": [{"name": "a", "counts": True, "fast": True, "outcome": outcome,
+                                     "firmness": firm},
+                                    {"name": "r", "counts": False, "fast": True, "outcome": "passed",
+                                     "firmness": 1.0}]}}
+    rows = calibration.rows({0: rec("passed", 0.9), 1: rec("passed", 0.8), 2: rec("inconclusive", 0.4)})
+    assert len(rows) == 1 and rows[0]["criterion"] == "C9 a" and rows[0]["runs"] == 3
+    assert rows[0]["predicted"] == pytest.approx(0.7) and rows[0]["observed"] == pytest.approx(1 / 3)
+    assert "| C9 a | 0.70 | 0.33 | 3 |" in calibration.markdown(rows, [0, 1, 2])

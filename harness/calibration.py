@@ -1,0 +1,106 @@
+"""Is firmness honest? Its calibration on this suite's own criteria (issue 26).
+
+Firmness is the replication probability estimated from one run's seeds (``harness.decision``). This checks it the
+only way a probability can be checked: run the same criteria again on fresh seeds and count. It runs every claim's
+fast criteria at smoke budgets (the fault matrix's own command, ``harness.sensitivity.run_fast``, no fault) at
+several master seeds (disjoint seed sets), and for each counted criterion compares the firmness each run predicted
+with how often the other runs repeated that run's outcome.
+
+    python -m harness.calibration --master-seeds 0,1,2,3,4 --jobs 2      # prints a Markdown table
+
+One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
+then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
+decided the same way, it can show gross miscalibration only (a criterion predicted 0.95 that flips every other run);
+tests/test_harness_decision.py checks calibration finely on synthetic claims.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime as dt
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import sensitivity
+
+BINS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.0001))
+
+
+def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print
+            ) -> dict[int, dict[str, Any]]:
+    """{master seed: results.json's claim records} of the fast criteria, no fault."""
+    ids = sensitivity.matrix_claims(claims_dir)
+    with tempfile.TemporaryDirectory(prefix="calibration-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = {m: pool.submit(sensitivity.run_fast, ids, fault=None, master_seed=m,
+                                  report_dir=Path(tmp) / f"m{m}", claims_dir=claims_dir) for m in master_seeds}
+        out = {}
+        for m, fut in futures.items():
+            out[m] = fut.result()
+            progress(f"[calibration] master seed {m}: " + ", ".join(f"{c} {r.get('verdict')}" for c, r in out[m].items()))
+    return out
+
+
+def rows(runs: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per counted fast criterion with a firmness in some run: predicted (mean firmness), observed (share of
+    ordered pairs of runs (m, m') where m' repeats m's outcome), runs, outcomes."""
+    seen: dict[str, list[tuple[float | None, str]]] = {}
+    for m in sorted(runs):
+        for cid, rec in runs[m].items():
+            for c in rec.get("criteria", []):
+                if c.get("counts", True) and c.get("fast") and c.get("outcome"):
+                    seen.setdefault(f"{cid} {c['name']}", []).append((c.get("firmness"), c["outcome"]))
+    out = []
+    for name, obs in seen.items():
+        firm = [f for f, _ in obs if isinstance(f, (int, float))]
+        outcomes = [o for _, o in obs]
+        pairs = [(i, j) for i in range(len(obs)) for j in range(len(obs)) if i != j]
+        if not firm or not pairs:
+            continue
+        repeated = sum(outcomes[i] == outcomes[j] for i, j in pairs) / len(pairs)
+        out.append({"criterion": name, "predicted": sum(firm) / len(firm), "observed": repeated, "runs": len(obs),
+                    "outcomes": ", ".join(f"{o} {outcomes.count(o)}" for o in dict.fromkeys(outcomes))})
+    return out
+
+
+def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int]) -> str:
+    lines = [f"Measured {dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
+             f"({platform.processor() or platform.machine()}), fast criteria at smoke budgets, master seeds "
+             f"{', '.join(map(str, master_seeds))}:", "",
+             "| criterion | predicted firmness (mean) | observed repeat rate | runs | outcomes |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {r['criterion']} | {r['predicted']:.2f} | {r['observed']:.2f} | {r['runs']} | {r['outcomes']} |"
+              for r in sorted(table, key=lambda r: r["criterion"])]
+    lines += ["", "| predicted firmness | criteria | mean predicted | mean observed |", "|---|---|---|---|"]
+    for lo, hi in BINS:
+        sel = [r for r in table if lo <= r["predicted"] < hi]
+        if sel:
+            lines.append(f"| [{lo:.1f}, {min(hi, 1.0):.1f}{']' if hi > 1 else ')'} | {len(sel)} | "
+                         f"{sum(r['predicted'] for r in sel) / len(sel):.2f} | "
+                         f"{sum(r['observed'] for r in sel) / len(sel):.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.calibration", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
+    parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
+    parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.master_seeds.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--master-seeds takes comma-separated integers, got {args.master_seeds!r}")
+    if len(seeds) < 2 or args.jobs < 1:
+        parser.error("--master-seeds needs at least 2 seeds and --jobs a positive integer")
+    runs = collect(seeds, claims_dir=Path(args.claims_dir), jobs=args.jobs,
+                   progress=lambda m: print(m, file=sys.stderr, flush=True))
+    print(markdown(rows(runs), seeds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
