@@ -39,6 +39,7 @@ from typing import Any, Mapping
 import jinja2
 
 from harness import baseline as baseline_gate
+from harness import findings
 from harness import results as results_io
 from harness import verdict as verdicts
 
@@ -614,14 +615,45 @@ def compare_main(argv: list[str]) -> int:
     return 1 if any(r["regressed"] for r in rows) else 0
 
 
+def findings_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.report findings",
+        description="The findings table (per claim: the verdict with its firmness and the effect that decided it, "
+                    "in words) as Markdown. Exit 1 when --write's file lacks the markers, 2 when RESULTS cannot be read.")
+    parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
+    parser.add_argument("--write", type=Path, default=None, metavar="FILE",
+                        help=f"replace the text between {findings.BEGIN} and {findings.END} in FILE (e.g. README.md)")
+    args = parser.parse_args(argv)
+    try:
+        table = findings.findings_markdown(results_io.load(args.results))
+    except results_io.ResultsFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.write is None:
+        print(table, end="")
+        return 0
+    try:
+        text = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), table)
+    except (OSError, findings.MarkersMissing) as exc:
+        print(f"error: {args.write}: {exc}", file=sys.stderr)
+        return 1
+    results_io.write_text_atomic(args.write, text)
+    print(f"wrote the findings of {args.results} into {args.write}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["compare"]:
         return compare_main(argv[1:])
+    if argv[:1] == ["findings"]:
+        return findings_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m harness.report",
                                      description="Rebuild index.html from a results.json without rerunning. "
                                                  "`python -m harness.report compare OLD NEW`: what moved between "
-                                                 "two results files (see `compare --help`).")
+                                                 "two results files (see `compare --help`); "
+                                                 "`python -m harness.report findings RESULTS [--write README.md]`: "
+                                                 "the findings table as Markdown (see `findings --help`).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",
