@@ -222,7 +222,9 @@ def deciding_effect(claim: Mapping[str, Any]) -> str:
     if claim.get("error") or claim.get("verdict") == verdicts.ERROR:
         return "the module crashed"
     picked, _ = verdicts.deciding_criteria(claim)
-    return effect_text(picked[0]) if picked else "no counted criterion"
+    if picked:
+        return effect_text(picked[0])
+    return "—" if verdicts.counted(claim.get("criteria", []), bool(claim.get("fast"))) else "no counted criterion"
 
 
 def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -83,7 +83,13 @@ def natural_key(name: str) -> list:
     return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.split(r"(\d+)", str(name)) if tok]
 
 
+#: A question's yes and no are both answers: one neutral badge, never the colours of a pass or a failure.
+_ANSWERS = {verdicts.QUESTION_LABELS[verdicts.SUPPORTED], verdicts.QUESTION_LABELS[verdicts.REFUTED]}
+
+
 def badge_class(verdict: str | None) -> str:
+    if verdict in _ANSWERS:
+        return "answer"
     return _BADGE.get(verdicts.canonical(verdict) if verdict else None, "none")
 
 
@@ -238,6 +244,9 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         deciding, more = verdicts.deciding_criteria(c)
         claims.append({
             **c,
+            "title": findings.strip_own_id(cid, c.get("title")),
+            "statement": findings.strip_own_id(cid, c.get("statement")),
+            "effect_text": findings.deciding_effect(c),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),
             "headline_text": f"{head} = {fmt(c['metrics'].get(head))}" if head else "—",
@@ -248,7 +257,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "regression": c.get("regression"),
             "fragile": verdicts.fragile(c.get("firmness")),
             "firmness_text": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None),
-            "deciding": deciding,
+            "deciding": [{**k, "effect_text": findings.effect_text(k)} for k in deciding],
             "deciding_more": more,
             "deciding_lead": _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
             # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
@@ -295,16 +304,16 @@ table{border-collapse:collapse;width:100%;margin:8px 0 14px;font-size:.92em}
 th,td{border:1px solid #dde2e8;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f0f3f6;font-weight:600}
 td.num,table.data td{font-variant-numeric:tabular-nums;white-space:nowrap}td.id{white-space:nowrap;font-weight:600}
-td.val{font-variant-numeric:tabular-nums;min-width:9em;overflow-wrap:anywhere}td.text{min-width:16em}
+td.val{font-variant-numeric:tabular-nums;min-width:9em;overflow-wrap:anywhere}td.effect{min-width:16em;font-variant-numeric:tabular-nums}td.text{min-width:16em}
 table.summary .fragile{white-space:normal;display:inline-block}
 .scroll{overflow-x:auto;max-width:100%}.scroll table.data{width:auto;min-width:40%}
 .badge{display:inline-block;padding:1px 9px;border-radius:10px;font-size:.85em;font-weight:600;color:#fff;white-space:nowrap;-webkit-print-color-adjust:exact;print-color-adjust:exact}
-.badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
+.badge.answer{background:#3f5f8a}.badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
 .banner{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}
 .banner.bad{background:#fdecea;color:#8e1c1c;border:1px solid #f5c2c0}.banner.warn{background:#fff6e0;color:#7a5300;border:1px solid #f3dc9c}
 .banner.info{background:#e8f1fb;color:#1d4f84;border:1px solid #bcd6f2}.banner.good{background:#e9f6ea;color:#1e5b22;border:1px solid #b9dfbc}
 .verdict{border:1px solid #dde2e8;border-left:6px solid #8a949e;border-radius:4px;padding:8px 14px;margin:10px 0 12px;background:#fafbfc}
-.verdict.ok{border-left-color:#2e7d32}.verdict.bad{border-left-color:#c62828}.verdict.meh{border-left-color:#b7791f}.verdict.err{border-left-color:#6a1b9a}
+.verdict.answer{border-left-color:#3f5f8a}.verdict.ok{border-left-color:#2e7d32}.verdict.bad{border-left-color:#c62828}.verdict.meh{border-left-color:#b7791f}.verdict.err{border-left-color:#6a1b9a}
 .verdict p{margin:2px 0}.verdict ul{margin:4px 0 2px;padding-left:20px}.verdict li{margin:2px 0}
 blockquote{margin:6px 0 10px;padding:6px 12px;border-left:4px solid #9fb3c8;background:#f7f9fb;font-style:italic}
 table.objections{font-size:.9em;margin:6px 0 10px}table.objections td:first-child{min-width:16em}
@@ -392,9 +401,9 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 
 <section id="summary">
 <h2>Summary</h2>
-<div class="scroll"><table class="summary"><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>firmness</th><th>headline</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
+<div class="scroll"><table class="summary"><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>firmness</th><th>the effect that decided it</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
 {% for c in claims %}<tr><td class="id"><a href="#{{ c.anchor }}">{{ c.id }}</a></td><td class="text">{{ c.statement or c.title }}</td><td>{{ c.strength }}</td>
-<td>{{ badge(c.verdict, c.badge) }}</td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="val">{{ c.headline_text }}</td>
+<td>{{ badge(c.verdict, c.badge) }}</td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="effect">{{ c.effect_text }}</td>
 {% if gated %}<td>{% if c.regression %}{% if c.regression.regressed %}<span class="fail">REGRESSED</span>{% else %}{{ c.regression.status }}{% endif %}{% endif %}</td>{% endif %}
 <td class="num">{{ fmt(c.duration_s) }} s{% if c.budget_s %}<br><span class="meta{% if c.duration_s > c.budget_s %} fail{% endif %}">of {{ fmt(c.budget_s) }} s</span>{% endif %}</td></tr>
 {% else %}<tr><td colspan="8">No claim was recorded in this run.</td></tr>{% endfor %}
@@ -429,7 +438,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 <p><b>Verdict: {{ c.verdict }}</b>, {% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}.</p>
 {% if c.error %}<p>The module crashed; the error is below.</p>
 {% elif c.deciding %}<p>{{ c.deciding_lead }}</p><ul>
-{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% endif %}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
+{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% endif %}: {{ k.effect_text }}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
 {% endfor %}</ul>{% if c.deciding_more %}<p class="meta">and {{ c.deciding_more }} more in the criteria table below.</p>{% endif %}
 {% else %}<p>No counted criterion: nothing can support this claim.</p>{% endif %}
 {% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline:<ul>{% for r in c.regression.reasons %}<li>{{ r }}</li>{% endfor %}</ul></div>{% endif %}
@@ -438,7 +447,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% for o in c.objections %}<tr><td>{{ o.question }}</td><td class="obj-{{ o.status | replace(' ', '-') }}">{{ o.status }}</td><td>{{ o.how }}</td></tr>{% endfor %}
 </tbody></table>
 <blockquote>{{ c.statement }}</blockquote>
-<p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}</p>
+<p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}{% if c.headline %} · headline metric <code>{{ c.headline_text }}</code>{% endif %}</p>
 {% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}
 <h3>Criteria (stated before measuring)</h3>
 {% set ncol = 8 if c.regression else 7 %}
