@@ -240,7 +240,8 @@ def run_line(results: Mapping[str, Any]) -> str:
     started = str(run.get("started_at") or "?").replace("T", " ")[:16]
     workers = f", {run['workers']} xdist workers" if run.get("workers") else ""
     commit = f", commit {run['git_commit'][:7]}" if run.get("git_commit") else ""
-    machine = ", ".join(str(run[k]) for k in ("platform", "python") if run.get(k))
+    machine = ", ".join(f"{label}{run[k]}" for k, label in (("platform", ""), ("python", "Python "))
+                        if run.get(k))
     return (f"Profile **{run.get('profile')}** on {run.get('device')}{workers}, started {started} UTC, "
             f"{number(run.get('duration_s') or 0, 3)} s{commit}; machine: {machine or 'not recorded'}.")
 
