@@ -1,6 +1,8 @@
 """results.json -> one self-contained index.html (issue 4). Rendering only: no verdict logic here.
 
-``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything.
+``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything;
+``... compare OLD NEW`` prints what moved between two runs; ``... findings RESULTS [--write README.md]`` prints the
+findings table (``harness.findings``, the summary's effects in words) as Markdown.
 
 The page embeds everything (CSS inline, figures as base64 PNG) and fetches nothing. Every string
 from data goes through jinja2 autoescape, so a statement like ``<script>`` renders as text.
