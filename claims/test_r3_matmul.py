@@ -283,7 +283,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast)
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Prefer the operation that maps to optimized matmul",
-             statement="R3 — Prefer the operation that maps to optimized matmul. Applies when: two formulations "
+             statement="Prefer the operation that maps to optimized matmul. Applies when: two formulations "
                        "are of similar quality; this paper chose on that basis and was right. (Dot-product "
                        "attention is chosen over additive as \u201cmuch faster and more space-efficient, since it "
                        "can be implemented using highly optimized matrix multiplication code\u201d.)",

@@ -1,6 +1,8 @@
 """results.json -> one self-contained index.html (issue 4). Rendering only: no verdict logic here.
 
-``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything.
+``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything;
+``... compare OLD NEW`` prints what moved between two runs; ``... findings RESULTS [--write README.md]`` prints the
+findings table (``harness.findings``, the summary's effects in words) as Markdown.
 
 The page embeds everything (CSS inline, figures as base64 PNG) and fetches nothing. Every string
 from data goes through jinja2 autoescape, so a statement like ``<script>`` renders as text.
@@ -39,6 +41,7 @@ from typing import Any, Mapping
 import jinja2
 
 from harness import baseline as baseline_gate
+from harness import findings
 from harness import results as results_io
 from harness import verdict as verdicts
 
@@ -82,7 +85,13 @@ def natural_key(name: str) -> list:
     return [(0, int(tok), "") if tok.isdigit() else (1, 0, tok) for tok in re.split(r"(\d+)", str(name)) if tok]
 
 
+#: A question's yes and no are both answers: one neutral badge, never the colours of a pass or a failure.
+_ANSWERS = {verdicts.QUESTION_LABELS[verdicts.SUPPORTED], verdicts.QUESTION_LABELS[verdicts.REFUTED]}
+
+
 def badge_class(verdict: str | None) -> str:
+    if verdict in _ANSWERS:
+        return "answer"
     return _BADGE.get(verdicts.canonical(verdict) if verdict else None, "none")
 
 
@@ -237,6 +246,9 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         deciding, more = verdicts.deciding_criteria(c)
         claims.append({
             **c,
+            "title": findings.strip_own_id(cid, c.get("title")),
+            "statement": findings.strip_own_id(cid, c.get("statement")),
+            "effect_text": findings.deciding_effect(c),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),
             "headline_text": f"{head} = {fmt(c['metrics'].get(head))}" if head else "—",
@@ -247,7 +259,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "regression": c.get("regression"),
             "fragile": verdicts.fragile(c.get("firmness")),
             "firmness_text": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None),
-            "deciding": deciding,
+            "deciding": [{**k, "effect_text": findings.effect_text(k)} for k in deciding],
             "deciding_more": more,
             "deciding_lead": _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
             # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
@@ -294,16 +306,16 @@ table{border-collapse:collapse;width:100%;margin:8px 0 14px;font-size:.92em}
 th,td{border:1px solid #dde2e8;padding:5px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f0f3f6;font-weight:600}
 td.num,table.data td{font-variant-numeric:tabular-nums;white-space:nowrap}td.id{white-space:nowrap;font-weight:600}
-td.val{font-variant-numeric:tabular-nums;min-width:9em;overflow-wrap:anywhere}td.text{min-width:16em}
+td.val{font-variant-numeric:tabular-nums;min-width:9em;overflow-wrap:anywhere}td.effect{min-width:16em;font-variant-numeric:tabular-nums}td.text{min-width:16em}
 table.summary .fragile{white-space:normal;display:inline-block}
 .scroll{overflow-x:auto;max-width:100%}.scroll table.data{width:auto;min-width:40%}
 .badge{display:inline-block;padding:1px 9px;border-radius:10px;font-size:.85em;font-weight:600;color:#fff;white-space:nowrap;-webkit-print-color-adjust:exact;print-color-adjust:exact}
-.badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
+.badge.answer{background:#3f5f8a}.badge.ok{background:#2e7d32}.badge.bad{background:#c62828}.badge.meh{background:#b7791f}.badge.err{background:#6a1b9a}.badge.none{background:#8a949e}
 .banner{padding:10px 14px;border-radius:6px;margin:10px 0;font-weight:600}
 .banner.bad{background:#fdecea;color:#8e1c1c;border:1px solid #f5c2c0}.banner.warn{background:#fff6e0;color:#7a5300;border:1px solid #f3dc9c}
 .banner.info{background:#e8f1fb;color:#1d4f84;border:1px solid #bcd6f2}.banner.good{background:#e9f6ea;color:#1e5b22;border:1px solid #b9dfbc}
 .verdict{border:1px solid #dde2e8;border-left:6px solid #8a949e;border-radius:4px;padding:8px 14px;margin:10px 0 12px;background:#fafbfc}
-.verdict.ok{border-left-color:#2e7d32}.verdict.bad{border-left-color:#c62828}.verdict.meh{border-left-color:#b7791f}.verdict.err{border-left-color:#6a1b9a}
+.verdict.answer{border-left-color:#3f5f8a}.verdict.ok{border-left-color:#2e7d32}.verdict.bad{border-left-color:#c62828}.verdict.meh{border-left-color:#b7791f}.verdict.err{border-left-color:#6a1b9a}
 .verdict p{margin:2px 0}.verdict ul{margin:4px 0 2px;padding-left:20px}.verdict li{margin:2px 0}
 blockquote{margin:6px 0 10px;padding:6px 12px;border-left:4px solid #9fb3c8;background:#f7f9fb;font-style:italic}
 table.objections{font-size:.9em;margin:6px 0 10px}table.objections td:first-child{min-width:16em}
@@ -391,9 +403,9 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 
 <section id="summary">
 <h2>Summary</h2>
-<div class="scroll"><table class="summary"><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>firmness</th><th>headline</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
+<div class="scroll"><table class="summary"><thead><tr><th>id</th><th>statement</th><th>strength</th><th>verdict</th><th>firmness</th><th>the effect that decided it</th>{% if gated %}<th>vs baseline</th>{% endif %}<th>time</th></tr></thead><tbody>
 {% for c in claims %}<tr><td class="id"><a href="#{{ c.anchor }}">{{ c.id }}</a></td><td class="text">{{ c.statement or c.title }}</td><td>{{ c.strength }}</td>
-<td>{{ badge(c.verdict, c.badge) }}</td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="val">{{ c.headline_text }}</td>
+<td>{{ badge(c.verdict, c.badge) }}</td><td>{% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}</td><td class="effect">{{ c.effect_text }}</td>
 {% if gated %}<td>{% if c.regression %}{% if c.regression.regressed %}<span class="fail">REGRESSED</span>{% else %}{{ c.regression.status }}{% endif %}{% endif %}</td>{% endif %}
 <td class="num">{{ fmt(c.duration_s) }} s{% if c.budget_s %}<br><span class="meta{% if c.duration_s > c.budget_s %} fail{% endif %}">of {{ fmt(c.budget_s) }} s</span>{% endif %}</td></tr>
 {% else %}<tr><td colspan="8">No claim was recorded in this run.</td></tr>{% endfor %}
@@ -428,7 +440,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 <p><b>Verdict: {{ c.verdict }}</b>, {% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}.</p>
 {% if c.error %}<p>The module crashed; the error is below.</p>
 {% elif c.deciding %}<p>{{ c.deciding_lead }}</p><ul>
-{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% endif %}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
+{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% endif %}: {{ k.effect_text }}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
 {% endfor %}</ul>{% if c.deciding_more %}<p class="meta">and {{ c.deciding_more }} more in the criteria table below.</p>{% endif %}
 {% else %}<p>No counted criterion: nothing can support this claim.</p>{% endif %}
 {% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline:<ul>{% for r in c.regression.reasons %}<li>{{ r }}</li>{% endfor %}</ul></div>{% endif %}
@@ -437,7 +449,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% for o in c.objections %}<tr><td>{{ o.question }}</td><td class="obj-{{ o.status | replace(' ', '-') }}">{{ o.status }}</td><td>{{ o.how }}</td></tr>{% endfor %}
 </tbody></table>
 <blockquote>{{ c.statement }}</blockquote>
-<p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}</p>
+<p class="meta">{{ c.kind or "claim" }} · strength in the note: <b>{{ c.strength }}</b> · {{ fmt(c.duration_s) }} s{% if c.device %} · {{ c.device }}{% endif %}{% if c.seeds %} · seeds {{ fmt(c.seeds) }}{% endif %}{% if c.module %} · <code>{{ c.module }}</code>{% endif %}{% if c.headline %} · headline metric <code>{{ c.headline_text }}</code>{% endif %}</p>
 {% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}
 <h3>Criteria (stated before measuring)</h3>
 {% set ncol = 8 if c.regression else 7 %}
@@ -614,14 +626,45 @@ def compare_main(argv: list[str]) -> int:
     return 1 if any(r["regressed"] for r in rows) else 0
 
 
+def findings_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.report findings",
+        description="The findings table (per claim: the verdict with its firmness and the effect that decided it, "
+                    "in words) as Markdown. Exit 1 when --write's file lacks the markers, 2 when RESULTS cannot be read.")
+    parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
+    parser.add_argument("--write", type=Path, default=None, metavar="FILE",
+                        help=f"replace the text between {findings.BEGIN} and {findings.END} in FILE (e.g. README.md)")
+    args = parser.parse_args(argv)
+    try:
+        table = findings.findings_markdown(results_io.load(args.results))
+    except results_io.ResultsFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.write is None:
+        print(table, end="")
+        return 0
+    try:
+        text = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), table)
+    except (OSError, findings.MarkersMissing) as exc:
+        print(f"error: {args.write}: {exc}", file=sys.stderr)
+        return 1
+    results_io.write_text_atomic(args.write, text)
+    print(f"wrote the findings of {args.results} into {args.write}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["compare"]:
         return compare_main(argv[1:])
+    if argv[:1] == ["findings"]:
+        return findings_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m harness.report",
                                      description="Rebuild index.html from a results.json without rerunning. "
                                                  "`python -m harness.report compare OLD NEW`: what moved between "
-                                                 "two results files (see `compare --help`).")
+                                                 "two results files (see `compare --help`); "
+                                                 "`python -m harness.report findings RESULTS [--write README.md]`: "
+                                                 "the findings table as Markdown (see `findings --help`).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

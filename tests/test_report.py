@@ -264,3 +264,35 @@ def test_each_claim_shows_a_reviewers_objections_after_its_verdict(tmp_path):
     assert "tuned on &lt;disjoint&gt; seeds" in table
     old = section(report.render_html(results(C4=claim("C4")), tmp_path), "claim-C4")
     assert "Would fresh seeds give the same outcome?" in old and "not addressed by the module" in old
+
+
+def test_summary_says_the_deciding_effect_in_words_and_the_section_keeps_the_headline_metric(tmp_path):
+    """Issue 28: the summary's column is findings.effect_text of the deciding criterion, not a metric name."""
+    c3 = claim("C3", "refuted", metrics={"acc_gap": 0.4609}, headline="acc_gap",
+               criteria=[{"name": "beats", "kind": "superiority", "metric": "held-out loss (nats)",
+                          "arms": ["unscaled", "additive"], "measured": 1.69, "ci": [1.2, 2.1], "margin": 0.1,
+                          "deciding_part": "d_k=256", "passed": False, "refuted": True, "outcome": "refuted",
+                          "firmness": 0.9, "threshold": "mean(a - b) > 0.1"}])
+    html = report.render_html(results(C3=c3), tmp_path)
+    summary = section(html, "summary")
+    assert "unscaled trails additive by 1.69 nats [1.2, 2.1] at d_k 256 (margin 0.1)" in summary
+    assert "acc_gap" not in summary and "the effect that decided it" in summary
+    assert "acc_gap = 0.4609" in section(html, "claim-C3")
+
+
+def test_questions_answers_are_neutral_badges(tmp_path):
+    html = report.render_html(results(Q2=claim("Q2", "answered no", kind="question"),
+                                      Q1=claim("Q1", "answered yes", kind="question"),
+                                      Q3=claim("Q3", "inconclusive at this scale", kind="question")), tmp_path)
+    assert '<span class="badge answer">answered no</span>' in html
+    assert '<span class="badge answer">answered yes</span>' in html
+    assert '<span class="badge meh">inconclusive at this scale</span>' in html
+    assert "badge bad" not in html and "badge ok" not in html
+
+
+def test_no_statement_repeats_its_own_id(tmp_path):
+    html = report.render_html(results(R3=claim("R3", statement="R3 — Prefer matmul", title="R3: Prefer matmul")),
+                              tmp_path)
+    assert '<td class="text">Prefer matmul</td>' in section(html, "summary")
+    assert "<blockquote>Prefer matmul</blockquote>" in html and "<h2>R3 — Prefer matmul <span" in html
+    assert "R3 — R3" not in html and "R3: Prefer" not in html

@@ -37,6 +37,10 @@ def _make_report(root: Path) -> Path:
                tables={"per_seed": [{"seed": s, "step": s * 10, "accuracy": 0.5 + s / 1000} for s in range(SEED_ROWS)]})
     c4["criteria"].append({**c4["criteria"][0], "name": EVIL, "passed": False, "refuted": True, "outcome": "refuted",
                            "fingerprint": "g", "test": "a long test description " * 8})
+    c4["criteria"].append({**c4["criteria"][0], "name": "scaled_beats_unscaled", "kind": "superiority",
+                           "metric": "held-out loss (nats)", "arms": ["unscaled", "scaled"], "measured": -0.4,
+                           "ci": [-0.6, -0.2], "margin": 0.1, "deciding_part": "kv_lookup d_k=256", "passed": False,
+                           "refuted": True, "outcome": "refuted", "firmness": 0.99, "fingerprint": "h"})
     base_c4 = claim("C4", "supported")
     base_c4["criteria"].append({**base_c4["criteria"][0], "name": EVIL, "outcome": "passed", "fingerprint": "g"})
     c4["regression"] = B.compare_claim(c4, base_c4, whole_claim=True)
@@ -139,6 +143,30 @@ def test_claim_id_verdict_and_a_script_named_criterion_render_as_text(driver, pa
     assert driver.execute_script("return document.scripts.length") == 0
     moved = driver.find_element("css selector", "#against-baseline").text
     assert EVIL in moved and "R1" in moved
+
+
+EFFECT = "scaled trails unscaled by 0.4 nats [0.2, 0.6] on key-value lookup at d_k 256 (margin 0.1)"
+
+
+def test_the_summary_speaks_in_effects_and_an_answer_is_not_a_failure(driver, page):
+    """Issue 28: the summary's column is the deciding effect in words; a question's 'answered no' badge is
+    neutral, not the colour of a refuted claim."""
+    open_page(driver, page)
+    row = driver.find_element("css selector", "table.summary tbody tr:has(a[href='#claim-C4'])")
+    assert EFFECT in row.text
+    header = driver.find_element("css selector", "table.summary thead").text
+    assert "the effect that decided it" in header and "headline" not in header
+
+    def colour(cid: str) -> str:
+        return driver.execute_script(
+            "return getComputedStyle(document.querySelector(arguments[0])).backgroundColor",
+            f"table.summary tr:has(a[href='#claim-{cid}']) .badge")
+
+    failure = colour("C4")
+    assert failure == "rgb(198, 40, 40)"  # the refuted claim keeps the failure colour
+    answered_no = colour("Q2")
+    assert driver.find_element("css selector", "table.summary tr:has(a[href='#claim-Q2']) .badge").text == "answered no"
+    assert answered_no not in (failure, "rgb(46, 125, 50)"), answered_no  # neither failure red nor pass green
 
 
 def test_columns_keep_their_width(driver, page):

@@ -1,0 +1,277 @@
+"""The findings in words (issues 26, 28): each claim's verdict, its firmness and the one effect that decided it.
+
+Pure functions over results records, and no verdict logic: which criteria decided a claim is
+``verdict.deciding_criteria``'s answer; this module only says it in words, from what every criterion
+record carries (``kind``, ``arms``, ``metric``, ``measured``, ``ci``, ``margin``, ``rule``, ``deciding_part``).
+The same text is the report's summary column and the README's findings table
+(``python -m harness.report findings RESULTS.json [--write README.md]``), so the two cannot drift.
+
+How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Where the metric's
+name says which way is better (a loss or a time: lower; an accuracy or a resolution: higher), the effect
+names the arm that is behind, "unscaled trails additive by 1.69 nats [1.2, 2.1] on key-value lookup
+(margin 0.1)", with the interval of that same difference; otherwise it reads "a − b = δ in <metric>".
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from harness import verdict as verdicts
+
+BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"
+
+# Words in a metric's name that say which way is better (matched as whole words, first match wins).
+_LOWER_IS_BETTER = ("loss", "cross-entropy", "perplexity", "error", "time", "seconds", "steps")
+_HIGHER_IS_BETTER = ("accuracy", "exact match", "resolution", "bleu")
+# Task and arm names as they appear in part labels, in words.
+_LABEL_WORDS = {"kv": "key-value", "de": "English→German", "en": "English"}
+_MAX_CLAUSE = 90
+
+
+def number(x: Any, digits: int = 3) -> str:
+    """A number for prose: ``digits`` significant digits, a real minus sign, no exponent for large values."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if x != x:
+        return "nan"
+    if abs(x) == float("inf"):
+        return "∞" if x > 0 else "−∞"
+    text = f"{x:.0f}" if abs(x) >= 10 ** digits else f"{x:.{digits}g}"
+    if "e" in text:
+        text = f"{x:.{digits - 1}e}"
+    return text.replace("-", "−")
+
+
+def interval(ci: Sequence[float] | None) -> str:
+    return f"[{number(ci[0], 2)}, {number(ci[1], 2)}]" if ci else ""
+
+
+def _top_level(text: str, cut: str = ",;") -> str:
+    """``text`` without its parenthesised asides (" (...)" at the outer level) and cut at the first outer
+    ", " or "; " (the characters in ``cut``): the quantity a metric's name or a detail's first clause is about."""
+    out: list[str] = []
+    aside = nested = 0  # depth inside a dropped " (...)"; depth inside kept brackets "f(x, y)", "[1, 2]"
+    for i, ch in enumerate(text):
+        if aside:
+            aside += (ch == "(") - (ch == ")")
+            continue
+        if ch == "(" and not nested and text[i - 1:i] == " ":
+            aside = 1
+            continue
+        nested += (ch in "([") - (ch in ")]")
+        if not nested and ch in cut and text[i + 1:i + 2] == " ":
+            break
+        out.append(ch)
+    return re.sub(r"\s+([:;,])", r"\1", re.sub(r"\s+", " ", "".join(out))).strip()
+
+
+def quantity(metric: str | None) -> str:
+    """'held-out loss (nats) after the budget' -> 'held-out loss after the budget'; '... per seed' dropped."""
+    q = _top_level(metric or "")
+    return re.sub(r"\s+per([ -]seed( values)?)?$", "", q).strip() or "the metric"
+
+
+def unit(metric: str | None) -> str | None:
+    return "nats" if re.search(r"\bnats?\b", metric or "") else None
+
+
+def better(metric: str | None) -> str | None:
+    """'lower' or 'higher' where the metric's name says which way is better, else None."""
+    m = (metric or "").lower()
+    for words, way in ((_LOWER_IS_BETTER, "lower"), (_HIGHER_IS_BETTER, "higher")):
+        if any(re.search(rf"\b{re.escape(w)}\b", m) for w in words):
+            return way
+    return None
+
+
+def part_text(label: str | None) -> str:
+    """A part label in words: 'kv_lookup d_k=256' -> 'on key-value lookup at d_k 256'; '' or None -> ''."""
+    if not label:
+        return ""
+    words, params = [], []
+    for tok in str(label).split():
+        if "=" in tok:
+            name, _, value = tok.partition("=")
+            params.append(f"{name} {value}")
+        elif "_" in tok and re.fullmatch(r"\w+", tok) and not re.fullmatch(r"[a-z]_[a-z0-9]+", tok):
+            words.append(" ".join(_LABEL_WORDS.get(w, w) for w in tok.split("_")))
+        else:
+            words.append(tok)
+    text = f"on {' '.join(words)}" if words else ""
+    if params:
+        text += (" at " if text else "at ") + ", ".join(params)
+    return text
+
+
+def _first_clause(detail: str | None, prediction: str | None) -> str:
+    """The detail's first clause, asides dropped; the prediction's where that leaves under four words
+    ('480 cases')."""
+    clause = _top_level(detail, cut=";") if detail else ""
+    if len(clause.split()) < 4 and prediction:
+        clause = _top_level(prediction, cut=";")
+    if len(clause) > _MAX_CLAUSE:
+        clause = clause[:_MAX_CLAUSE].rsplit(" ", 1)[0] + "…"
+    return clause
+
+
+def _scope(criterion: Mapping[str, Any]) -> str:
+    """Where parts disagree (``parts``, issue 26): 'passed on delayed copy; refuted on key-value lookup'."""
+    parts = criterion.get("parts") or []
+    by_outcome: dict[str, list[str]] = {}
+    for p in parts:
+        by_outcome.setdefault(str(p.get("outcome") or "not judged"), []).append(
+            part_text(p.get("label")).removeprefix("on ").removeprefix("at ") or "the whole")
+    if len(by_outcome) < 2:
+        return ""
+    return "; ".join(f"{outcome} on {', '.join(labels)}" for outcome, labels in by_outcome.items())
+
+
+def _tail(criterion: Mapping[str, Any], bound: str) -> str:
+    """' (margin 0.1; smaller than the margin; passed on A; refuted on B)': the rule's bound, then the notes."""
+    notes = [bound] if bound else []
+    if criterion.get("ci") is None and criterion.get("measured") is not None:
+        notes.append("no interval")
+    if criterion.get("short_of_margin"):
+        notes.append("smaller than the margin")
+    scope = _scope(criterion)
+    if scope:
+        notes.append(scope)
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _band_bound(rule: Mapping[str, Any]) -> str:
+    lo, hi = rule.get("lo"), rule.get("hi")
+    if lo is not None and hi is not None:
+        return f"band [{number(lo, 2)}, {number(hi, 2)}]"
+    if lo is not None:
+        return f"band ≥ {number(lo, 2)}"
+    if hi is not None:
+        return f"band ≤ {number(hi, 2)}"
+    return "band"
+
+
+def _join(*pieces: str) -> str:
+    return " ".join(p for p in pieces if p)
+
+
+def _comparison(c: Mapping[str, Any], kind: str) -> str:
+    delta, ci, metric = c.get("measured"), c.get("ci"), c.get("metric")
+    margin = c.get("margin")
+    if margin is None:
+        margin = (c.get("rule") or {}).get("margin")
+    bound = "" if margin is None else f"margin {'±' if kind == 'equivalence' else ''}{number(margin, 2)}"
+    where = part_text(c.get("deciding_part"))
+    arms = list(c.get("arms") or ())
+    if len(arms) < 2:  # one sample against the margin
+        what = f"{arms[0]}: {quantity(metric)}" if arms else quantity(metric)
+        value = number(delta) if delta is not None else "not measured"
+        return _join(f"{what} = {value}", interval(ci), where) + _tail(c, bound)
+    a, b = arms[:2]
+    way = better(metric)
+    if not isinstance(delta, (int, float)) or way is None:
+        shown = f"{a} − {b} = {number(delta)}" if isinstance(delta, (int, float)) else f"{a} − {b} not measured"
+        return _join(shown, "" if way else f"in {quantity(metric)}", interval(ci), where) + _tail(c, bound)
+    # δ = a − b; 'x trails y by d' with d >= 0 and the interval of that same difference
+    behind_is_a = (delta >= 0) == (way == "lower")
+    sign = 1 if delta >= 0 else -1
+    size = abs(delta)
+    shown_ci = sorted(sign * v for v in ci) if ci else None
+    behind, ahead = (a, b) if behind_is_a else (b, a)
+    amount = f"{number(size)} {unit(metric)}" if unit(metric) else f"{number(size)} in {quantity(metric)}"
+    return _join(f"{behind} trails {ahead} by {amount}", interval(shown_ci), where) + _tail(c, bound)
+
+
+def effect_text(criterion: Mapping[str, Any] | None) -> str:
+    """The criterion's effect in words, with its interval and the rule's margin or band (module docstring)."""
+    if not criterion:
+        return "—"
+    c = criterion
+    kind = c.get("kind") or (c.get("rule") or {}).get("kind")
+    if c.get("recorded") is False:
+        return f"{c.get('name')}: never recorded"
+    if kind == "exact":
+        state = "holds" if c.get("passed") else "fails" if c.get("refuted") else "not decided"
+        clause = _first_clause(c.get("detail"), c.get("prediction"))
+        return f"{state}: {clause}" if clause else state
+    if kind == "band":
+        arms = c.get("arms") or ()
+        what = quantity(c.get("metric"))
+        if len(arms) >= 2:
+            what = f"{arms[0]} − {arms[1]} in {what}"
+        measured = c.get("measured")
+        value = number(measured) if measured is not None else "not measured"
+        return _join(f"{what} = {value}", interval(c.get("ci")), part_text(c.get("deciding_part"))) + _tail(
+            c, _band_bound(c.get("rule") or {}))
+    return _comparison(c, kind or "")
+
+
+def strip_own_id(cid: str, text: str | None) -> str:
+    """'R3 — Prefer…' -> 'Prefer…': a statement never repeats its own id."""
+    return re.sub(rf"^\s*{re.escape(str(cid))}\s*[—–:-]\s*", "", text or "")
+
+
+def verdict_text(claim: Mapping[str, Any]) -> str:
+    """'supported (firmness 0.97)', 'refuted (firmness not estimated)'."""
+    f = claim.get("firmness")
+    firm = "firmness not estimated" if not isinstance(f, (int, float)) else f"firmness {f:.2f}"
+    return f"{claim.get('verdict')} ({firm})"
+
+
+def deciding_effect(claim: Mapping[str, Any]) -> str:
+    """The effect of the first criterion ``verdict.deciding_criteria`` picks; why there is none otherwise."""
+    if claim.get("error") or claim.get("verdict") == verdicts.ERROR:
+        return "the module crashed"
+    picked, _ = verdicts.deciding_criteria(claim)
+    if picked:
+        return effect_text(picked[0])
+    return "—" if verdicts.counted(claim.get("criteria", []), bool(claim.get("fast"))) else "no counted criterion"
+
+
+def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One row per claim, in the results' order: id, title, verdict (with firmness), the deciding effect."""
+    return [{"id": cid, "claim": strip_own_id(cid, c.get("title") or c.get("statement")),
+             "verdict": verdict_text(c), "effect": deciding_effect(c)}
+            for cid, c in results.get("claims", {}).items()]
+
+
+def run_line(results: Mapping[str, Any]) -> str:
+    """Where and when the figures were measured, from the run's own record."""
+    run = results.get("run", {})
+    started = str(run.get("started_at") or "?").replace("T", " ")[:16]
+    workers = f", {run['workers']} xdist workers" if run.get("workers") else ""
+    commit = f", commit {run['git_commit'][:7]}" if run.get("git_commit") else ""
+    machine = ", ".join(f"{label}{run[k]}" for k, label in (("platform", ""), ("python", "Python "))
+                        if run.get(k))
+    return (f"Profile **{run.get('profile')}** on {run.get('device')}{workers}, started {started} UTC, "
+            f"{number(run.get('duration_s') or 0, 3)} s{commit}; machine: {machine or 'not recorded'}.")
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def findings_markdown(results: Mapping[str, Any]) -> str:
+    """The findings table as Markdown, with the line that says where and when it was measured."""
+    lines = [run_line(results), "", "| id | claim | verdict | the effect that decided it |", "|---|---|---|---|"]
+    lines += [f"| {_cell(r['id'])} | {_cell(r['claim'])} | {_cell(r['verdict'])} | {_cell(r['effect'])} |"
+              for r in findings_rows(results)]
+    return "\n".join(lines) + "\n"
+
+
+class MarkersMissing(ValueError):
+    pass
+
+
+def replace_between_markers(text: str, block: str) -> str:
+    """``text`` with everything between ``BEGIN`` and ``END`` replaced by ``block``."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise MarkersMissing(f"no '{BEGIN}' ... '{END}' markers")
+    return text[:start + len(BEGIN)] + "\n" + block + text[end:]
+
+
+def between_markers(text: str) -> str | None:
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return None
+    return text[start + len(BEGIN):end].removeprefix("\n")

@@ -1,0 +1,117 @@
+"""The findings in words (harness/findings.py) and `python -m harness.report findings`."""
+import pytest
+
+from harness import findings as F
+from harness import report
+from harness import results as R
+from test_report import claim, results
+
+LOSS = "held-out loss (nats) after the budget"
+
+
+def crit(kind, **extra):
+    c = {"name": "c", "kind": kind, "metric": LOSS, "arms": ["unscaled", "additive"], "measured": 1.69,
+         "ci": [1.2, 2.1], "margin": 0.1, "deciding_part": None, "passed": True, "refuted": False,
+         "rule": {"kind": kind, "margin": 0.1}}
+    c.update(extra)
+    return c
+
+
+def test_superiority_names_the_arm_behind_with_interval_part_and_margin():
+    text = F.effect_text(crit("superiority", deciding_part="d_k=256"))
+    assert text == "unscaled trails additive by 1.69 nats [1.2, 2.1] at d_k 256 (margin 0.1)"
+
+
+def test_a_negative_difference_names_the_other_arm_and_flips_the_interval():
+    """δ = a − b < 0 on a loss: b is behind; the interval is that of the stated difference, b − a."""
+    text = F.effect_text(crit("non_inferiority", arms=["alpha = 1", "alpha = 0.5"], measured=-0.13,
+                              ci=[-0.28, 0.02], margin=0.05, deciding_part="kv_lookup d_k=256"))
+    assert text == "alpha = 0.5 trails alpha = 1 by 0.13 nats [−0.02, 0.28] on key-value lookup at d_k 256 (margin 0.05)"
+
+
+def test_higher_is_better_metrics_turn_the_sentence_round():
+    text = F.effect_text(crit("superiority", metric="effective resolution (fraction of the slots), per seed",
+                              arms=["h = 4", "h = 1"], measured=0.62, ci=[0.51, 0.72], margin=0.25))
+    assert text == "h = 1 trails h = 4 by 0.62 in effective resolution [0.51, 0.72] (margin 0.25)"
+
+
+def test_a_metric_of_unknown_direction_reads_as_a_difference():
+    text = F.effect_text(crit("equivalence", metric="log-log slope of |dy/dx| against d, per seed", arms=["a", "b"],
+                              measured=-0.0044, ci=[-0.038, 0.029], margin=0.25))
+    assert text == "a − b = −0.0044 in log-log slope of |dy/dx| against d [−0.038, 0.029] (margin ±0.25)"
+
+
+def test_band():
+    c = crit("band", metric="log-log slope of Var(q.k) against d_k", arms=[], measured=0.98, ci=[0.95, 1.01],
+             margin=None, rule={"kind": "band", "lo": 0.9, "hi": 1.1})
+    assert F.effect_text(c) == "log-log slope of Var(q.k) against d_k = 0.98 [0.95, 1] (band [0.9, 1.1])"
+    c["rule"] = {"kind": "band", "lo": None, "hi": -0.5}
+    assert F.effect_text(c).endswith("(band ≤ −0.5)")
+
+
+def test_exact_holds_or_fails_with_the_details_first_clause():
+    c = crit("exact", measured=None, ci=None, margin=None, prediction="the mask is causal",
+             detail="12 cases (seeds x paths): max future dependency 0, min past 0.46; weights above the diagonal 0")
+    assert F.effect_text(c) == "holds: 12 cases: max future dependency 0, min past 0.46"
+    c.update(passed=False, refuted=True, detail="480 cases (d_k [1, 8], both paths); worst error 0.3")
+    assert F.effect_text(c) == "fails: the mask is causal"  # too few words in the detail: the prediction
+
+
+def test_a_missing_interval_says_so_and_issue_26s_extra_fields_are_read_when_present():
+    text = F.effect_text(crit("superiority", ci=None))
+    assert text == "unscaled trails additive by 1.69 nats (margin 0.1; no interval)"
+    text = F.effect_text(crit("superiority", measured=0.05, ci=[0.01, 0.09], short_of_margin=True,
+                              parts=[{"label": "kv_lookup", "outcome": "inconclusive"},
+                                     {"label": "delayed_copy", "outcome": "passed"}]))
+    assert text.endswith("(margin 0.1; smaller than the margin; inconclusive on key-value lookup; "
+                         "passed on delayed copy)")
+
+
+def test_never_recorded_and_no_criterion():
+    assert F.effect_text(crit("superiority", recorded=False, name="gain")) == "gain: never recorded"
+    assert F.effect_text(None) == "—"
+
+
+def test_findings_rows_follow_the_deciding_criterion_and_strip_a_repeated_id():
+    c3 = claim("C3", "refuted", title="C3 — unscaled saturates", firmness=None,
+               criteria=[crit("superiority", passed=False, refuted=True, firmness=0.9, outcome="refuted")])
+    q2 = claim("Q2", "answered no", kind="question", firmness=0.97,
+               criteria=[crit("band", arms=[], metric="Spearman rho(sink, resolution) per seed", measured=0.57,
+                              ci=[0.35, 0.8], passed=False, refuted=True, rule={"kind": "band", "hi": -0.5})])
+    rows = F.findings_rows(results(C3=c3, Q2=q2))
+    assert rows[0] == {"id": "C3", "claim": "unscaled saturates", "verdict": "refuted (firmness not estimated)",
+                       "effect": "unscaled trails additive by 1.69 nats [1.2, 2.1] (margin 0.1)"}
+    assert rows[1]["verdict"] == "answered no (firmness 0.97)"
+    assert rows[1]["effect"] == "Spearman rho(sink, resolution) = 0.57 [0.35, 0.8] (band ≤ −0.5)"
+    table = F.findings_markdown(results(C3=c3, Q2=q2))
+    assert "| C3 | unscaled saturates | refuted (firmness not estimated) |" in table
+    assert "2026-01-01 00:00 UTC" in table.splitlines()[0]
+
+
+def test_a_pipe_in_an_effect_does_not_break_the_markdown_table():
+    c = claim("R2", criteria=[crit("band", arms=[], metric="slope of |dL/dlogits|", rule={"kind": "band", "lo": 0.1})])
+    row = F.findings_markdown(results(R2=c)).splitlines()[-1]
+    assert "\\|dL/dlogits\\|" in row and row.count(" | ") == 3
+
+
+def test_cli_prints_and_writes_between_the_markers(tmp_path, capsys):
+    R.write_json_atomic(tmp_path / "results.json", results(C4=claim("C4")))
+    assert report.main(["findings", str(tmp_path / "results.json")]) == 0
+    table = capsys.readouterr().out
+    assert table == F.findings_markdown(results(C4=claim("C4")))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{F.BEGIN}\nold\n{F.END}\ntail\n", encoding="utf-8")
+    assert report.main(["findings", str(tmp_path / "results.json"), "--write", str(readme)]) == 0
+    assert readme.read_text(encoding="utf-8") == f"# x\n{F.BEGIN}\n{table}{F.END}\ntail\n"
+    assert F.between_markers(readme.read_text(encoding="utf-8")) == table
+    readme.write_text("no markers\n", encoding="utf-8")
+    capsys.readouterr()
+    assert report.main(["findings", str(tmp_path / "results.json"), "--write", str(readme)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "markers" in err
+
+
+@pytest.mark.parametrize("value, text", [(1.694, "1.69"), (-0.129, "−0.129"), (1234.5, "1234"), (0.00133, "0.00133"),
+                                         (float("inf"), "∞")])
+def test_numbers_in_prose(value, text):
+    assert F.number(value) == text

@@ -1,0 +1,128 @@
+"""The README is the front page (issue 28): its commands are CI's, its links resolve, its findings are the baseline's.
+
+Nothing here runs the suite: the commands are compared as text with the lines `.ci/run` runs, and the findings
+table is regenerated from the committed `reports/baseline.json` (`python -m harness.report findings ... --write`).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from harness import findings
+from harness import results as R
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+CI = ROOT / ".ci" / "run"
+PAGES = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+MAX_README_BYTES = 12_500
+# .ci/run makes its venv in a temporary directory ("$WORK/venv/..."); the README makes it in the checkout (.venv/...).
+CI_VENV, README_VENV = re.compile(r'"\$WORK/venv([^"]*)"'), r".venv\1"
+# Smoke-run arguments only CI passes: the default profile named, and no pytest cache on a CI box.
+CI_ONLY_ARGS = (("--profile", "smoke"), ("-p", "no:cacheprovider"))
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def fenced_blocks(text: str) -> list[str]:
+    return FENCE.findall(text)
+
+
+def commands(block: str) -> list[str]:
+    """The commands of a shell block: one per line and per `&&`, comments dropped."""
+    out = []
+    for line in block.splitlines():
+        line = line.split(" #")[0].strip()
+        out += [c.strip() for c in line.split("&&") if c.strip() and not line.startswith("#")]
+    return out
+
+
+def ci_lines() -> list[str]:
+    lines = [CI_VENV.sub(README_VENV, ln.strip()) for ln in CI.read_text(encoding="utf-8").splitlines()]
+    return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+def ci_smoke_args() -> list[str]:
+    """The smoke suite's arguments in .ci/run (`args=(...)`, run as `pytest "${args[@]}"`), less CI_ONLY_ARGS."""
+    (inner,) = [m.group(1) for ln in ci_lines() if (m := re.fullmatch(r"args=\((.*)\)", ln))]
+    tokens = shlex.split(inner)
+    for pair in CI_ONLY_ARGS:
+        i = next(i for i in range(len(tokens) - 1) if tuple(tokens[i:i + 2]) == pair)
+        del tokens[i:i + 2]
+    return tokens
+
+
+def test_the_readmes_two_commands_are_the_ones_ci_runs():
+    blocks = fenced_blocks(README.read_text(encoding="utf-8"))
+    assert len(blocks) == 2, "the README has exactly two fenced blocks: install-and-run, and the tests"
+    install_and_run, tests = (commands(b) for b in blocks)
+    assert tests == ["pytest tests"]
+    ci = ci_lines()
+    assert "pytest tests" in ci
+    run = [c for c in install_and_run if c.startswith("pytest")]
+    assert len(run) == 1 and install_and_run[-1] == run[0], "install first, then one pytest line"
+    assert 'pytest "${args[@]}"' in ci and shlex.split(run[0])[1:] == ci_smoke_args()
+    for command in install_and_run[:-1]:
+        assert command in ci, f"the README runs {command!r}; .ci/run does not"
+    for line in ci:  # and the other way: every install line of CI is the README's
+        if line.startswith("pip install"):
+            assert line in install_and_run, f".ci/run runs {line!r}; the README does not say so"
+
+
+def test_the_check_sees_a_drift():
+    """A check that cannot fail is a defect: a README that installs something else, or runs pytest otherwise."""
+    drifted = 'pip install torch==2.14.0 && pip install -e ".[browser]"\npytest -n 4\n'
+    install_and_run = commands(drifted)
+    assert "pip install torch==2.14.0" not in ci_lines()
+    assert shlex.split(install_and_run[-1])[1:] != ci_smoke_args()
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {_slug(m) for m in re.findall(r"^#{1,6} +(.+?) *$", text, re.M)}
+
+
+def links(path: Path) -> list[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:", t)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(page):
+    assert links(README), "the README links into docs/"
+    broken = []
+    for target in links(page):
+        rel, _, anchor = target.partition("#")
+        path = (page.parent / rel).resolve() if rel else page
+        if not path.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+            broken.append(f"{target}: no heading #{anchor} in {path.relative_to(ROOT)}")
+    assert broken == []
+
+
+def test_the_readme_links_every_docs_page():
+    linked = {(README.parent / t.partition("#")[0]).resolve() for t in links(README)}
+    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.resolve() not in linked]
+    assert missing == []
+
+
+def test_the_readmes_findings_table_is_the_baselines():
+    table = findings.between_markers(README.read_text(encoding="utf-8"))
+    assert table is not None, f"the README has no {findings.BEGIN} ... {findings.END} markers"
+    expected = findings.findings_markdown(R.load(ROOT / "reports" / "baseline.json"))
+    assert table == expected, ("the README's findings differ from reports/baseline.json's; run "
+                               "`python -m harness.report findings reports/baseline.json --write README.md`")
+
+
+def test_the_readme_fits_a_first_read():
+    size = len(README.read_bytes())
+    assert size <= MAX_README_BYTES, f"README.md is {size} bytes; move detail into docs/ (at most {MAX_README_BYTES})"
