@@ -79,12 +79,12 @@ _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same traini
 # name -> the criterion's declaration (``prediction`` is formatted with the profile's grids)
 CRITERIA = {
     "a_unscaled_entropy_and_grad_fall": dict(
-        fast=True, rule=decision.band(None, -0.1, null=0.0, reason=_SLOPE),
+        fast=True, rule=decision.band(None, -0.1, reason=_SLOPE),
         prediction="unscaled, at init: attention entropy and mean |dL/dlogits| fall with d_k (d_k in {probe_dks})",
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("unscaled",),
         how="stats.replicate_slope per seed over the d_k grid, t across seeds; both slopes must fall"),
     "a_unscaled_saturated_rows_rise": dict(
-        fast=True, rule=decision.band(0.02, None, null=0.0, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
+        fast=True, rule=decision.band(0.02, None, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
                                       "per doubling of d_k; below it the rise is too small to call saturation"),
         prediction=f"unscaled, at init: the fraction of rows with max weight > {SATURATION_THRESHOLD} rises with d_k",
         metric="slope of the saturated-row fraction against ln d_k", arms=("unscaled",),
@@ -95,7 +95,7 @@ CRITERIA = {
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("scaled",),
         how="stats.replicate_slope per seed; the saturated fraction is 0 at every d_k (no spread: reported)"),
     "b_train_grad_smaller_unscaled_large_dk": dict(
-        rule=decision.band(None, -math.log(2), null=0.0, paired=True, reason="ln 2: unscaled softmax "
+        rule=decision.band(None, -math.log(2), paired=True, reason="ln 2: unscaled softmax "
                                              "gradients at most half the scaled ones; 'extremely small' is a factor, not a few percent"),
         prediction="during training (first {grad_steps} steps) at d_k={large_dk}, unscaled has smaller mean "
                    "|dL/dlogits| than scaled",

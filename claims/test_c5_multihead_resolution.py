@@ -165,7 +165,7 @@ MAJORITY = 0.5             # a slot receives "most" of a head's slot mass: a sha
 
 _DIRECTION = "0: the note predicts a direction, not a size"
 _PER_SEED = "per-seed values, arms paired by seed"
-_RESOLUTION = decision.band(0.05, None, null=0.0, reason="0.05 of the M slots per doubling of h (a fifth of a slot at M = 4): "
+_RESOLUTION = decision.band(0.05, None, reason="0.05 of the M slots per doubling of h (a fifth of a slot at M = 4): "
                                                "what a head that adds nothing cannot reach")
 _SHARPER = decision.superiority(0.0, reason=_DIRECTION, paired=True)
 _TUNED = "each arm at its own learning rate, chosen on tuning seeds"

@@ -240,7 +240,7 @@ def _figure(times: pd.DataFrame, memory: pd.DataFrame, ratio_rows: pd.DataFrame)
 
 
 # ============================================================================== the criteria
-TIME_RULE = decision.band(math.log(TIME_RATIO_MIN), None, null=0.0, paired=True,
+TIME_RULE = decision.band(math.log(TIME_RATIO_MIN), None, paired=True,
                           reason=f"ln {TIME_RATIO_MIN:g} = {math.log(TIME_RATIO_MIN):.3f}: issue 9's 'at least "
                                  f"{TIME_RATIO_MIN:g}x', on log seconds because time ratios are multiplicative")
 MEMORY_RULE = decision.exact("exact torch allocator bytes: deterministic")

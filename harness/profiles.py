@@ -548,7 +548,7 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
 # C3 236, C4 84, C5 109 (the others under their earlier budgets, kept). Standard: the clean-clone run of 2026-12-01
 # (39 min 37 s in all: C1 994 s, C3 912, C4 765, C2 492, C5 476, Q1 226, R3 185, Q2 100, Q3 96, R1 10, R2 6, M0 1).
 WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
-    "smoke": {"C1": 145, "C2": 110, "C3": 285, "C4": 100, "C5": 130, "R1": 10, "R2": 5, "R3": 30, "Q1": 80,
+    "smoke": {"C1": 280, "C2": 110, "C3": 285, "C4": 100, "C5": 130, "R1": 10, "R2": 5, "R3": 30, "Q1": 80,
               "Q2": 60, "Q3": 40, "M0": 5},
     "standard": {"C1": 1200, "C2": 590, "C3": 1100, "C4": 920, "C5": 600, "R1": 15, "R2": 12, "R3": 225, "Q1": 270,
                  "Q2": 140, "Q3": 145, "M0": 5},

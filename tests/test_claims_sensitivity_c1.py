@@ -176,8 +176,8 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     def fake_tuning_run(arch, setup, tcfg, seed, target, progress=None):
         tuned_on.append((arch, seed))
         steps = 100 + 100 * abs(math.log2(tcfg.lr / best[arch]))
-        return {"steps_to_95": steps, "val_loss": 0.1, "time_to_95_s": steps / 10, "reached_95": True,
-                "diverged": False}
+        return {"steps_to_95": steps, "val_loss": 0.1 + 0.01 * abs(math.log2(tcfg.lr / best[arch])),
+                "time_to_95_s": steps / 10, "reached_95": True, "diverged": False}
 
     def fake_train_and_test(arch, task, mcfg, tcfg, seed, val, test, target, progress=None, bleu=False):
         evaluated.append((arch, seed, tcfg.lr))
