@@ -440,9 +440,10 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 <p><b>Verdict: {{ c.verdict }}</b>, {% if c.fragile %}<span class="fragile">{{ c.firmness_text }}</span>{% else %}{{ c.firmness_text }}{% endif %}.</p>
 {% if c.error %}<p>The module crashed; the error is below.</p>
 {% elif c.deciding %}<p>{{ c.deciding_lead }}</p><ul>
-{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% endif %}: {{ k.effect_text }}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
+{% for k in c.deciding %}<li><b>{{ k.name }}</b>: {% if k.recorded is defined and not k.recorded %}never recorded{% else %}{{ k.outcome or "not judged" }}{% if k.short_of_margin %} (smaller than the margin){% endif %}{% endif %}: {{ k.effect_text }}; δ = {{ fmt(k.measured) }}{% if k.ci %}, interval {{ fmt(k.ci) }}{% endif %} against {{ k.kind }} {{ fmt(k.threshold) }}{% if k.p_value is not none %}, Holm p = {{ fmt(k.p_value) }}{% endif %}{% if k.firmness is not none %}, firmness {{ fmt(k.firmness) }}{% endif %}.</li>
 {% endfor %}</ul>{% if c.deciding_more %}<p class="meta">and {{ c.deciding_more }} more in the criteria table below.</p>{% endif %}
 {% else %}<p>No counted criterion: nothing can support this claim.</p>{% endif %}
+{% if c.scope %}<p><b>Scope</b> (where its parts disagree): {{ c.scope }}</p>{% endif %}
 {% if c.regression and c.regression.regressed %}<div class="banner bad">Regressed against the baseline:<ul>{% for r in c.regression.reasons %}<li>{{ r }}</li>{% endfor %}</ul></div>{% endif %}
 </div>
 <table class="objections"><thead><tr><th>a reviewer asks</th><th>here</th><th>how</th></tr></thead><tbody>
@@ -453,12 +454,12 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if c.error %}<div class="banner bad">Error: <pre>{{ c.error }}</pre></div>{% endif %}
 <h3>Criteria (stated before measuring)</h3>
 {% set ncol = 8 if c.regression else 7 %}
-<div class="scroll"><table class="criteria"><thead><tr><th>criterion</th><th>rule</th><th>δ measured</th><th>interval (Holm level)</th><th>Holm p</th><th>outcome</th><th>firmness</th>{% if c.regression %}<th class="base">baseline</th>{% endif %}</tr></thead>
+<div class="scroll"><table class="criteria"><thead><tr><th>criterion</th><th>rule</th><th>δ measured</th><th>90% interval</th><th>p (support / Holm refute)</th><th>outcome</th><th>firmness</th>{% if c.regression %}<th class="base">baseline</th>{% endif %}</tr></thead>
 {% for k in c.criteria %}<tbody><tr class="head"><td class="name">{{ k.name }}{% if k.counts is defined and not k.counts %}<br><span class="meta">(reported, not counted)</span>{% endif %}{% if k.fast %}<br><span class="meta">(fast)</span>{% endif %}</td>
 <td class="rule"><b>{{ k.kind }}</b>: {{ fmt(k.threshold) }}</td><td class="val">{{ fmt(k.measured) }}{% if k.deciding_part %}<br><span class="meta">at {{ k.deciding_part }}</span>{% endif %}</td>
-<td class="num">{{ fmt(k.ci) }}{% if k.level %}<br><span class="meta">α_i = {{ fmt(k.level) }}</span>{% endif %}</td><td class="num">{{ fmt(k.p_value) }}</td>
-<td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">passed</span>{% else %}<span class="unk">inconclusive</span>{% endif %}</td>
-<td class="num">{{ fmt(k.firmness) }}{% if k.seeds_for_firm %}<br><span class="meta">firm at ~{{ k.seeds_for_firm }} seeds</span>{% endif %}</td>
+<td class="num">{{ fmt(k.ci) }}{% if k.refute_level %}<br><span class="meta">refutation at α_i = {{ fmt(k.refute_level) }}</span>{% endif %}</td><td class="num">{{ fmt(k.p_value) }}</td>
+<td>{% if k.recorded is defined and not k.recorded %}<span class="unk">never recorded</span>{% elif k.refuted %}<span class="fail">refuted</span>{% elif k.passed %}<span class="pass">passed</span>{% else %}<span class="unk">inconclusive{% if k.short_of_margin %} (smaller than the margin){% endif %}</span>{% endif %}{% if k.parts %}<br><span class="meta">{% for p in k.parts %}{{ p.label }}: {{ p.outcome }}{% if not loop.last %}; {% endif %}{% endfor %}</span>{% endif %}</td>
+<td class="num">{{ fmt(k.firmness) }}{% if k.firmness is none and k.firmness_reason %}<br><span class="meta">{{ k.firmness_reason }}</span>{% endif %}{% if k.seeds_for_firm %}<br><span class="meta">firm at ~{{ k.seeds_for_firm }} seeds</span>{% endif %}</td>
 {% if c.regression %}{% set g = c.regression.criteria | selectattr("name", "equalto", k.name) | first %}<td class="base">{% if g %}{{ g.baseline_outcome or "—" }} ({{ g.status }}){% endif %}</td>{% endif %}</tr>
 <tr class="text"><td colspan="{{ ncol }}">{{ k.prediction }}{% if k.arms %}<br><span class="meta">a − b: {{ k.arms | join(" − ") }}; metric: {{ k.metric }}</span>{% elif k.metric %}<br><span class="meta">metric: {{ k.metric }}</span>{% endif %}{% if k.detail %}<br><span class="meta">{{ k.detail }}</span>{% endif %}{% if k.decision_note %}<br><span class="meta">{{ k.decision_note }}</span>{% endif %}{% if k.margin_reason %}<br><span class="meta">margin: {{ k.margin_reason }}</span>{% endif %}{% if k.test %}<br><span class="test"><b>test:</b> {{ k.test }}</span>{% endif %}</td></tr></tbody>
 {% else %}<tbody><tr><td colspan="{{ ncol }}">No criterion was declared.</td></tr></tbody>{% endfor %}

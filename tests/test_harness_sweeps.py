@@ -103,3 +103,19 @@ def test_logits_without_gradient_read_zero():
         df = attention_variant_sweep({"scaled": {"scale_exponent": 0.5}}, [8], {**BUDGET, "train": {
             **BUDGET["train"], "steps": 2}}, [0])
     assert df.grad_abs_mean_init.iloc[0] == 0.0 and df.grad_abs_mean_first_k.iloc[0] == 0.0
+
+
+def test_tuning_reads_a_validation_part_and_results_a_disjoint_test_part():
+    """Issue 26: the sweep's val_loss (which tuning chooses by) and final_loss (what the claims compare) come from
+    disjoint parts of the held-out split, so no rate is chosen on the examples it is judged on."""
+    from harness.sweeps import sweep_task
+    from harness.tasks import validation_test_split
+
+    df = attention_variant_sweep(VARIANTS, [4], {**BUDGET, "test_size": 48}, [0])
+    assert {"val_loss", "val_accuracy", "final_loss", "test_size"} <= set(df.columns)
+    assert (df.val_loss != df.final_loss).all() and (df.test_size > 0).all()
+    task = sweep_task(BUDGET)
+    val, test = validation_test_split(task, 32, 48)
+    seen = {tuple(r) for r in task.split_keys(val).tolist()}
+    assert not any(tuple(r) in seen for r in task.split_keys(test).tolist())
+    assert len(val) == 32 and int(df.test_size.iloc[0]) == len(test)
