@@ -3,4 +3,6 @@
 These modules drive the plugin in tests (pytester copies this folder into a temp dir); they are not
 claims of the note. Each reads FAKE_* environment variables so one set can play several scenarios.
 """
-pytest_plugins = ["harness.plugin"]
+import sys
+
+pytest_plugins = [] if "harness.plugin" in sys.modules else ["harness.plugin"]  # unless its entry point loaded it
