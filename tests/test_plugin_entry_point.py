@@ -1,0 +1,50 @@
+"""The plugin is a pytest11 entry point (issue 27): its options exist whatever the rootdir.
+
+``pytest --baseline /elsewhere/baseline.json`` (the space form, a file outside the checkout) used to fail with
+'unrecognized arguments: --baseline': before any conftest is read, pytest took the existing path for a test path,
+moved its rootdir to /elsewhere and never loaded conftest.py. Installed, the entry point defines the options first.
+The conftests name the plugin only when the entry point has not loaded it (pluggy refuses a module twice).
+"""
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+from tests.conftest import copy_fake_claims, run_pytest
+
+
+def _installed() -> bool:
+    return any(ep.value == "harness.plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
+
+
+@pytest.fixture(scope="module")
+def suite_and_baseline(tmp_path_factory):
+    """A fake claim suite, and a baseline of it written to a folder outside both the suite and this checkout."""
+    suite = copy_fake_claims(tmp_path_factory.mktemp("suite"), only=["test_f1_supported.py"])
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "baseline.json"
+    proc = run_pytest(suite, "-q", "--update-baseline", f"--baseline={elsewhere}", timeout=120)
+    assert proc.returncode == 0 and elsewhere.exists(), proc.stdout + proc.stderr
+    return suite, elsewhere
+
+
+@pytest.mark.skipif(not _installed(), reason="the project is not pip-installed here: no pytest11 entry point")
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_baseline_outside_the_checkout_in_both_forms(suite_and_baseline, form):
+    suite, baseline = suite_and_baseline
+    args = ["--baseline", str(baseline)] if form == "space" else [f"--baseline={baseline}"]
+    proc = run_pytest(suite, "-q", *args, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert "unrecognized arguments" not in out
+    assert proc.returncode == 0, out
+    assert "F1" in proc.stdout and "ok" in proc.stdout
+
+
+def test_plugin_registered_once_with_or_without_the_entry_point(suite_and_baseline):
+    """With autoload off the conftest registers the plugin; with it on, the entry point does and the conftest
+    steps aside: either way one registration, the options exist, the run passes."""
+    suite, baseline = suite_and_baseline
+    for env in ({}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}):
+        proc = run_pytest(suite, "-q", f"--baseline={baseline}", env=env, timeout=120)
+        assert proc.returncode == 0, (env, proc.stdout + proc.stderr)
+        assert "already registered" not in proc.stdout + proc.stderr
