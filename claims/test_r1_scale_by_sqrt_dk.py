@@ -29,8 +29,9 @@ So the model's default attention must *be* that operation, and using it must nev
     padding / additive float mask, ``scale=None`` which must mean 1/sqrt(d_k), and explicit scales), derandomised.
     A failing case is shrunk to the smallest and shown ("differs at B=1, H=1, L=1, S=2, d_k=8, no mask,
     scale=None: max error 0.41"). Causal with L != S accepts either alignment (M0 reports which).
-``kernel_scale_exponent`` (band, fast; C4 a on the kernel): the logits recovered from the kernel's weights (v =
-    identity over keys) give its effective scale at each d_k; its exponent in d_k must lie in [-0.55, -0.45].
+``kernel_scale_exponent`` (exact, fast; C4 a on the kernel): the logits recovered from the kernel's weights (v =
+    identity over keys) give its effective scale at each d_k, exactly to rounding; its exponent in d_k must be
+    within 0.05 of -0.5.
 ``kernel_logit_variance`` (band, fast; C4 a): the scaled logits' within-row variance, for unit-variance q and k,
     lies in [0.8, 1.25] (the footnote's 1).
 """
@@ -250,8 +251,10 @@ def _figure_never_worse(sweep: pd.DataFrame):
     return fig
 
 
-_EXPONENT_WHY = ("0.05 around the footnote's -0.5: an unscaled kernel gives 0, 1/d_k gives -1, a hard-coded 1/sqrt(64) "
-                 "gives 0; the readout is exact to rounding, so the band says what counts as the law, not noise")
+EXPONENT_TOL = 0.05
+_EXPONENT_WHY = (f"deterministic: the weights read out give the effective scale exactly (to rounding), whatever q and k "
+                 f"are, so the exponent has no sampling spread; within {EXPONENT_TOL:g} of the footnote's -0.5 (an "
+                 "unscaled kernel gives 0, 1/d_k gives -1, a hard-coded 1/sqrt(64) gives 0)")
 KERNEL_CRITERIA = {
     "kernel_exact": dict(
         fast=True, rule=decision.exact("flash-attn's test rule: error <= 2 x PyTorch SDPA's own error in the same "
@@ -261,7 +264,7 @@ KERNEL_CRITERIA = {
                    "gradients w.r.t. q, k, v are as close to the float64 reference as PyTorch's SDPA's, within the rule",
         metric="the worst case's error over the rule's bound (<= 1 holds)"),
     "kernel_scale_exponent": dict(
-        fast=True, rule=decision.band(-0.55, -0.45, reason=_EXPONENT_WHY),
+        fast=True, rule=decision.exact(_EXPONENT_WHY),
         prediction="the kernel's effective scale at scale=None, recovered from its weights, goes as d_k^-0.5 over "
                    "d_k {d_ks}", metric="log-log slope of the effective scale on d_k"),
     "kernel_logit_variance": dict(
@@ -294,8 +297,10 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
         crits["kernel_scale_exponent"].unmeasured(law.rejected)
         crits["kernel_logit_variance"].unmeasured(law.rejected)
     else:
-        crits["kernel_scale_exponent"].fit(law.exponent, detail=f"{law.exponent}; effective scale x sqrt(d_k) "
-                                           f"{law.table.scale_times_sqrt_dk.min():.4g}..{law.table.scale_times_sqrt_dk.max():.4g}")
+        crits["kernel_scale_exponent"].check(
+            abs(law.exponent.slope + 0.5) <= EXPONENT_TOL, measured=law.exponent.slope,
+            detail=f"{law.exponent}; effective scale x sqrt(d_k) {law.table.scale_times_sqrt_dk.min():.4g}.."
+                   f"{law.table.scale_times_sqrt_dk.max():.4g}")
         crits["kernel_logit_variance"].sample(law.table.scaled_logit_variance, detail=", ".join(
             f"d_k={d}: {v:.3g}" for d, v in law.table.groupby("d_k").scaled_logit_variance.mean().items()))
         ev.metric("r1_kernel_scale_exponent", law.exponent.slope)
