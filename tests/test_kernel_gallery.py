@@ -36,13 +36,13 @@ def _quiet(msg, force=False):
 
 @lru_cache(maxsize=None)
 def trial(name: str) -> dict[str, str]:
-    """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (and "time" -> its trial's wall
-    time). Nothing is written: the kernel trials record no figure or file."""
+    """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (or of ``name`` itself when it
+    reads ``pkg.module:callable``), and "time" -> its trial's wall time. The kernel trials write no file."""
     import tempfile
     from pathlib import Path
 
     report_dir = tempfile.gettempdir()
-    kernel = kernels.resolve(f"examples.attention.{name}:attention")
+    kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention")
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
     runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, SEEDS, _quiet, True, kernel),
