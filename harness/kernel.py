@@ -69,6 +69,7 @@ class Kernel:
     factory: bool = False
     dtypes: tuple[str, ...] = ("float32",)
     source_sha256: str | None = field(default=None)
+    rejected_dtypes: dict[str, str] = field(default_factory=dict)   # dtype -> the kernel's message at pre-flight
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
                  is_causal: bool = False, scale: float | None = None,
@@ -92,7 +93,7 @@ class Kernel:
     def describe(self) -> dict[str, Any]:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
-                "factory": self.factory, "dtypes": list(self.dtypes)}
+                "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes)}
 
 
 def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -179,7 +180,10 @@ def resolve(name: str, *, path: str | None = None, factory: bool = False, conven
 
 
 def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
-    """Call the kernel once per dtype on a tiny input; KernelError when it raises or returns the wrong thing."""
+    """Call the kernel once per dtype on a tiny input. A wrong return (type, shape, dtype) is a KernelError; a dtype
+    the kernel raises on is dropped from ``kernel.dtypes`` into ``kernel.rejected_dtypes`` with its message (the
+    probes run in the others), and a KernelError only when it raises on every dtype asked for."""
+    accepted = []
     s = PREFLIGHT_SHAPE
     want_raw = (s["B"], s["L"], s["H"], s["D"]) if kernel.convention == "hf" else (s["B"], s["H"], s["L"], s["D"])
     layout = "(B, L, H, D)" if kernel.convention == "hf" else "(B, H, L, D)"
@@ -195,8 +199,8 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
             raise
         except Exception as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise KernelError(f"{kernel.name} raised {type(exc).__name__}: {first} on the pre-flight input "
-                              f"(B, H, L, S, D) = (1, 2, 3, 4, 16) {dname}; expected it to run") from None
+            kernel.rejected_dtypes[dname] = f"{type(exc).__name__}: {first}"
+            continue
         if not isinstance(raw, torch.Tensor):
             raise KernelError(f"{kernel.name} returned {type(raw).__name__}; expected a tensor {layout} "
                               f"({kernel.convention} convention: {SIGNATURES[kernel.convention]})")
@@ -205,6 +209,13 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
                               f"(1, 2, 3, 4, 16); expected {layout} = {want_raw} ({kernel.convention} convention)")
         if raw.dtype != dtype:
             raise KernelError(f"{kernel.name} returned {raw.dtype} for {dname} inputs; expected {dname}")
+        accepted.append(dname)
+    if not accepted:
+        dname, message = next(iter(kernel.rejected_dtypes.items()))
+        raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
+                          f"{dname}{' (and on every other dtype asked for)' if len(kernel.rejected_dtypes) > 1 else ''}"
+                          "; expected it to run")
+    kernel.dtypes = tuple(accepted)
 
 
 def _raw_call(kernel: Kernel, q, k, v) -> Any:

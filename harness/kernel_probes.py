@@ -355,7 +355,9 @@ class MaskReport:
 
     @property
     def holds(self) -> bool:
-        return bool(len(self.table)) and not self.rejected and bool(
+        """Every measured kind holds (a kind the kernel rejects, e.g. a mask a flash backend does not take, is not
+        measured: it says nothing either way)."""
+        return bool(len(self.table)) and bool(
             (self.table.masked_max <= MASKED_WEIGHT_MAX).all() and (self.table.allowed_min > 0).all())
 
     def detail(self) -> str:

@@ -74,7 +74,7 @@ def test_resolve_by_name_factory_and_override(user_pkg):
     assert forced.dtypes == ("float32", "bfloat16")
     assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
                                  "source_sha256": forced.source_sha256, "factory": False,
-                                 "dtypes": ["float32", "bfloat16"]}
+                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}}
     for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
         with pytest.raises(kernels.KernelError, match=match):
             kernels.resolve(name, path=str(user_pkg))
@@ -118,6 +118,7 @@ def test_preflight_errors_are_one_line_exit_4(user_pkg, args, expected):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.subprocess
 def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
     """M0 on the SDPA wrapper, through the plugin: supported, and results.json names the attention judged."""
     proc = run_pytest(REPO, "claims/test_m0_model_checks.py", "-q", "--fast", "--report-dir", str(tmp_path),
@@ -129,6 +130,20 @@ def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
     assert {c["name"] for c in res["claims"]["M0"]["criteria"]} == {"kernel_masks", "kernel_heads_independent"}
     assert "attention on trial: examples.attention.sdpa_wrapper:attention" in proc.stdout
     assert active_kernel() is None
+
+
+def test_a_dtype_the_kernel_rejects_is_dropped_at_preflight_and_said():
+    def no_float64(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        if query.dtype == torch.float64:
+            raise TypeError("float64 is not supported")
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+    k = kernels.Kernel(fn=no_float64, name="no_float64", convention="sdpa", dtypes=("float32", "float64"))
+    kernels.preflight(k)
+    assert k.dtypes == ("float32",) and k.rejected_dtypes == {"float64": "TypeError: float64 is not supported"}
+    only = kernels.Kernel(fn=no_float64, name="no_float64", convention="sdpa", dtypes=("float64",))
+    with pytest.raises(kernels.KernelError, match="raised TypeError: float64 is not supported on the pre-flight"):
+        kernels.preflight(only)
 
 
 # ---------------------------------------------------------------------------------------------- failing well

@@ -45,7 +45,7 @@ def trial(name: str) -> dict[str, str]:
     kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention")
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
-    runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, SEEDS, _quiet, True, kernel),
+    runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
