@@ -48,3 +48,22 @@ def test_plugin_registered_once_with_or_without_the_entry_point(suite_and_baseli
         proc = run_pytest(suite, "-q", f"--baseline={baseline}", env=env, timeout=120)
         assert proc.returncode == 0, (env, proc.stdout + proc.stderr)
         assert "already registered" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not _installed(), reason="the project is not pip-installed here: no pytest11 entry point")
+def test_a_user_repository_puts_its_kernel_on_trial_with_pyargs(tmp_path):
+    """From a user's own repository (their kernel beside them, this project installed): the claim modules are
+    collected from the installed package with --pyargs, the report and baseline land in *their* repository."""
+    (tmp_path / "my_attention.py").write_text(
+        "import torch.nn.functional as F\n\n"
+        "def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):\n"
+        "    return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,\n"
+        "                                          is_causal=is_causal, scale=scale)\n")
+    baseline = tmp_path / "ci" / "attention-baseline.json"
+    trial = ["-q", "--pyargs", "claims.test_m0_model_checks", "--attention", "my_attention:attention", "--fast"]
+    first = run_pytest(tmp_path, *trial, "--update-baseline", "--baseline", str(baseline), timeout=300)
+    assert first.returncode == 0 and baseline.exists(), first.stdout[-2000:] + first.stderr[-2000:]
+    assert (tmp_path / "reports" / "results.json").exists()
+    gated = run_pytest(tmp_path, *trial, "--baseline", str(baseline), timeout=300)
+    assert gated.returncode == 0, gated.stdout[-2000:] + gated.stderr[-2000:]
