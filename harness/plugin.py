@@ -720,6 +720,11 @@ class ClaimsSession:
         if s.gate_active and run["baseline_profile"] not in (None, run["profile"]):
             tr.write_line(f"WARNING: baseline made with profile {run['baseline_profile']}, this run uses "
                           f"{run['profile']}: gated metrics may not be comparable", yellow=True)
+        judged = [((self.baseline or {}).get("attention") or {}).get("name"), (res.get("attention") or {}).get("name")]
+        if s.gate_active and judged[0] != judged[1]:
+            tr.write_line("WARNING: the baseline judged " + " and this run ".join(
+                name or "this project's own attention" for name in judged) + ": verdicts are not comparable",
+                yellow=True)
         if not run["complete"]:
             tr.write_line("run INCOMPLETE (interrupted or stopped early): results.json is marked complete=false",
                           red=True)

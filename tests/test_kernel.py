@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import kernel as kernels
-from harness import kernel_probes
+from harness import kernel_probes, report
 from model import ModelConfig, MultiHeadAttention, capture, inject
 from model.kernels import active_kernel, use_kernel
 from tests.conftest import REPO, run_pytest
@@ -130,6 +130,12 @@ def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
     assert {c["name"] for c in res["claims"]["M0"]["criteria"]} == {"kernel_masks", "kernel_heads_independent"}
     assert "attention on trial: examples.attention.sdpa_wrapper:attention" in proc.stdout
     assert active_kernel() is None
+    html = (tmp_path / "index.html").read_text()
+    assert "Attention on trial: <code>examples.attention.sdpa_wrapper:attention</code>" in html
+    ours = {**res, "attention": None}
+    assert any("different attentions judged: this project's own MultiHeadAttention against "
+               "examples.attention.sdpa_wrapper:attention" in w for w in report.compare(ours, res)[2])
+    assert not any("different attentions" in w for w in report.compare(res, res)[2])
 
 
 def test_a_dtype_the_kernel_rejects_is_dropped_at_preflight_and_said():
