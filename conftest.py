@@ -1,9 +1,4 @@
-"""Registers the suite's pytest plugin (options, fixtures, verdicts, report, baseline gate).
-
-Installed (``pip install -e .``), the plugin is also a ``pytest11`` entry point, loaded before this file; naming it
-here again would register the module twice (pluggy: "already registered under a different name"). Run from a
-clone without installing, this line is what loads it.
-"""
-import sys
-
-pytest_plugins = [] if "harness.plugin" in sys.modules else ["harness.plugin"]
+"""Registers the suite's pytest plugin (options, fixtures, verdicts, report, baseline gate) when run from a clone that
+is not pip-installed; installed, its ``pytest11`` entry point (named ``harness.plugin`` too) has already loaded it and
+pytest skips a plugin name it knows."""
+pytest_plugins = ["harness.plugin"]

@@ -1,7 +1,7 @@
 """The suite's pytest plugin: options, fixtures, claim outcomes, results.json, the report and the gate (issue 4).
 
-A ``pytest11`` entry point (``attention_claims``), so its options exist whatever the rootdir; an uninstalled clone
-registers it through the root ``conftest.py``. ``--attention pkg.module:callable`` puts a user's kernel on trial
+A ``pytest11`` entry point named ``harness.plugin``, so its options exist whatever the rootdir; an uninstalled clone
+registers it through the root ``conftest.py`` (pytest dedups plugins by that name). ``--attention pkg.module:callable`` puts a user's kernel on trial
 (issue 27, ``harness.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
 (its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
 

@@ -3,7 +3,8 @@
 ``pytest --baseline /elsewhere/baseline.json`` (the space form, a file outside the checkout) used to fail with
 'unrecognized arguments: --baseline': before any conftest is read, pytest took the existing path for a test path,
 moved its rootdir to /elsewhere and never loaded conftest.py. Installed, the entry point defines the options first.
-The conftests name the plugin only when the entry point has not loaded it (pluggy refuses a module twice).
+The entry point is named after the module: pytest dedups plugins by name (pluggy refuses one module under two
+names), so the conftests' ``pytest_plugins`` and ``-p harness.plugin`` find it registered.
 """
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def test_baseline_outside_the_checkout_in_both_forms(suite_and_baseline, form):
 
 
 def test_plugin_registered_once_with_or_without_the_entry_point(suite_and_baseline):
-    """With autoload off the conftest registers the plugin; with it on, the entry point does and the conftest
-    steps aside: either way one registration, the options exist, the run passes."""
+    """With autoload off the conftest registers the plugin; with it on, the entry point does and the conftest's
+    ``pytest_plugins`` finds the name taken: either way one registration, the options exist, the run passes."""
     suite, baseline = suite_and_baseline
     for env in ({}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}):
         proc = run_pytest(suite, "-q", f"--baseline={baseline}", env=env, timeout=120)

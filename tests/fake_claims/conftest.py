@@ -3,6 +3,4 @@
 These modules drive the plugin in tests (pytester copies this folder into a temp dir); they are not
 claims of the note. Each reads FAKE_* environment variables so one set can play several scenarios.
 """
-import sys
-
-pytest_plugins = [] if "harness.plugin" in sys.modules else ["harness.plugin"]  # unless its entry point loaded it
+pytest_plugins = ["harness.plugin"]
