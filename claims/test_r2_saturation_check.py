@@ -223,6 +223,7 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
         ent = sat.table.groupby(["arm", "d_k"]).entropy_ratio.mean()
         ev.note("Entropy / ln S through the kernel (C3 a): " + "; ".join(
             f"{arm} d_k={d}: {v:.3f}" for (arm, d), v in ent.items()))
+    ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
     ev.headline("saturation_kernel_logit_std_slope_scale=None")
 
 
