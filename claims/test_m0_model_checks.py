@@ -26,6 +26,16 @@ reads the place where its fault would show:
   the fast path). Refuted by a dropped key-padding mask.
 
 None of these duplicates R1 (which checks the scale against SDPA's default at the module level).
+
+**A kernel on trial** (``--attention``, issue 27): the checks above judge this project's model; with a user's kernel
+M0 judges the kernel instead, a black box read through ``harness.kernel_probes`` in each ``--attention-dtypes``:
+
+* ``kernel_masks`` (exact, fast): zero weight on every masked key (``is_causal``, a bool padding mask, an additive
+  -inf mask) and nonzero on every allowed one, the weights read out with v = identity over keys. The causal
+  alignment when L != S (top-left as SDPA, bottom-right as flash-attn) and what a fully masked row returns (zeros,
+  NaN, uniform) are reported, not judged: both are conventions, not bugs.
+* ``kernel_heads_independent`` (exact, fast): redrawing one head's q, k, v moves that head's output and no other
+  (a ``view`` written where a ``transpose`` was meant moves them all).
 """
 from __future__ import annotations
 
@@ -37,7 +47,8 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision
+from harness import decision, kernel_probes
+from harness.kernel import DTYPES
 from harness.probes import PATH_TOL, dependency_matrix
 from model import DecoderLM, ModelConfig, Transformer, capture
 
@@ -257,7 +268,52 @@ def declare(ev, fast: bool) -> dict:
             for name, (prediction, metric, is_fast, *_) in CRITERIA.items() if is_fast or not fast}
 
 
-def test_m0_model_checks(evidence, profile, seeds, progress, fast):
+KERNEL_CRITERIA = {
+    "kernel_masks": ("the kernel gives exactly zero weight (at most {tol:g}) to every masked key, for is_causal, a "
+                     "bool padding mask and an additive -inf mask, and nonzero weight to every allowed key",
+                     "kernel_masks/max_weight_on_masked_key"),
+    "kernel_heads_independent": ("redrawing one head's q, k, v changes that head's output and no other head's",
+                                 "kernel_heads_independent/max_change_other_heads"),
+}
+
+
+def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: None) -> None:
+    """M0 on a kernel under trial: its criteria declared, measured in each of the kernel's dtypes, recorded."""
+    crits = {name: ev.criterion(name, rule=decision.exact("a structural zero: masked keys get exactly 0 weight, "
+                                                          "an unchanged head exactly the same output"),
+                                prediction=text.format(tol=kernel_probes.MASKED_WEIGHT_MAX), metric=metric, fast=True)
+             for name, (text, metric) in KERNEL_CRITERIA.items()}
+    progress(f"kernel {kernel.name}: masks and heads in {', '.join(kernel.dtypes)}", force=True)
+    found = {dt: (kernel_probes.masks(kernel, dtype=DTYPES[dt], device=device), kernel_probes.heads_independent(
+        kernel, dtype=DTYPES[dt], device=device)) for dt in kernel.dtypes}
+    m_ok = all(m.holds for m, _ in found.values() if len(m.table))
+    masked = max((float(m.table.masked_max.max()) for m, _ in found.values() if len(m.table)), default=None)
+    mask_detail = " | ".join(f"{dt}: {m.detail()}" for dt, (m, _) in found.items())
+    if masked is None:
+        crits["kernel_masks"].unmeasured(f"the kernel rejected every mask: {mask_detail}")
+    else:
+        crits["kernel_masks"].check(m_ok, measured=masked, detail=mask_detail)
+    heads = [h for _, h in found.values() if not h.rejected]
+    others = [float(h.table.set_index("head").drop(index=h.changed).max_change.max()) for h in heads]
+    heads_detail = " | ".join(f"{dt}: {h.detail()}" for dt, (_, h) in found.items())
+    if heads:
+        crits["kernel_heads_independent"].check(all(h.holds for h in heads), measured=max(others), detail=heads_detail)
+    else:
+        crits["kernel_heads_independent"].unmeasured(f"the kernel rejected the probe: {heads_detail}")
+    ev.metric(KERNEL_CRITERIA["kernel_masks"][1], masked if masked is not None else float("nan"))
+    ev.metric(KERNEL_CRITERIA["kernel_heads_independent"][1], max(others, default=float("nan")))
+    ev.table("kernel_masks", pd.concat([m.table.assign(dtype=dt) for dt, (m, _) in found.items()], ignore_index=True))
+    first_masks = next(iter(found.values()))[0]
+    built = (" The hf convention takes its masks from the model, so the trial builds them as transformers does "
+             "(additive finfo.min, causal bottom-right): kernel_masks checks that the kernel applies them."
+             if kernel.convention == "hf" else "")
+    ev.note(f"{kernel.name}: causal alignment when L != S: {first_masks.alignment}; a fully masked row returns "
+            f"{first_masks.fully_masked_row} (reported: conventions, not bugs).{built} The model-level checks judge "
+            "this project's model and are not run on a kernel.")
+    ev.headline(KERNEL_CRITERIA["kernel_masks"][1])
+
+
+def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Model sanity: the implementation computes what the paper defines",
@@ -267,6 +323,8 @@ def test_m0_model_checks(evidence, profile, seeds, progress, fast):
              limitation="Structural checks on freshly initialised models and random inputs: they say the code "
                         "computes the paper's function, nothing about what training makes of it.")
     ev.answer_objections(OBJECTIONS)
+    if attention is not None:
+        return kernel_trial(ev, attention, device, progress)
     checks = declare(ev, fast)
     ev.gate(CRITERIA["causal_mask"][1], direction="lower", tolerance=0.0)
     ev.gate(CRITERIA["positional_encoding"][1], direction="lower", tolerance=PE_ABS_TOL)

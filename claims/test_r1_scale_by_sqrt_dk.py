@@ -19,6 +19,21 @@ So the model's default attention must *be* that operation, and using it must nev
 ``default_vs_additive`` (reported): the same against additive attention. R1 is about the scale of dot-product
     attention, and the note says dot product was chosen over additive "on a practical argument ... not a quality
     one": R1 makes no quality claim against additive, so this does not count.
+
+**A kernel on trial** (``--attention``, issue 27): R1 judges the user's kernel, a black box, through
+``harness.kernel_probes`` (the model-level criteria above judge this project's module and are not run):
+
+``kernel_exact`` (exact, fast): against softmax(QK^T s)V in float64 by flash-attn's test rule (the kernel's error is
+    at most 2x PyTorch SDPA's own error in the same dtype, plus a small absolute slack), forward and dq, dk, dv, in
+    each ``--attention-dtypes``, on cases Hypothesis draws (d_k 8..256, L = S and L != S, no mask / causal / bool
+    padding / additive float mask, ``scale=None`` which must mean 1/sqrt(d_k), and explicit scales), derandomised.
+    A failing case is shrunk to the smallest and shown ("differs at B=1, H=1, L=1, S=2, d_k=8, no mask,
+    scale=None: max error 0.41"). Causal with L != S accepts either alignment (M0 reports which).
+``kernel_scale_exponent`` (exact, fast; C4 a on the kernel): the logits recovered from the kernel's weights (v =
+    identity over keys) give its effective scale at each d_k, exactly to rounding; its exponent in d_k must be
+    within 0.05 of -0.5.
+``kernel_logit_variance`` (band, fast; C4 a): the scaled logits' within-row variance, for unit-variance q and k,
+    lies in [0.8, 1.25] (the footnote's 1).
 """
 from __future__ import annotations
 
@@ -31,7 +46,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import decision, stats, sweeps, tuning
+from harness import decision, kernel_probes, stats, sweeps, tuning
+from harness.kernel import DTYPES
 from harness.training import torch_threads
 from harness.sweeps import per_seed, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
@@ -235,13 +251,81 @@ def _figure_never_worse(sweep: pd.DataFrame):
     return fig
 
 
-def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast):
+EXPONENT_TOL = 0.05
+_EXPONENT_WHY = (f"deterministic: the weights read out give the effective scale exactly (to rounding), whatever q and k "
+                 f"are, so the exponent has no sampling spread; within {EXPONENT_TOL:g} of the footnote's -0.5 (an "
+                 "unscaled kernel gives 0, 1/d_k gives -1, a hard-coded 1/sqrt(64) gives 0)")
+KERNEL_CRITERIA = {
+    "kernel_exact": dict(
+        fast=True, rule=decision.exact("flash-attn's test rule: error <= 2 x PyTorch SDPA's own error in the same "
+                                       "dtype + a small absolute slack, against float64"),
+        prediction="the kernel computes softmax(QK^T s)V: on every drawn case (d_k {d_ks}, L = S and L != S, no mask, "
+                   "causal, bool padding, additive float mask, scale=None and explicit scales) its output and its "
+                   "gradients w.r.t. q, k, v are as close to the float64 reference as PyTorch's SDPA's, within the rule",
+        metric="the worst case's error over the rule's bound (<= 1 holds)"),
+    "kernel_scale_exponent": dict(
+        fast=True, rule=decision.exact(_EXPONENT_WHY),
+        prediction="the kernel's effective scale at scale=None, recovered from its weights, goes as d_k^-0.5 over "
+                   "d_k {d_ks}", metric="log-log slope of the effective scale on d_k"),
+    "kernel_logit_variance": dict(
+        fast=True, rule=decision.band(0.8, 1.25, reason="the footnote's Var(q.k / sqrt(d_k)) = 1; 20% is a row's "
+                                                        "sample variance over the probe's keys and queries"),
+        prediction="for unit-variance q, k the kernel's scaled logits have variance 1 at every d_k",
+        metric="within-row variance of the recovered logits, per (d_k, seed)"),
+}
+
+
+def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None) -> None:
+    """R1 on a kernel under trial: its criteria declared, measured (``harness.kernel_probes``), recorded."""
+    crits = {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(d_ks=trial["d_ks"])})
+             for name, spec in KERNEL_CRITERIA.items()}
+    reports = {}
+    for dt in kernel.dtypes:
+        progress(f"kernel {kernel.name}: exactness, {trial['cases']} drawn cases, {dt}", force=True)
+        reports[dt] = kernel_probes.exactness(kernel, DTYPES[dt], cases=trial["cases"], d_ks=trial["d_ks"],
+                                              max_len=trial["max_len"], device=device)
+    measured = {dt: r for dt, r in reports.items() if r.measured}
+    detail = " | ".join(r.detail() for r in reports.values())
+    if measured:
+        crits["kernel_exact"].check(all(r.holds for r in measured.values()), detail=detail, measured=max(
+            r.worst_error_over_bound() for r in measured.values()))
+    else:
+        crits["kernel_exact"].unmeasured(f"the kernel rejected every case: {detail}")
+    law = kernel_probes.scale_law(kernel, trial["d_ks"], seeds, n_queries=trial["n_queries"],
+                                  n_keys=trial["n_keys"], dtype=DTYPES[kernel.dtypes[0]], device=device)
+    if law.exponent is None:
+        crits["kernel_scale_exponent"].unmeasured(law.rejected)
+        crits["kernel_logit_variance"].unmeasured(law.rejected)
+    else:
+        crits["kernel_scale_exponent"].check(
+            abs(law.exponent.slope + 0.5) <= EXPONENT_TOL, measured=law.exponent.slope,
+            detail=f"{law.exponent}; effective scale x sqrt(d_k) {law.table.scale_times_sqrt_dk.min():.4g}.."
+                   f"{law.table.scale_times_sqrt_dk.max():.4g}")
+        crits["kernel_logit_variance"].sample(law.table.scaled_logit_variance, detail=", ".join(
+            f"d_k={d}: {v:.3g}" for d, v in law.table.groupby("d_k").scaled_logit_variance.mean().items()))
+        ev.metric("r1_kernel_scale_exponent", law.exponent.slope)
+    ev.metric("r1_kernel_error_over_bound", max((r.worst_error_over_bound() for r in measured.values()),
+                                                default=float("nan")))
+    ev.table("kernel_exactness_cases", pd.concat([r.table().assign(dtype=dt) for dt, r in reports.items()],
+                                                 ignore_index=True))
+    ev.table("kernel_scale_law", law.table)
+    ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
+    for dt, message in kernel.rejected_dtypes.items():
+        ev.note(f"{dt}: not measured, the kernel raised at pre-flight ({message})")
+    ev.headline("r1_kernel_error_over_bound")
+
+
+def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim("R1")
     with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
+        if attention is not None:
+            _claim(evidence)
+            return kernel_trial(evidence, attention, profile.claim("kernel_trial"), seeds, device, progress)
         _run(evidence, profile, budget, device, seeds, progress, fast)
 
 
-def _run(ev, profile, budget, device, seeds, progress, fast):
+def _claim(ev) -> None:
+    """R1 as the note states it (the same declaration with or without a kernel on trial)."""
     ev.claim("R1", title="Scale dot-product attention by 1/sqrt(d_k)",
              statement="Scale dot-product attention by 1/\u221ad_k. Applies when: always; it is part of the "
                        "operation\u2019s definition.",
@@ -249,6 +333,10 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
              limitation="The scaling argument assumes q and k components independent with mean 0 and variance 1, "
                         "true at initialization rather than throughout training; 2017 translation benchmarks.")
     ev.answer_objections(OBJECTIONS)
+
+
+def _run(ev, profile, budget, device, seeds, progress, fast):
+    _claim(ev)
     d_ks, heads = budget["d_ks"], budget["heads"]
     sweep_block = profile.claim(budget["sweep_from"])
     crit = declare(ev, fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],

@@ -36,6 +36,13 @@ What would refute R2: a predicted row whose slope CI lies wholly on the wrong si
 default scale flagged (faults ``no_scale``: slope +0.5, ``scale_by_dk``: -0.5; the fast criterion catches both).
 The classification (``classify``) stays the check's own output, reported per row and in the metric
 ``saturation_flags_matched``.
+
+**A kernel on trial** (``--attention``, issue 27): the same check through the user's kernel, a black box
+(``harness.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
+over keys, dL/dlogits by autograd through the softmax of the recovered logits), with the same bands:
+``kernel_default_not_flagged`` (fast): at ``scale=None`` the logit std is flat in d_k; ``kernel_unscaled_flagged``
+(fast): at ``scale=1`` the logits grow and the softmax gradient shrinks (a kernel that ignores the scale it is given
+fails one of the two). The entropy per (arm, d_k) is reported (C3 a on the kernel).
 """
 from __future__ import annotations
 
@@ -49,7 +56,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from harness import decision, probes, stats  # noqa: E402
+from harness import decision, kernel_probes, probes, stats  # noqa: E402
+from harness.kernel import DTYPES  # noqa: E402
 from model import ModelConfig  # noqa: E402
 
 pytestmark = pytest.mark.claim("R2")
@@ -184,8 +192,43 @@ def heatmap(per: pd.DataFrame, summary: pd.DataFrame):
     return fig
 
 
+# arm of harness.kernel_probes.saturation -> (criterion, predicted flag)
+KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale=1": ("kernel_unscaled_flagged",
+                                                                                       SATURATES)}
+
+
+def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
+                 progress=lambda msg, force=False: None) -> None:
+    """R2 on a kernel under trial: the check's bands declared per arm, measured through the kernel, recorded."""
+    how = (f"harness.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
+           "weights read out of the kernel")
+    crits = {arm: ev.criterion(name, rule=rule(flag, min_slope), fast=True, how=how,
+                               prediction=f"the kernel at {arm}: the check says '{flag}'",
+                               metric="log-log slope of the recovered logit std against d_k" + (
+                                   " (and minus that of mean |dL/dlogits|)" if flag == SATURATES else ""))
+             for arm, (name, flag) in KERNEL_ARMS.items()}
+    progress(f"kernel {kernel.name}: saturation check over d_k {trial['d_ks']}", force=True)
+    sat = kernel_probes.saturation(kernel, trial["d_ks"], seeds, n_queries=trial["n_queries"],
+                                   n_keys=trial["n_keys"], dtype=DTYPES[kernel.dtypes[0]], device=device)
+    for arm, crit in crits.items():
+        if sat.rejected:
+            crit.unmeasured(sat.rejected)
+            continue
+        f = sat.fits[arm]
+        crit.measure(slope_parts(f, KERNEL_ARMS[arm][1], len(seeds)),
+                     detail=f"logit std: {f['logit_std']}; mean |dL/dlogits|: {f['grad_mean_abs']}")
+        ev.metric(f"saturation_kernel_logit_std_slope_{arm}", f["logit_std"].slope)
+    if len(sat.table):
+        ev.table("kernel_saturation", sat.table)
+        ent = sat.table.groupby(["arm", "d_k"]).entropy_ratio.mean()
+        ev.note("Entropy / ln S through the kernel (C3 a): " + "; ".join(
+            f"{arm} d_k={d}: {v:.3f}" for (arm, d), v in ent.items()))
+    ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
+    ev.headline("saturation_kernel_logit_std_slope_scale=None")
+
+
 # ================================================================================================ the test
-def test_r2_saturation_check(evidence, profile, seeds, progress, fast):
+def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Check what a growing compatibility function does to the softmax",
@@ -197,6 +240,8 @@ def test_r2_saturation_check(evidence, profile, seeds, progress, fast):
                          "The check here is at init, on iid N(0,1) q and k."))
     ev.answer_objections(OBJECTIONS)
     min_slope = float(budget["min_slope"])
+    if attention is not None:
+        return kernel_trial(ev, attention, profile.claim("kernel_trial"), min_slope, seeds, device, progress)
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     crits = {}

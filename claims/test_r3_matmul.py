@@ -26,6 +26,13 @@ tests/test_claims_sensitivity_r3.py swaps one in and shows both criteria refuted
 "Applies when two formulations are of similar quality" is C3's measurement, cross-referenced in a note (claims
 do not read each other's results; nothing is retrained here).
 
+**A kernel on trial** (``--attention``, issue 27): R3 becomes a question about the kernel ("does it map to optimized
+code as well as PyTorch's SDPA?"), so its answer is reported and never fails the run: the note's R3 compares
+formulations, and a kernel's speed is the user's business, not a claim of the paper. ``kernel_time_ratio_vs_sdpa``
+(fast): forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.kernel_probes.speed``;
+forward only, on both sides, where the kernel has no backward on this device), per repetition, in logs, within 2x;
+the peak-memory ratio beside it (CUDA: max allocated; CPU: the torch profiler's allocator events).
+
 Timings are ``time.perf_counter`` per call, not the pytest-benchmark fixture: one claim test times a whole grid
 of cells, the fixture times one callable per test and switches itself off under xdist. The numbers go to
 ``<report-dir>/benchmark_r3.json`` in pytest-benchmark's JSON format (its ``Stats``), which the report renders
@@ -41,7 +48,9 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, stats
+from harness import decision, kernel_probes, stats
+from harness.kernel import DTYPES
+from harness.training import torch_threads
 from harness.bench import (attention_step, available_memory_bytes, benchmark_record, estimated_peak_bytes,
                            iterations_for, peak_memory_bytes, time_per_call, write_benchmark_json)
 
@@ -277,7 +286,43 @@ def declare(ev, n_crit: int, chunked: bool) -> dict:
 
 
 # ============================================================================== the claim
-def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast):
+KERNEL_TIME_WHY = "within 2x of PyTorch's SDPA on the same device and sizes: a question, not a claim of the note"
+
+
+def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=False: None) -> None:
+    """R3 on a kernel under trial, as a question: its time and memory against PyTorch's SDPA."""
+    ev.claim(CLAIM_ID, title="Prefer the operation that maps to optimized matmul: does the kernel?",
+             statement="R3 asked of the kernel on trial: does it map to optimized code as well as PyTorch's own "
+                       "scaled_dot_product_attention, at the same sizes on the same device?",
+             strength="moderate", kind="question",
+             limitation="One machine, a few repetitions; a plain-torch kernel on CPU is not what it is written for.")
+    ev.answer_objections(OBJECTIONS)
+    crit = ev.criterion("kernel_time_ratio_vs_sdpa", rule=decision.band(None, math.log(2.0), reason=KERNEL_TIME_WHY),
+                        prediction=f"the kernel's forward+backward time is within 2x of SDPA's at sizes "
+                                   f"{trial['speed']['sizes']} (B, H, L, D)", fast=True,
+                        metric="ln(kernel time / SDPA time), per repetition")
+    progress(f"kernel {kernel.name}: time and memory against SDPA at {trial['speed']['sizes']}", force=True)
+    with torch_threads(1):                 # both sides of the ratio on the same thread count
+        table = kernel_probes.speed(kernel, trial["speed"]["sizes"], reps=int(trial["speed"]["reps"]),
+                                    dtype=DTYPES[kernel.dtypes[0]], device=device)
+    logs = kernel_probes.log_ratios(table)
+    if logs.size >= 2:
+        crit.sample(logs, detail=f"geometric mean ratio {math.exp(logs.mean()):.3g} over {logs.size} repetitions; "
+                                 f"{table.note.iloc[0] or 'forward+backward'}")
+        ev.metric("kernel_time_ratio_vs_sdpa", float(math.exp(logs.mean())))
+        ev.metric("kernel_memory_ratio_vs_sdpa", float(table.memory_ratio.median()))
+    else:
+        crit.unmeasured("fewer than 2 timed repetitions: " + "; ".join(table.get("rejected", pd.Series([])).astype(str)))
+    ev.table("kernel_speed", table)
+    ev.note("Peak memory: " + ("torch.cuda.max_memory_allocated" if torch.device(device).type == "cuda" else
+                               "the torch profiler's allocator events on CPU (harness.bench.peak_memory_bytes)"))
+    ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
+    ev.headline("kernel_time_ratio_vs_sdpa")
+
+
+def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast, attention):
+    if attention is not None:
+        return kernel_trial(evidence, attention, profile.claim("kernel_trial"), device, progress)
     if fast:
         pytest.skip("R3 has no fast criterion: no fault in model.faults changes what attention costs")
     budget = profile.claim(CLAIM_ID)

@@ -1,6 +1,8 @@
 """The suite's pytest plugin: options, fixtures, claim outcomes, results.json, the report and the gate (issue 4).
 
-Registered by the root ``conftest.py``. A *claim test* is a test that uses the ``evidence`` fixture
+A ``pytest11`` entry point named ``harness.plugin``, so its options exist whatever the rootdir; an uninstalled clone
+registers it through the root ``conftest.py`` (pytest dedups plugins by that name). ``--attention pkg.module:callable`` puts a user's kernel on trial
+(issue 27, ``harness.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
 (its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
 
 1. judges the recorded criteria (``harness.verdict``) and, with ``--baseline``, compares against the
@@ -82,6 +84,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dry-run", action="store_true", default=False,
                     help="build every config of the profile at its real sizes and train each for a few steps on "
                          f"{DRY_RUN_SEEDS} seeds: every code path runs, no verdict means anything (issue 18)")
+    group.addoption("--attention", default=None, metavar="PKG.MODULE:CALLABLE",
+                    help="put this attention kernel on trial (issue 27; docs/attention-trial.md): M0, R1, R2 and R3 "
+                         "probe it, and the model's dot-product attention calls it")
+    group.addoption("--attention-path", default=None, metavar="DIR",
+                    help="a directory to prepend to sys.path before resolving --attention")
+    group.addoption("--attention-factory", action="store_true", default=False,
+                    help="--attention names a factory: call it with no arguments to build the kernel (as uvicorn's "
+                         "--factory)")
+    group.addoption("--attention-convention", default=None, metavar="NAME",
+                    help="sdpa or hf (default: read off the kernel's signature)")
+    group.addoption("--attention-dtypes", default="float32", metavar="LIST",
+                    help="dtypes the kernel is probed in, comma-separated (default float32; e.g. float32,bfloat16)")
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,11 @@ class Settings:
     inject_fault: str | None
     fast: bool
     dry_run: bool = False
+    attention: str | None = None            # --attention pkg.module:callable (issue 27)
+    attention_path: str | None = None
+    attention_factory: bool = False
+    attention_convention: str | None = None
+    attention_dtypes: str = "float32"
 
     @property
     def gate_active(self) -> bool:
@@ -176,7 +195,11 @@ def parse_settings(config: pytest.Config) -> Settings:
                                     f"{', '.join(faults.FAULTS)}")
     return Settings(profile=profile, device=device, n_seeds=n_seeds, master_seed=master_seed,
                     report_dir=report_dir.resolve(), baseline=baseline.resolve() if baseline else None,
-                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast, dry_run=dry_run)
+                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast, dry_run=dry_run,
+                    attention=getattr(opt, "attention", None), attention_path=getattr(opt, "attention_path", None),
+                    attention_factory=bool(getattr(opt, "attention_factory", False)),
+                    attention_convention=getattr(opt, "attention_convention", None),
+                    attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32")
 
 
 def _unwritable(path: Path) -> str | None:
@@ -259,6 +282,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.inject_fault:
         _faults_module().set_fault(settings.inject_fault)
     state = ClaimsSession(config, settings, baseline)
+    state.kernel = load_kernel(settings, state.worker_id)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "attention_claims_session")
     state.previous_sigterm = _sigterm_as_interrupt()
@@ -266,6 +290,31 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch
 
         torch.set_num_threads(worker_threads(os.cpu_count(), getattr(config, "workerinput", {})))
+
+
+def load_kernel(settings: Settings, worker_id: str | None = None):
+    """--attention resolved and called once on a tiny input (``harness.kernel.preflight``), then set as the model's
+    kernel for the session (``model.kernels``); a user's mistake is a usage error (exit 4, one line). None without
+    --attention."""
+    if not settings.attention:
+        for flag, used in (("--attention-path", settings.attention_path),
+                           ("--attention-factory", settings.attention_factory),
+                           ("--attention-convention", settings.attention_convention)):
+            if used:
+                raise pytest.UsageError(f"{flag} needs --attention pkg.module:callable")
+        return None
+    from harness import kernel as kernels
+    from model.kernels import set_kernel
+
+    try:
+        kernel = kernels.resolve(settings.attention, path=settings.attention_path,
+                                 factory=settings.attention_factory, convention=settings.attention_convention,
+                                 dtypes=settings.attention_dtypes)
+        kernels.preflight(kernel, resolve_device(settings.device, worker_id))
+    except kernels.KernelError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    set_kernel(kernel)
+    return kernel
 
 
 def worker_threads(cpu_count: int | None, workerinput: dict[str, Any]) -> int:
@@ -298,6 +347,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE_KEY, None)
     if state is not None and state.settings.inject_fault:
         _faults_module().set_fault(None)  # an in-process rerun must not inherit the fault
+    if state is not None and state.kernel is not None:
+        from model.kernels import set_kernel
+
+        set_kernel(None)  # an in-process rerun must not inherit the kernel either
     if state is not None and state.previous_sigterm is not None:
         signal.signal(signal.SIGTERM, state.previous_sigterm)
     if state is not None and state.staging is not None:
@@ -365,6 +418,12 @@ def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
 def fast(pytestconfig: pytest.Config) -> bool:
     """True under ``--fast``: declare and run only the fast criteria (issue 10)."""
     return _state(pytestconfig).settings.fast
+
+
+@pytest.fixture(scope="session")
+def attention(pytestconfig: pytest.Config):
+    """The kernel under trial (``harness.kernel.Kernel``, from ``--attention``), or None: the model's own attention."""
+    return _state(pytestconfig).kernel
 
 
 @pytest.fixture
@@ -440,6 +499,7 @@ class ClaimsSession:
         self.previous_sigterm = None  # set by pytest_configure when it takes over SIGTERM
         self.results: dict[str, Any] | None = None
         self.messages: list[str] = []
+        self.kernel = None  # harness.kernel.Kernel under trial (--attention), set by pytest_configure
         # a worker writes claim files to its own staging folder and ships them back (see ship_files)
         self.staging: Path | None = None
         if self.worker_id is not None:
@@ -631,7 +691,8 @@ class ClaimsSession:
             "baseline_not_run": sorted(set(base_claims) - set(claims), key=results_io.claim_sort_key),
             "skipped": self.skipped,
         }
-        return {"schema_version": results_io.SCHEMA_VERSION, "run": run, "claims": claims}
+        return {"schema_version": results_io.SCHEMA_VERSION, "run": run, "claims": claims,
+                "attention": self.kernel.describe() if self.kernel is not None else None}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.worker_id is not None or self.results is None:
@@ -644,6 +705,11 @@ class ClaimsSession:
                           f"seeds {run['seeds']}{seed_overrides(res)}"
                           f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}"
                           f"{', DRY RUN: no verdicts (every path ran; numbers mean nothing)' if s.dry_run else ''}")
+        if res.get("attention"):
+            att = res["attention"]
+            tr.write_line(f"attention on trial: {att['name']} ({att['convention']} convention, dtypes "
+                          f"{', '.join(att['dtypes'])}); M0, R1, R2, R3 judged it, the other claims this project's "
+                          "model (with its dot-product attention calling it)")
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
@@ -654,6 +720,11 @@ class ClaimsSession:
         if s.gate_active and run["baseline_profile"] not in (None, run["profile"]):
             tr.write_line(f"WARNING: baseline made with profile {run['baseline_profile']}, this run uses "
                           f"{run['profile']}: gated metrics may not be comparable", yellow=True)
+        judged = [((self.baseline or {}).get("attention") or {}).get("name"), (res.get("attention") or {}).get("name")]
+        if s.gate_active and judged[0] != judged[1]:
+            tr.write_line("WARNING: the baseline judged " + " and this run ".join(
+                name or "this project's own attention" for name in judged) + ": verdicts are not comparable",
+                yellow=True)
         if not run["complete"]:
             tr.write_line("run INCOMPLETE (interrupted or stopped early): results.json is marked complete=false",
                           red=True)

@@ -466,6 +466,18 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
                                        "n_decoder_layers": 3}},
     },
+    # The probe-level trial of a user's kernel (issue 27, harness/kernel_probes.py; M0, R1, R2, R3 with --attention):
+    # cases Hypothesis draws for R1's exactness (a failing one is shrunk; more cases, more shapes seen), the d_k grid
+    # of the scale law and the saturation check (the paper's 8..256), query and key counts of the weight readout,
+    # and R3's timed sizes (the suite's R3 layer: batch 8, h 4, d_k 64). Target: <= 60 s a kernel on 2 CPU cores.
+    "kernel_trial": {
+        "smoke": {"cases": 60, "max_len": 9, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 16, "n_keys": 32,
+                  "seeds": 3, "speed": {"sizes": [[8, 4, 128, 64]], "reps": 3}},
+        "standard": {"cases": 200, "max_len": 17, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 32, "n_keys": 64,
+                     "seeds": 5, "speed": {"sizes": [[8, 4, 128, 64], [8, 4, 256, 64]], "reps": 5}},
+        "full": {"cases": 500, "max_len": 33, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 32, "n_keys": 64,
+                 "seeds": 5, "speed": {"sizes": [[8, 4, 256, 64], [8, 4, 1024, 64]], "reps": 5}},
+    },
 }
 
 

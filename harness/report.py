@@ -272,6 +272,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         moves = [move_view(m) for m in baseline_gate.moves(results["claims"])]
     return {
         "run": run,
+        "attention": results.get("attention"),
         "claims": claims,
         "moves": moves,
         "moves_regressed": sum(1 for m in moves or () if m["regressed"]),
@@ -377,7 +378,7 @@ _MACROS = r"""
 _TEMPLATE = r"""{% from "macros" import badge, moves_table, data_table %}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>attention-claims report — {{ run.profile }}</title>
+<title>attention-claims report — {{ run.profile }}{% if attention %} — {{ attention.name }}{% endif %}</title>
 <style>{{ css | safe }}</style></head>
 <body><div class="layout">
 <nav class="contents" id="contents" aria-label="Contents"><p class="title"><a href="#summary">Contents</a></p><ol>
@@ -392,7 +393,8 @@ _TEMPLATE = r"""{% from "macros" import badge, moves_table, data_table %}<!DOCTY
 <li><a href="#run">Run</a></li>
 </ol></nav>
 <main>
-<h1>attention-claims: <i>Attention Is All You Need</i>, checked</h1>
+<h1>attention-claims: <i>Attention Is All You Need</i>, checked{% if attention %} on <code>{{ attention.name }}</code>{% endif %}</h1>
+{% if attention %}<div class="banner info">Attention on trial: <code>{{ attention.name }}</code> ({{ attention.convention }} convention, dtypes {{ attention.dtypes | join(", ") }}{% if attention.rejected_dtypes %}; rejected at pre-flight: {{ attention.rejected_dtypes | join(", ") }}{% endif %}{% if attention.source_sha256 %}; source sha256 {{ attention.source_sha256[:12] }}{% endif %}). M0, R1, R2 and R3 judged this kernel; the other claims judge this project's model with its dot-product attention calling it.</div>{% endif %}
 <p class="sub">Claims, recommendations and open questions of NOTE-011, each measured in this run against criteria written before the measurement.
 Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.seeds) }}, started {{ run.started_at }}, {{ fmt(run.duration_s) }} s.</p>
 {% if not run.complete %}<div class="banner bad">INCOMPLETE RUN: interrupted or stopped early{% if run.stopped %} ({{ run.stopped }}){% endif %}. Claims that did not finish are missing or marked as errors.</div>{% endif %}
@@ -575,6 +577,10 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[s
     for side, run in (("old", o), ("new", n)):
         if not run.get("complete", True):
             warnings.append(f"the {side} file is an incomplete run")
+    judged = [(r.get("attention") or {}).get("name") for r in (old, new)]
+    if judged[0] != judged[1]:
+        warnings.append("different attentions judged: " + " against ".join(
+            name or "this project's own MultiHeadAttention" for name in judged) + "; verdicts are not comparable")
     not_run = sorted(set(old["claims"]) - set(new["claims"]), key=results_io.claim_sort_key)
     return rows, not_run, warnings
 

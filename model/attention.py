@@ -7,6 +7,8 @@ layernorm | l2 with a learnable per-head gain (Q1), key-padding and causal masks
 Two paths, same numbers: with no tap of this module active, dot-product attention goes through
 ``F.scaled_dot_product_attention`` with the scale passed explicitly (fast path); otherwise the
 explicit path computes logits -> mask -> softmax -> weights @ v with a ``Tap`` at each step.
+A kernel under trial (``model/kernels.py``) replaces that step for the dot score without QK-norm; additive and
+QK-norm stay ours. Projections, faults and the q/k/v/out taps stay; ``weights`` only if the kernel returns them.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .faults import active_fault
+from .kernels import active_kernel
 from .taps import Tap
 
 
@@ -200,7 +203,15 @@ class MultiHeadAttention(nn.Module):
         dropout_p = self.attn_dropout if self.training else 0.0
         tapped = any(t._sinks for t in self._taps)
 
-        if self.score == "dot" and not uniform and not tapped:        # fast path
+        kernel = active_kernel() if self.score == "dot" and self.qk_norm == "none" and not uniform else None
+        if kernel is not None:                                         # the kernel under trial (issue 27)
+            q, k, v = self.q(q), self.k(k), self.v(v)
+            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+            o, weights = kernel(q, k, v, mask=mask, is_causal=False, scale=scale, dropout_p=dropout_p)
+            if weights is not None:
+                self.weights(weights)
+            o = self.out(o)
+        elif self.score == "dot" and not uniform and not tapped:      # fast path
             if self.causal and key_padding_mask is None and not leak and T == S:
                 o = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
             else:

@@ -4,6 +4,7 @@
 # full-profile claim run end to end? Prints a table of times. Usage:
 #   bash scripts/gpu_check.sh                      # R3 (attention cost on the GPU) end to end
 #   GPU_CHECK_CLAIM=claims/test_c4_scaling.py bash scripts/gpu_check.sh
+# Then (issue 27) the probe-level trial of PyTorch's SDPA backends, and of transformers' attention where installed.
 # Writes reports/gpu-check/{dry,claim}/ (results.json, index.html). Exit status: non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +47,20 @@ if [ "$env_rc" -eq 0 ]; then
   step "one full claim: $CLAIM" pytest "$CLAIM" --profile full --device cuda -p no:cacheprovider \
     --report-dir "$OUT/claim"
   [ -f "$OUT/dry/results.json" ] && python -m harness.report --times "$OUT/dry/results.json"
+  # issue 27: PyTorch's own SDPA backends on trial on the GPU (flash takes no float32: pre-flight drops that dtype and
+  # says so), and transformers' attention functions where transformers is installed (pip install -e ".[peers]")
+  TRIAL=(claims/test_m0_model_checks.py claims/test_r1_scale_by_sqrt_dk.py claims/test_r2_saturation_check.py
+         claims/test_r3_matmul.py --fast --device cuda -p no:cacheprovider --attention-dtypes float32,bfloat16)
+  for b in flash efficient math; do
+    step "kernel trial: SDPA $b backend" pytest "${TRIAL[@]}" --attention "examples.attention.sdpa_backends:$b" \
+      --attention-factory --report-dir "$OUT/kernel-$b"
+  done
+  if python -c "import transformers" 2>/dev/null; then
+    for peer in transformers.integrations.sdpa_attention:sdpa_attention_forward \
+                transformers.models.llama.modeling_llama:eager_attention_forward; do
+      step "kernel trial: $peer" pytest "${TRIAL[@]}" --attention "$peer" --report-dir "$OUT/kernel-${peer##*:}"
+    done
+  fi
 fi
 
 echo; echo "=== gpu check: times"

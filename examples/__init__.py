@@ -1,0 +1,1 @@
+"""Examples shipped with attention-claims (importable from the repository root)."""

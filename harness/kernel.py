@@ -1,0 +1,230 @@
+"""The user's attention kernel, taken by name and called in one form (issue 27).
+
+``--attention pkg.module:callable`` is resolved with ``pkgutil.resolve_name`` (uvicorn's ``app:app``; with
+``--attention-factory`` the object is called with no arguments to build the kernel, as uvicorn's ``--factory``).
+The calling convention is read off ``inspect.signature`` (``--attention-convention`` overrides it):
+
+* ``sdpa``: ``fn(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None) -> out``,
+  PyTorch's ``scaled_dot_product_attention``: (B, H, L, D) in and out, a bool mask True where a query may attend,
+  a float mask added to the scores.
+* ``hf``: transformers' ``AttentionInterface``: ``fn(module, query, key, value, attention_mask, scaling=None,
+  dropout=0.0, **kwargs) -> (out, weights or None)``; (B, H, L, D) in, **(B, L, H, D)** out. ``module`` is a
+  stand-in carrying ``is_causal, training, scaling, head_dim, num_key_value_groups``. transformers' models build
+  every mask themselves, so the trial does too: the mask is additive float, 0 where a query may attend and
+  ``finfo(dtype).min`` where not (as transformers' eager masks), shape (B, 1 or H, L, S); causal is
+  bottom-right (query i is position S - L + i, as with a KV cache), and ``scaling`` is always passed.
+
+``Kernel.__call__(q, k, v, *, mask=None, is_causal=False, scale=None, dropout_p=0.0) -> (out, weights or None)``
+is the one form the probes and the model use: (B, H, L, D) in and out whatever the convention.
+
+A user's mistake (an unresolvable name, a signature that fits no convention, a wrong output shape or dtype) is a
+``KernelError`` whose one-line message names what was expected; the plugin turns it into a usage error (exit 4).
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+CONVENTIONS = ("sdpa", "hf")
+SIGNATURES = {
+    "sdpa": "fn(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None) -> out (B, H, L, D)",
+    "hf": "fn(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs) -> "
+          "(out (B, L, H, D), weights or None)",
+}
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16,
+          "float16": torch.float16}
+PREFLIGHT_SHAPE = dict(B=1, H=2, L=3, S=4, D=16)   # the tiny input every kernel sees once before anything runs
+
+
+class KernelError(ValueError):
+    """The user's kernel cannot be put on trial as given; the message is one line naming what was expected."""
+
+
+@dataclass
+class HFModule:
+    """What transformers' attention functions read off ``module`` (a stand-in for the model's attention layer)."""
+    is_causal: bool = False
+    training: bool = False
+    scaling: float = 1.0
+    head_dim: int = 0
+    num_key_value_groups: int = 1
+    layer_idx: int = 0
+    config: Any = None
+
+
+@dataclass
+class Kernel:
+    """A resolved kernel in its convention; call it in the one internal form (module docstring)."""
+    fn: Callable[..., Any]
+    name: str
+    convention: str
+    factory: bool = False
+    dtypes: tuple[str, ...] = ("float32",)
+    source_sha256: str | None = field(default=None)
+    rejected_dtypes: dict[str, str] = field(default_factory=dict)   # dtype -> the kernel's message at pre-flight
+
+    def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
+                 is_causal: bool = False, scale: float | None = None,
+                 dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.convention == "sdpa":
+            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale), None
+        L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
+        scaling = 1.0 / math.sqrt(D) if scale is None else float(scale)
+        additive = None if mask is None else mask.to(q.dtype) if mask.dtype != torch.bool else \
+            additive_mask(mask, q.dtype)
+        if is_causal:
+            causal = torch.arange(S, device=q.device)[None, :] <= torch.arange(L, device=q.device)[:, None] + (S - L)
+            additive = additive_mask(causal, q.dtype) if additive is None else \
+                additive.masked_fill(~causal, torch.finfo(q.dtype).min)
+        if additive is not None:
+            additive = additive.expand(q.shape[0], additive.shape[-3] if additive.dim() >= 3 else 1, L, S)
+        module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D)
+        out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
+        return out.transpose(1, 2), weights
+
+    def describe(self) -> dict[str, Any]:
+        """results.json's ``attention`` record."""
+        return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
+                "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes)}
+
+
+def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A bool mask (True = may attend) as transformers' eager masks: 0 where allowed, finfo(dtype).min where not."""
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed,
+                                                                                       torch.finfo(dtype).min)
+
+
+def _positional(sig: inspect.Signature) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in sig.parameters.values() if p.kind in kinds]
+
+
+def detect_convention(fn: Callable[..., Any]) -> str:
+    """'sdpa' or 'hf' from the signature; KernelError when it fits neither (or cannot be read)."""
+    if fn is torch.nn.functional.scaled_dot_product_attention:
+        return "sdpa"                                       # a builtin: no signature to read, but it is the one
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        raise KernelError(f"the signature of {fn!r} cannot be read; name its convention with "
+                          f"--attention-convention {{{','.join(CONVENTIONS)}}}") from None
+    names = _positional(sig)
+    params = sig.parameters
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if len(names) >= 5 and names[0] == "module":
+        return "hf"
+    if len(names) >= 3 and names[0] != "module" and (var_kw or {"attn_mask", "is_causal", "scale"} <= set(params)):
+        return "sdpa"
+    raise KernelError(f"signature {fn.__name__ if hasattr(fn, '__name__') else fn}{sig} fits no convention; "
+                      f"expected sdpa {SIGNATURES['sdpa']} or hf {SIGNATURES['hf']}")
+
+
+def parse_dtypes(spec: str) -> tuple[str, ...]:
+    names = tuple(s.strip() for s in str(spec).split(",") if s.strip())
+    bad = [n for n in names if n not in DTYPES]
+    if not names or bad:
+        raise KernelError(f"--attention-dtypes {spec!r}: expected a comma-separated list of {', '.join(DTYPES)}")
+    return names
+
+
+def source_hash(obj: Any) -> str | None:
+    """sha256 of the kernel's source where ``inspect.getsource`` can read it, else None."""
+    try:
+        text = inspect.getsource(obj)
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def resolve(name: str, *, path: str | None = None, factory: bool = False, convention: str | None = None,
+            dtypes: str = "float32") -> Kernel:
+    """The kernel ``name`` names (``pkg.module:callable``), in its convention; KernelError names what was wrong."""
+    if str(Path.cwd()) not in sys.path:             # as uvicorn's --app-dir ".": the current directory imports
+        sys.path.insert(0, str(Path.cwd()))
+    if path:
+        folder = str(Path(path).resolve())
+        if not Path(folder).is_dir():
+            raise KernelError(f"--attention-path {path}: expected a directory to add to sys.path")
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    try:
+        obj = pkgutil.resolve_name(name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise KernelError(f"--attention {name!r} cannot be resolved ({type(exc).__name__}: {exc}); expected "
+                          "pkg.module:callable importable from the current directory or --attention-path") from None
+    source = obj
+    if factory:
+        if not callable(obj):
+            raise KernelError(f"--attention-factory: {name} is not callable; expected a factory taking no arguments")
+        try:
+            obj = obj()
+        except Exception as exc:      # the user's factory: its own message, on one line
+            raise KernelError(f"--attention-factory: {name}() raised {type(exc).__name__}: {exc}; expected a "
+                              "factory that builds the kernel with no arguments") from None
+    if not callable(obj):
+        raise KernelError(f"--attention {name!r} is a {type(obj).__name__}, not callable; expected a kernel "
+                          f"(or a factory with --attention-factory)")
+    if convention is not None and convention not in CONVENTIONS:
+        raise KernelError(f"--attention-convention {convention!r}: expected one of {', '.join(CONVENTIONS)}")
+    conv = convention or detect_convention(obj)
+    return Kernel(fn=obj, name=name, convention=conv, factory=factory, dtypes=parse_dtypes(dtypes),
+                  source_sha256=source_hash(source))
+
+
+def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
+    """Call the kernel once per dtype on a tiny input. A wrong return (type, shape, dtype) is a KernelError; a dtype
+    the kernel raises on is dropped from ``kernel.dtypes`` into ``kernel.rejected_dtypes`` with its message (the
+    probes run in the others), and a KernelError only when it raises on every dtype asked for."""
+    accepted = []
+    s = PREFLIGHT_SHAPE
+    want_raw = (s["B"], s["L"], s["H"], s["D"]) if kernel.convention == "hf" else (s["B"], s["H"], s["L"], s["D"])
+    layout = "(B, L, H, D)" if kernel.convention == "hf" else "(B, H, L, D)"
+    g = torch.Generator().manual_seed(0)
+    for dname in kernel.dtypes:
+        dtype = DTYPES[dname]
+        q = torch.randn(s["B"], s["H"], s["L"], s["D"], generator=g).to(device=device, dtype=dtype)
+        k = torch.randn(s["B"], s["H"], s["S"], s["D"], generator=g).to(device=device, dtype=dtype)
+        v = torch.randn(s["B"], s["H"], s["S"], s["D"], generator=g).to(device=device, dtype=dtype)
+        try:
+            raw = _raw_call(kernel, q, k, v)
+        except KernelError:
+            raise
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            kernel.rejected_dtypes[dname] = f"{type(exc).__name__}: {first}"
+            continue
+        if not isinstance(raw, torch.Tensor):
+            raise KernelError(f"{kernel.name} returned {type(raw).__name__}; expected a tensor {layout} "
+                              f"({kernel.convention} convention: {SIGNATURES[kernel.convention]})")
+        if tuple(raw.shape) != want_raw:
+            raise KernelError(f"{kernel.name} returned shape {tuple(raw.shape)} for (B, H, L, S, D) = "
+                              f"(1, 2, 3, 4, 16); expected {layout} = {want_raw} ({kernel.convention} convention)")
+        if raw.dtype != dtype:
+            raise KernelError(f"{kernel.name} returned {raw.dtype} for {dname} inputs; expected {dname}")
+        accepted.append(dname)
+    if not accepted:
+        dname, message = next(iter(kernel.rejected_dtypes.items()))
+        raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
+                          f"{dname}{' (and on every other dtype asked for)' if len(kernel.rejected_dtypes) > 1 else ''}"
+                          "; expected it to run")
+    kernel.dtypes = tuple(accepted)
+
+
+def _raw_call(kernel: Kernel, q, k, v) -> Any:
+    """The kernel's own return value (hf: the output before the transpose), for the pre-flight checks."""
+    if kernel.convention == "sdpa":
+        return kernel.fn(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None)
+    module = HFModule(scaling=1.0 / math.sqrt(q.shape[-1]), head_dim=q.shape[-1])
+    res = kernel.fn(module, q, k, v, None, scaling=module.scaling, dropout=0.0)
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise KernelError(f"{kernel.name} returned {type(res).__name__}; expected (out (B, L, H, D), weights or "
+                          "None) (hf convention)")
+    return res[0]

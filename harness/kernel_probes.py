@@ -1,0 +1,594 @@
+"""Probes of a black-box attention kernel (issue 27): numbers only, one measuring function per quantity.
+
+Every probe calls the kernel through ``harness.kernel.Kernel`` (``kernel(q, k, v, *, mask, is_causal, scale)`` ->
+``(out, weights or None)``, (B, H, L, D)) and returns plain data (dataclasses, DataFrames) that a claim module turns
+into criteria. A probe cell the kernel rejects (it raises, or returns NaN where the reference is finite) is recorded
+on that cell with the kernel's own message, and the other cells go on.
+
+* ``exactness`` (R1): against softmax(QK^T s)V in float64, by flash-attn's test rule: the kernel's error is at most
+  ``ERROR_FACTOR`` x PyTorch SDPA's own error in the same dtype, plus ``SLACK[dtype]``; forward and the gradients
+  w.r.t. q, k, v. Cases (shapes, masks, scales) are drawn by Hypothesis, derandomised, and a failing case is shrunk
+  to the smallest one.
+* ``read_weights``: the attention weights out of a black box. With v the identity over keys each output row *is*
+  the query's weights (d_v = S, or one-hot blocks of d_v = d_k for kernels that need d_v = d_k).
+* ``scale_law`` (C4 a, R1): the logits recovered up to a per-row constant (log weights, centred), the effective
+  scale at each d_k against q.k, and the scaled logits' variance, from unit-variance q, k.
+* ``masks`` (M0): weight on masked keys (causal, bool padding, additive -inf), the causal alignment when L != S,
+  and what a fully masked row returns.
+* ``heads_independent`` (M0): changing one head's q, k, v changes only that head's output.
+* ``saturation`` (C3 a, R2): logit std, attention entropy and mean |dL/dlogits| against d_k, scale=1 against
+  scale=None; dL/dlogits by autograd through the softmax of the recovered logits.
+* ``speed`` (R3): forward+backward time and peak memory against PyTorch's SDPA at the same sizes: ratios.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from harness import stats
+
+MASK_KINDS = ("none", "causal", "padding", "additive")
+ERROR_FACTOR = 2.0                      # flash-attn's tests: kernel error <= 2 x PyTorch's own error in the dtype
+SLACK = {torch.float32: 1e-5, torch.float64: 1e-10, torch.bfloat16: 1e-2, torch.float16: 1e-3}   # absolute, O(1) outputs
+GRAD_SLACK_FACTOR = 10.0                # gradients sum over L or S products: their rounding grows with the length
+EXPLICIT_SCALES = (None, 1.0, 0.05, 0.3, 2.0)   # None first: Hypothesis shrinks toward it (None must mean 1/sqrt(d_k))
+MASKED_WEIGHT_MAX = 1e-6                # a masked key's weight; -inf (or finfo.min) masks give exactly 0
+HEAD_CHANGE_MIN = 1e-3                  # the perturbed head's output moves by O(1); others must not move at all
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"[:300]
+
+
+# ============================================================================================== the reference
+def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
+                        is_causal: bool = False, scale: float | None = None,
+                        alignment: str = "top-left") -> torch.Tensor:
+    """softmax(q k^T s + mask) v written out in float64; a bool mask is True where a query may attend; causal is
+    top-left (SDPA: query i sees keys j <= i) or bottom-right (flash-attn: j <= i + S - L); a row with no allowed
+    key gives zeros."""
+    q, k, v = q.double(), k.double(), v.double()
+    L, S = q.shape[-2], k.shape[-2]
+    s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    logits = q @ k.transpose(-2, -1) * s
+    if mask is not None:
+        logits = logits.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else logits + mask.double()
+    if is_causal:
+        shift = 0 if alignment == "top-left" else S - L
+        allowed = torch.arange(S, device=q.device)[None, :] <= torch.arange(L, device=q.device)[:, None] + shift
+        logits = logits.masked_fill(~allowed, -math.inf)
+    return torch.nan_to_num(torch.softmax(logits, -1), nan=0.0) @ v
+
+
+# ============================================================================================== exactness (R1)
+@dataclass(frozen=True)
+class Case:
+    """One drawn probe case; ``text()`` is how a counterexample reads in the report."""
+    B: int
+    H: int
+    L: int
+    S: int
+    d_k: int
+    mask: str
+    scale: float | None
+    seed: int
+
+    def text(self) -> str:
+        return (f"B={self.B}, H={self.H}, L={self.L}, S={self.S}, d_k={self.d_k}, "
+                f"{'no mask' if self.mask == 'none' else self.mask}, scale={self.scale}")
+
+
+def case_strategy(d_ks: list[int], max_len: int):
+    """Hypothesis strategy of cases: shapes, one of ``MASK_KINDS`` and a scale; causal cases keep L <= S (with
+    L > S a bottom-right mask leaves rows with no key), and every mask leaves key 0 visible."""
+    from hypothesis import strategies as st
+
+    def ordered(c: Case) -> Case:
+        return Case(c.B, c.H, min(c.L, c.S), max(c.L, c.S), c.d_k, c.mask, c.scale, c.seed) \
+            if c.mask == "causal" else c
+    return st.builds(Case, B=st.integers(1, 2), H=st.integers(1, 3), L=st.integers(1, max_len),
+                     S=st.integers(1, max_len), d_k=st.sampled_from(sorted(d_ks)), mask=st.sampled_from(MASK_KINDS),
+                     scale=st.sampled_from(EXPLICIT_SCALES), seed=st.integers(0, 2**16)).map(ordered)
+
+
+def case_inputs(case: Case, dtype: torch.dtype, device: torch.device | str = "cpu") -> dict[str, Any]:
+    """q, k, v (unit normal, rounded to ``dtype``), the mask and the output gradient of one case."""
+    g = torch.Generator().manual_seed(case.seed)
+    shape = lambda n: (case.B, case.H, n, case.d_k)                                # noqa: E731
+    q, k, v, grad = (torch.randn(*shape(n), generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
+                     for n in (case.L, case.S, case.S, case.L))
+    mask = None
+    if case.mask == "padding":                                 # a padded tail per batch row, key 0 always visible
+        lengths = torch.randint(1, case.S + 1, (case.B,), generator=g)
+        mask = (torch.arange(case.S)[None, :] < lengths[:, None])[:, None, None, :].to(device)
+    elif case.mask == "additive":                              # 0 / -inf, random, key 0 always visible
+        blocked = torch.rand(1, 1, case.L, case.S, generator=g) < 0.3
+        blocked[..., 0] = False
+        mask = torch.zeros(1, 1, case.L, case.S, dtype=dtype).masked_fill(blocked, -math.inf).to(device)
+    return {"q": q, "k": k, "v": v, "grad": grad, "mask": mask, "is_causal": case.mask == "causal"}
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    error: float = math.nan             # max |kernel - float64 reference|
+    sdpa_error: float = math.nan        # max |SDPA in the same dtype - reference|
+    grad_error: float = math.nan        # the worst over q, k, v of max |d kernel - d reference|
+    grad_sdpa_error: float = math.nan
+    alignment: str = ""                 # the causal reference the kernel matched
+    rejected: str = ""                  # the kernel's own message when it raised or returned NaN
+    grad_rejected: str = ""             # its message when backward raised
+
+    def ok(self, slack: float) -> bool:
+        fwd = self.error <= ERROR_FACTOR * self.sdpa_error + slack
+        grad = bool(self.grad_rejected) or math.isnan(self.grad_error) or \
+            self.grad_error <= ERROR_FACTOR * self.grad_sdpa_error + slack * GRAD_SLACK_FACTOR
+        return bool(self.rejected) or (fwd and grad)
+
+    def failure(self, slack: float) -> str:
+        if self.error > ERROR_FACTOR * self.sdpa_error + slack:
+            return f"max error {self.error:.3g} (SDPA's own {self.sdpa_error:.3g})"
+        return f"max gradient error {self.grad_error:.3g} (SDPA's own {self.grad_sdpa_error:.3g})"
+
+
+def _grads(out: torch.Tensor, grad: torch.Tensor, leaves) -> list[torch.Tensor]:
+    return list(torch.autograd.grad(out, leaves, grad))
+
+
+def measure_case(kernel: Callable, case: Case, dtype: torch.dtype = torch.float32,
+                 device: torch.device | str = "cpu", gradients: bool = True) -> CaseResult:
+    """The kernel's and SDPA's errors on one case against the float64 reference, forward and backward. For a
+    causal case with L != S the reference is the alignment the kernel matched (M0 reports which)."""
+    x = case_inputs(case, dtype, device)
+    res = CaseResult(case)
+    leaves64 = [t.double().requires_grad_() for t in (x["q"], x["k"], x["v"])]
+    mask64 = x["mask"].double() if x["mask"] is not None and x["mask"].dtype != torch.bool else x["mask"]
+    leaves = [t.clone().requires_grad_(gradients) for t in (x["q"], x["k"], x["v"])]
+    try:
+        out, _ = kernel(*leaves, mask=x["mask"], is_causal=x["is_causal"], scale=case.scale)
+    except Exception as exc:                       # the kernel's own message, on this cell only
+        if not gradients:
+            res.rejected = _first_line(exc)
+            return res
+        res.grad_rejected = _first_line(exc)       # a kernel without a backward here may refuse grad inputs
+        return _forward_only(kernel, case, dtype, device, res.grad_rejected)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(x["q"].shape[:-1]) + (case.d_k,):
+        res.rejected = f"returned {tuple(getattr(out, 'shape', ()))}, expected {tuple(x['q'].shape)}"
+        return res
+    if not torch.isfinite(out).all():
+        res.rejected = "returned NaN or inf on inputs whose reference is finite"
+        return res
+    aligns = ("top-left", "bottom-right") if x["is_causal"] and case.L != case.S else ("top-left",)
+    refs = {a: reference_attention(*leaves64, mask=mask64, is_causal=x["is_causal"], scale=case.scale, alignment=a)
+            for a in aligns}
+    errs = {a: float((out.detach().double() - r.detach()).abs().max()) for a, r in refs.items()}
+    res.alignment = min(errs, key=errs.get)
+    res.error = errs[res.alignment]
+    sdpa_leaves = [t.clone().requires_grad_(gradients) for t in (x["q"], x["k"], x["v"])]
+    sdpa = F.scaled_dot_product_attention(*sdpa_leaves, attn_mask=x["mask"], is_causal=x["is_causal"],
+                                          scale=case.scale)
+    res.sdpa_error = float((sdpa.detach().double() - refs["top-left"].detach()).abs().max())
+    if not gradients:
+        return res
+    g64 = x["grad"].double()
+    ref_g = _grads(refs[res.alignment], g64, leaves64)
+    sdpa_g = _grads(sdpa, x["grad"], sdpa_leaves)
+    ref_tl = _grads(refs["top-left"], g64, leaves64) if res.alignment != "top-left" else ref_g
+    try:
+        ker_g = _grads(out, x["grad"], leaves)
+    except Exception as exc:
+        res.grad_rejected = _first_line(exc)
+        return res
+    res.grad_error = max(float((a.double() - b).abs().max()) for a, b in zip(ker_g, ref_g))
+    res.grad_sdpa_error = max(float((a.double() - b).abs().max()) for a, b in zip(sdpa_g, ref_tl))
+    return res
+
+
+def _forward_only(kernel: Callable, case: Case, dtype, device, grad_message: str) -> CaseResult:
+    res = measure_case(kernel, case, dtype, device, gradients=False)
+    res.grad_rejected = res.grad_rejected or grad_message
+    return res
+
+
+@dataclass
+class Exactness:
+    """R1's exactness on one dtype: every case tried, the worst error ratio, and the shrunk counterexample."""
+    dtype: str
+    results: list[CaseResult] = field(default_factory=list)
+    counterexample: str = ""            # "differs at B=1, ...: max error 0.41" (empty when none was found)
+    slack: float = 0.0
+
+    @property
+    def measured(self) -> list[CaseResult]:
+        return [r for r in self.results if not r.rejected]
+
+    @property
+    def holds(self) -> bool:
+        return not self.counterexample
+
+    @property
+    def rejected(self) -> list[CaseResult]:
+        return [r for r in self.results if r.rejected]
+
+    def worst_error_over_bound(self) -> float:
+        """max over measured cases of the kernel's error / the rule's bound (2 x SDPA's error + slack): <= 1 holds."""
+        ratios = [r.error / (ERROR_FACTOR * r.sdpa_error + self.slack) for r in self.measured]
+        return float(max(ratios)) if ratios else math.nan
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame([{**vars(r.case), "error": r.error, "sdpa_error": r.sdpa_error,
+                              "grad_error": r.grad_error, "grad_sdpa_error": r.grad_sdpa_error,
+                              "alignment": r.alignment, "rejected": r.rejected, "grad_rejected": r.grad_rejected,
+                              "ok": r.ok(self.slack)} for r in self.results])
+
+    def detail(self) -> str:
+        grads = [r for r in self.measured if r.grad_rejected]
+        text = (f"{self.dtype}: {len(self.measured)} cases measured, {len(self.rejected)} rejected by the kernel; "
+                f"rule: error <= {ERROR_FACTOR:g} x SDPA's own error + {self.slack:g} (forward; dq, dk, dv with "
+                f"{self.slack * GRAD_SLACK_FACTOR:g})")
+        if self.counterexample:
+            text += f"; {self.counterexample}"
+        if self.rejected:
+            text += f"; rejected e.g. at {self.rejected[0].case.text()}: {self.rejected[0].rejected}"
+        if grads:
+            text += f"; gradients not measured on {len(grads)} cases: {grads[0].grad_rejected}"
+        return text
+
+
+def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: int = 60, d_ks=(8, 16, 32, 64, 128, 256),
+              max_len: int = 9, device: torch.device | str = "cpu") -> Exactness:
+    """Draw ``cases`` cases with Hypothesis (derandomised, no example database: a run is reproducible) and look for
+    one where the kernel breaks flash-attn's rule; Hypothesis shrinks the first it finds to the smallest."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    report = Exactness(dtype=str(dtype).replace("torch.", ""), slack=SLACK.get(dtype, 1e-5))
+    seen: dict[Case, CaseResult] = {}
+
+    def breaks_rule(case: Case) -> bool:
+        if case not in seen:
+            seen[case] = measure_case(kernel, case, dtype, device)
+        return not seen[case].ok(report.slack)
+
+    cfg = settings(derandomize=True, database=None, max_examples=cases, deadline=None,
+                   phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+    try:
+        worst = find(case_strategy(list(d_ks), max_len), breaks_rule, settings=cfg)
+        report.counterexample = f"differs at {worst.text()}: {seen[worst].failure(report.slack)}"
+    except NoSuchExample:
+        pass
+    report.results = list(seen.values())
+    return report
+
+
+# ============================================================================================== weights out of a black box
+def read_weights(kernel: Callable, q: torch.Tensor, k: torch.Tensor, *, mask: torch.Tensor | None = None,
+                 is_causal: bool = False, scale: float | None = None) -> torch.Tensor:
+    """The kernel's attention weights (B, H, L, S): with v the identity over keys, output row i is query i's
+    weights. A kernel that rejects d_v = S is read in one-hot blocks of d_v = d_k keys (its first error raises)."""
+    B, H, S, D = k.shape
+    try:
+        eye = torch.eye(S, dtype=q.dtype, device=q.device).expand(B, H, S, S)
+        out, _ = kernel(q, k, eye, mask=mask, is_causal=is_causal, scale=scale)
+        if tuple(out.shape[-2:]) == (q.shape[-2], S):
+            return out
+    except Exception:
+        pass
+    blocks = []
+    for start in range(0, S, D):
+        n = min(D, S - start)
+        v = torch.zeros(B, H, S, D, dtype=q.dtype, device=q.device)
+        v[:, :, torch.arange(start, start + n), torch.arange(n)] = 1.0
+        out, _ = kernel(q, k, v, mask=mask, is_causal=is_causal, scale=scale)
+        blocks.append(out[..., :n])
+    return torch.cat(blocks, -1)
+
+
+def recovered_logits(weights: torch.Tensor, floor: float = 1e-30) -> torch.Tensor:
+    """log weights, centred per row over the keys whose weight is above ``floor`` (the others, underflowed or
+    masked, are -inf): the logits up to the per-row constant the softmax removes (float64)."""
+    w = weights.double()
+    kept = w > floor
+    log_w = torch.where(kept, w.clamp_min(floor).log(), torch.zeros_like(w))
+    centre = log_w.sum(-1, keepdim=True) / kept.sum(-1, keepdim=True).clamp_min(1)
+    return torch.where(kept, log_w - centre, torch.full_like(w, -math.inf))
+
+
+def _unit_qk(seed: int, d_k: int, n_queries: int, n_keys: int, dtype, device, heads: int = 1):
+    g = torch.Generator().manual_seed(seed * 1_000_003 + d_k)
+    q = torch.randn(1, heads, n_queries, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(1, heads, n_keys, d_k, generator=g, dtype=torch.float64)
+    return q.to(device=device, dtype=dtype), k.to(device=device, dtype=dtype)
+
+
+@dataclass
+class ScaleLaw:
+    """The effective scale and the scaled logits' variance per (d_k, seed), and the scale's exponent in d_k."""
+    table: pd.DataFrame
+    exponent: Any                       # harness.stats.SlopeFit of log scale on log d_k (prediction -0.5)
+    rejected: str = ""
+
+
+def scale_law(kernel: Callable, d_ks, seeds, *, n_queries: int = 16, n_keys: int = 32,
+              dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> ScaleLaw:
+    """From unit-variance q, k at scale=None: the effective scale s = <l, r> / <r, r> of the recovered logits l on
+    q.k (r, both centred per row over the same keys), and the mean within-row variance of l (the footnote: 1 when
+    s = 1/sqrt(d_k))."""
+    rows = []
+    for seed in seeds:
+        for d_k in d_ks:
+            q, k = _unit_qk(seed, d_k, n_queries, n_keys, dtype, device)
+            try:
+                with torch.no_grad():
+                    logits = recovered_logits(read_weights(kernel, q, k))
+            except Exception as exc:
+                return ScaleLaw(pd.DataFrame(rows), None, rejected=f"d_k={d_k}: {_first_line(exc)}")
+            kept = torch.isfinite(logits)
+            raw = q.double() @ k.double().transpose(-2, -1)
+            raw_c = torch.where(kept, raw - (raw * kept).sum(-1, keepdim=True) / kept.sum(-1, keepdim=True), 0.0)
+            l_c = torch.where(kept, logits, 0.0)
+            s = float((l_c * raw_c).sum() / (raw_c * raw_c).sum())
+            var = float(((l_c ** 2).sum(-1) / (kept.sum(-1) - 1).clamp_min(1)).mean())
+            rows.append({"seed": seed, "d_k": d_k, "effective_scale": s, "scale_times_sqrt_dk": s * math.sqrt(d_k),
+                         "scaled_logit_variance": var, "kept_fraction": float(kept.double().mean())})
+    table = pd.DataFrame(rows)
+    positive = table[table.effective_scale > 0]
+    fit = stats.loglog_slope(positive.d_k, positive.effective_scale) if len(positive) >= 3 else None
+    return ScaleLaw(table, fit, rejected="" if fit is not None else "the effective scale is not positive")
+
+
+# ============================================================================================== masks (M0)
+@dataclass
+class MaskReport:
+    """Per mask kind: the largest weight on a masked key and the smallest on an allowed one; the causal alignment
+    when L != S; what a fully masked row returns. ``rejected``: kind -> the kernel's message."""
+    table: pd.DataFrame
+    alignment: str
+    fully_masked_row: str
+    rejected: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def holds(self) -> bool:
+        """Every measured kind holds (a kind the kernel rejects, e.g. a mask a flash backend does not take, is not
+        measured: it says nothing either way)."""
+        return bool(len(self.table)) and bool(
+            (self.table.masked_max <= MASKED_WEIGHT_MAX).all() and (self.table.allowed_min > 0).all())
+
+    def detail(self) -> str:
+        parts = [f"{r.kind}: max weight on a masked key {r.masked_max:.3g}, min on an allowed one {r.allowed_min:.3g}"
+                 for r in self.table.itertuples()]
+        parts += [f"{kind}: not measured ({msg})" for kind, msg in self.rejected.items()]
+        return "; ".join(parts) + (f"; causal alignment when L != S: {self.alignment}; a fully masked row returns "
+                                   f"{self.fully_masked_row}")
+
+
+def mask_cases(L: int = 6, S: int = 6, seed: int = 0) -> dict[str, tuple[torch.Tensor | None, bool, torch.Tensor]]:
+    """kind -> (mask, is_causal, allowed (L, S) or (B, 1, L, S)): causal, bool padding, additive -inf."""
+    g = torch.Generator().manual_seed(seed)
+    causal = torch.arange(S)[None, :] <= torch.arange(L)[:, None] + (S - L)
+    pad = torch.arange(S)[None, :] < torch.tensor([S, S // 2])[:, None]                 # (B=2, S)
+    blocked = torch.rand(1, 1, L, S, generator=g) < 0.4
+    blocked[..., 0] = False
+    return {"causal": (None, True, causal[None, None]),
+            "padding": (pad[:, None, None, :], False, pad[:, None, None, :].expand(2, 1, L, S)),
+            "additive": (torch.zeros(1, 1, L, S).masked_fill(blocked, -math.inf), False, ~blocked)}
+
+
+def masks(kernel: Callable, *, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu",
+          d_k: int = 16) -> MaskReport:
+    """Zero weight on every masked key, the causal alignment with L=2 < S=5, and a fully masked row's output."""
+    rows, rejected = [], {}
+    L = S = 6
+    for kind, (mask, is_causal, allowed) in mask_cases(L, S).items():
+        B = allowed.shape[0]
+        q, k = (0.5 * torch.randn(B, 2, n, d_k, generator=torch.Generator().manual_seed(n)).to(device=device,
+                                                                                                  dtype=dtype)
+                for n in (L, S))     # std 0.5: moderate logits, so no allowed weight underflows under a scale bug
+        m = None if mask is None else mask.to(device=device, dtype=dtype if mask.dtype != torch.bool else torch.bool)
+        try:
+            with torch.no_grad():
+                w = read_weights(kernel, q, k, mask=m, is_causal=is_causal).double().cpu()
+        except Exception as exc:
+            rejected[kind] = _first_line(exc)
+            continue
+        allow = allowed.expand_as(w)
+        rows.append({"kind": kind, "masked_max": float(w[~allow].abs().max()) if (~allow).any() else 0.0,
+                     "allowed_min": float(w[allow].min())})
+    return MaskReport(pd.DataFrame(rows), causal_alignment(kernel, dtype=dtype, device=device, d_k=d_k),
+                      fully_masked_row(kernel, dtype=dtype, device=device, d_k=d_k), rejected)
+
+
+def causal_alignment(kernel: Callable, *, L: int = 2, S: int = 5, dtype=torch.float32, device="cpu",
+                     d_k: int = 16) -> str:
+    """'top-left' (SDPA: query 0 sees key 0), 'bottom-right' (flash-attn: query 0 sees keys 0..S-L) or what it is."""
+    q, k = _unit_qk(0, d_k, L, S, dtype, device)
+    try:
+        with torch.no_grad():
+            seen = (read_weights(kernel, q, k, is_causal=True)[0, 0, 0] > 0).cpu()
+    except Exception as exc:
+        return f"not measured ({_first_line(exc)})"
+    n = int(seen.sum())
+    if bool(seen[:n].all()) and n == 1:
+        return "top-left (as PyTorch's SDPA)"
+    if bool(seen[:n].all()) and n == S - L + 1:
+        return "bottom-right (as flash-attn)"
+    return f"neither: query 0 of L={L} sees keys {seen.nonzero().flatten().tolist()} of S={S}"
+
+
+def fully_masked_row(kernel: Callable, *, dtype=torch.float32, device="cpu", d_k: int = 16) -> str:
+    """What a query with no allowed key gets: 'zeros', 'NaN', 'the mean of v (uniform weights)' or 'other'."""
+    q, k = _unit_qk(1, d_k, 3, 4, dtype, device)
+    v = torch.randn(1, 1, 4, d_k, generator=torch.Generator().manual_seed(2)).to(device=device, dtype=dtype)
+    mask = torch.ones(1, 1, 3, 4, dtype=torch.bool, device=device)
+    mask[..., 0, :] = False
+    try:
+        with torch.no_grad():
+            row = kernel(q, k, v, mask=mask)[0][0, 0, 0].double().cpu()
+    except Exception as exc:
+        return f"an error ({_first_line(exc)})"
+    if torch.isnan(row).any():
+        return "NaN"
+    if bool((row == 0).all()):
+        return "zeros"
+    if torch.allclose(row, v[0, 0].double().cpu().mean(0), atol=1e-3):
+        return "the mean of v (uniform weights)"
+    return "other values"
+
+
+# ============================================================================================== heads (M0)
+@dataclass
+class HeadsReport:
+    table: pd.DataFrame                 # per head: max |change| of its output when head ``changed`` is perturbed
+    changed: int
+    rejected: str = ""
+
+    @property
+    def holds(self) -> bool:
+        if self.rejected:
+            return False
+        t = self.table.set_index("head")
+        others = t.drop(index=self.changed).max_change
+        return bool((others == 0).all() and t.loc[self.changed, "max_change"] > HEAD_CHANGE_MIN)
+
+    def detail(self) -> str:
+        if self.rejected:
+            return f"not measured: {self.rejected}"
+        t = self.table.set_index("head")
+        return (f"head {self.changed}'s q, k, v redrawn: its output moves by {t.loc[self.changed, 'max_change']:.3g}, "
+                f"the other heads' by at most {t.drop(index=self.changed).max_change.max():.3g} (must be exactly 0)")
+
+
+def heads_independent(kernel: Callable, *, heads: int = 4, L: int = 6, d_k: int = 16, changed: int = 2,
+                      dtype=torch.float32, device="cpu") -> HeadsReport:
+    """Redraw head ``changed``'s q, k, v and read how far each head's output moves (a ``view`` written where a
+    ``transpose`` was meant mixes heads and positions: the other heads move)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, heads, L, d_k, generator=g).to(device=device, dtype=dtype) for _ in range(3))
+    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+    for t in (q2, k2, v2):
+        t[:, changed] = torch.randn(1, L, d_k, generator=g).to(device=device, dtype=dtype)
+    try:
+        with torch.no_grad():
+            a, b = kernel(q, k, v)[0], kernel(q2, k2, v2)[0]
+    except Exception as exc:
+        return HeadsReport(pd.DataFrame(), changed, _first_line(exc))
+    change = (a - b).abs().double().amax(dim=(0, 2, 3)).cpu()
+    return HeadsReport(pd.DataFrame({"head": range(heads), "max_change": change.tolist()}), changed)
+
+
+# ============================================================================================== saturation (C3 a, R2)
+SATURATION_ARMS = {"scale=None": None, "scale=1": 1.0}
+
+
+@dataclass
+class Saturation:
+    """Per (arm, d_k, seed): recovered logit std, entropy / ln S, mean |dL/dlogits|; slopes against d_k per arm."""
+    table: pd.DataFrame
+    fits: dict[str, dict[str, Any]]     # arm -> {"logit_std": SlopeFit, "grad_mean_abs": SlopeFit}
+    rejected: str = ""
+
+
+def saturation(kernel: Callable, d_ks, seeds, *, n_queries: int = 16, n_keys: int = 32,
+               dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> Saturation:
+    """Unit-variance q, k at each d_k through the kernel, at scale=None (its default, which must be 1/sqrt(d_k)) and
+    scale=1 (unscaled). The weights are read out of the kernel (``read_weights``); dL/dlogits is autograd through
+    softmax of the recovered logits for a random linear loss on the attention output."""
+    rows = []
+    for arm, scale in SATURATION_ARMS.items():
+        for seed in seeds:
+            for d_k in d_ks:
+                q, k = _unit_qk(seed, d_k, n_queries, n_keys, dtype, device)
+                try:
+                    with torch.no_grad():
+                        logits = recovered_logits(read_weights(kernel, q, k, scale=scale)).cpu()
+                except Exception as exc:
+                    return Saturation(pd.DataFrame(rows), {}, rejected=f"{arm}, d_k={d_k}: {_first_line(exc)}")
+                kept = torch.isfinite(logits)
+                g = torch.Generator().manual_seed(seed)
+                v = torch.randn(n_keys, 8, generator=g, dtype=torch.float64)
+                direction = torch.randn(*logits.shape[:-1], 8, generator=g, dtype=torch.float64)
+                leaf = logits.clone().requires_grad_()
+                w = torch.softmax(leaf, -1)
+                ((w @ v) * direction).sum().backward()
+                lc = torch.where(kept, logits, 0.0)
+                std = ((lc ** 2).sum(-1) / (kept.sum(-1) - 1).clamp_min(1)).sqrt().mean()
+                wd = w.detach()
+                entropy = -(torch.where(wd > 0, wd * wd.clamp_min(1e-300).log(), 0.0)).sum(-1).mean()
+                rows.append({"arm": arm, "seed": seed, "d_k": d_k, "logit_std": float(std),
+                             "entropy_ratio": float(entropy) / math.log(n_keys),
+                             "grad_mean_abs": float(leaf.grad.abs().mean())})
+    table = pd.DataFrame(rows)
+    fits = {arm: {col: stats.loglog_slope(t.d_k, t[col].clip(lower=1e-300)) for col in ("logit_std", "grad_mean_abs")}
+            for arm, t in table.groupby("arm")}
+    return Saturation(table, fits)
+
+
+# ============================================================================================== speed (R3)
+def _step(fn: Callable, q, k, v, backward: bool) -> Callable[[], None]:
+    def run():
+        leaves = [t.detach().requires_grad_(backward) for t in (q, k, v)]
+        out = fn(*leaves)
+        if backward:
+            out.sum().backward()
+    return run
+
+
+def speed(kernel: Callable, sizes, *, reps: int = 3, dtype: torch.dtype = torch.float32,
+          device: torch.device | str = "cpu") -> pd.DataFrame:
+    """Per (B, H, L, D) size and repetition: the kernel's and SDPA's forward+backward seconds (``perf_counter``,
+    after one warm-up call each; forward only where the kernel has no backward here, both sides alike) and their
+    ratio; peak memory of one call each from ``harness.bench.peak_memory_bytes`` (CUDA: max allocated; CPU: the
+    profiler's allocator events)."""
+    from harness.bench import peak_memory_bytes
+
+    rows = []
+    for B, H, L, D in sizes:
+        g = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(B, H, L, D, generator=g).to(device=device, dtype=dtype) for _ in range(3))
+        ours = lambda a, b, c: kernel(a, b, c)[0]                                    # noqa: E731
+        theirs = lambda a, b, c: F.scaled_dot_product_attention(a, b, c)             # noqa: E731
+        backward, note = True, ""
+        try:
+            _step(ours, q, k, v, True)()
+        except Exception as exc:
+            backward, note = False, f"forward only: backward raised {_first_line(exc)}"
+            try:
+                _step(ours, q, k, v, False)()
+            except Exception as exc2:
+                rows.append({"B": B, "H": H, "L": L, "D": D, "rep": None, "rejected": _first_line(exc2)})
+                continue
+        steps = {"kernel": _step(ours, q, k, v, backward), "sdpa": _step(theirs, q, k, v, backward)}
+        steps["sdpa"]()
+        peak = {name: peak_memory_bytes(fn, device) for name, fn in steps.items()}
+        for rep in range(reps):
+            secs = {}
+            for name in (("kernel", "sdpa") if rep % 2 == 0 else ("sdpa", "kernel")):
+                t0 = _now(device)
+                steps[name]()
+                secs[name] = _now(device) - t0
+            rows.append({"B": B, "H": H, "L": L, "D": D, "rep": rep, "kernel_s": secs["kernel"], "sdpa_s": secs["sdpa"],
+                         "time_ratio": secs["kernel"] / secs["sdpa"], "kernel_peak_bytes": peak["kernel"],
+                         "sdpa_peak_bytes": peak["sdpa"],
+                         "memory_ratio": peak["kernel"] / max(peak["sdpa"], 1), "backward": backward,
+                         "rejected": "", "note": note})
+    return pd.DataFrame(rows)
+
+
+def _now(device) -> float:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
+def log_ratios(table: pd.DataFrame, column: str = "time_ratio") -> np.ndarray:
+    """ln of a ratio column over the measured rows (the samples a reported criterion is decided on)."""
+    t = table[table.get("rejected", "") == ""] if "rejected" in table else table
+    return np.log(t[column].to_numpy(dtype=float)) if column in t else np.array([])

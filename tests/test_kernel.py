@@ -1,0 +1,226 @@
+"""Taking the user's kernel (issue 27): resolving it, its convention, the pre-flight, one call form, the probes'
+failing well, and the model switch giving the built-in path's numbers.
+
+Pre-flight errors run ``pytest --attention ...`` in a subprocess: a user's mistake is one line, exit 4, no traceback.
+"""
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness import kernel as kernels
+from harness import kernel_probes, report
+from model import ModelConfig, MultiHeadAttention, capture, inject
+from model.kernels import active_kernel, use_kernel
+from tests.conftest import REPO, run_pytest
+
+torch.set_num_threads(1)
+
+BAD_KERNELS = textwrap.dedent('''
+    import torch
+    import torch.nn.functional as F
+
+    def one_arg(x):
+        return x
+
+    def wrong_shape(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        return query.transpose(1, 2)
+
+    def wrong_dtype(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        return F.scaled_dot_product_attention(query, key, value).double()
+
+    def hf_not_transposed(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+        return F.scaled_dot_product_attention(query, key, value), None
+
+    def build():
+        return lambda query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None: \\
+            F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+    not_callable = 3
+    ''')
+
+
+@pytest.fixture(scope="module")
+def user_pkg(tmp_path_factory):
+    """A folder outside the checkout holding the user's kernels (``--attention-path``)."""
+    root = tmp_path_factory.mktemp("user_repo")
+    (root / "userkern.py").write_text(BAD_KERNELS)
+    return root
+
+
+# ---------------------------------------------------------------------------------------------- conventions
+def test_conventions_are_read_off_the_signature():
+    from examples.attention import hf_eager, sdpa_wrapper
+
+    assert kernels.detect_convention(sdpa_wrapper.attention) == "sdpa"
+    assert kernels.detect_convention(hf_eager.attention) == "hf"
+    assert kernels.detect_convention(F.scaled_dot_product_attention) == "sdpa"     # a builtin: no signature
+    assert kernels.detect_convention(lambda q, k, v, **kw: q) == "sdpa"
+    with pytest.raises(kernels.KernelError, match="fits no convention; expected sdpa fn\\(query, key, value"):
+        kernels.detect_convention(lambda x: x)
+
+
+def test_resolve_by_name_factory_and_override(user_pkg):
+    k = kernels.resolve("examples.attention.hf_eager:attention")
+    assert (k.convention, k.factory, k.dtypes) == ("hf", False, ("float32",)) and len(k.source_sha256) == 64
+    built = kernels.resolve("userkern:build", path=str(user_pkg), factory=True)
+    assert built.convention == "sdpa" and built.factory
+    forced = kernels.resolve("examples.attention.sdpa_wrapper:attention", convention="sdpa", dtypes="float32,bfloat16")
+    assert forced.dtypes == ("float32", "bfloat16")
+    assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
+                                 "source_sha256": forced.source_sha256, "factory": False,
+                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}}
+    for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
+        with pytest.raises(kernels.KernelError, match=match):
+            kernels.resolve(name, path=str(user_pkg))
+    with pytest.raises(kernels.KernelError, match="expected a comma-separated list"):
+        kernels.resolve("examples.attention.sdpa_wrapper:attention", dtypes="float33")
+
+
+def test_one_call_form_for_both_conventions():
+    """hf's (B, L, H, D) output comes back (B, H, L, D); its masks are built as transformers builds them, so a bool
+    mask, an additive mask and is_causal give SDPA's numbers (L = S: both alignments agree)."""
+    sdpa = kernels.resolve("examples.attention.sdpa_wrapper:attention")
+    hf = kernels.resolve("examples.attention.hf_eager:attention")
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 8, generator=g) for _ in range(3))
+    pad = (torch.arange(5)[None, :] < torch.tensor([5, 2])[:, None])[:, None, None, :]
+    additive = torch.zeros(1, 1, 5, 5).masked_fill(torch.rand(1, 1, 5, 5, generator=g) < 0.3, -math.inf)
+    additive[..., 0] = 0.0
+    for kw in ({}, {"mask": pad}, {"mask": additive}, {"is_causal": True}, {"scale": 0.3},
+               {"mask": pad, "is_causal": True}):
+        (a, _), (b, w) = sdpa(q, k, v, **kw), hf(q, k, v, **kw)
+        assert b.shape == a.shape == q.shape and w.shape == (2, 3, 5, 5)
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------- pre-flight
+@pytest.mark.parametrize("args, expected", [
+    (["--attention", "nope.nowhere:fn"], "cannot be resolved"),
+    (["--attention", "userkern:one_arg"], "fits no convention; expected sdpa fn(query, key, value"),
+    (["--attention", "userkern:wrong_shape"], "expected (B, H, L, D) = (1, 2, 3, 16)"),
+    (["--attention", "userkern:wrong_dtype"], "returned torch.float64 for float32 inputs; expected float32"),
+    (["--attention", "userkern:hf_not_transposed", "--attention-convention", "hf"], "expected (B, L, H, D)"),
+    (["--attention", "userkern:build"], "fits no convention"),         # a factory named without --attention-factory
+    (["--attention-path", "somewhere"], "--attention-path needs --attention"),
+])
+def test_preflight_errors_are_one_line_exit_4(user_pkg, args, expected):
+    extra = ["--attention-path", str(user_pkg)] if "--attention" in args else []
+    proc = run_pytest(user_pkg, "--co", "-q", *extra, *args, timeout=120)
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert len(err) == 1 and err[0].startswith("ERROR: ") and expected in err[0], proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.subprocess
+def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
+    """M0 on the SDPA wrapper, through the plugin: supported, and results.json names the attention judged."""
+    proc = run_pytest(REPO, "claims/test_m0_model_checks.py", "-q", "--fast", "--report-dir", str(tmp_path),
+                      "--attention", "examples.attention.sdpa_wrapper:attention", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["attention"]["name"] == "examples.attention.sdpa_wrapper:attention"
+    assert res["attention"]["convention"] == "sdpa" and res["attention"]["dtypes"] == ["float32"]
+    assert {c["name"] for c in res["claims"]["M0"]["criteria"]} == {"kernel_masks", "kernel_heads_independent"}
+    assert "attention on trial: examples.attention.sdpa_wrapper:attention" in proc.stdout
+    assert active_kernel() is None
+    html = (tmp_path / "index.html").read_text()
+    assert "Attention on trial: <code>examples.attention.sdpa_wrapper:attention</code>" in html
+    ours = {**res, "attention": None}
+    assert any("different attentions judged: this project's own MultiHeadAttention against "
+               "examples.attention.sdpa_wrapper:attention" in w for w in report.compare(ours, res)[2])
+    assert not any("different attentions" in w for w in report.compare(res, res)[2])
+
+
+def test_a_dtype_the_kernel_rejects_is_dropped_at_preflight_and_said():
+    def no_float64(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        if query.dtype == torch.float64:
+            raise TypeError("float64 is not supported")
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+
+    k = kernels.Kernel(fn=no_float64, name="no_float64", convention="sdpa", dtypes=("float32", "float64"))
+    kernels.preflight(k)
+    assert k.dtypes == ("float32",) and k.rejected_dtypes == {"float64": "TypeError: float64 is not supported"}
+    only = kernels.Kernel(fn=no_float64, name="no_float64", convention="sdpa", dtypes=("float64",))
+    with pytest.raises(kernels.KernelError, match="raised TypeError: float64 is not supported on the pre-flight"):
+        kernels.preflight(only)
+
+
+# ---------------------------------------------------------------------------------------------- failing well
+def test_a_kernel_that_raises_or_returns_nan_on_some_cells_is_recorded_there():
+    """A head dim the kernel rejects and a shape where it returns NaN are recorded on those cases with the kernel's
+    own message; the other cases are measured and judged."""
+    def picky(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        if query.shape[-1] == 256:
+            raise ValueError("head dim 256 is not supported by this kernel")
+        out = F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+        return out * float("nan") if query.shape[-2] >= 5 else out
+
+    k = kernels.Kernel(fn=picky, name="picky", convention="sdpa")
+    report = kernel_probes.exactness(k, cases=40)
+    messages = {r.rejected for r in report.rejected}
+    assert "ValueError: head dim 256 is not supported by this kernel" in messages
+    assert "returned NaN or inf on inputs whose reference is finite" in messages
+    assert report.measured and report.holds, report.detail()
+    assert "rejected e.g. at" in report.detail()
+
+
+def test_a_shrunk_counterexample_names_the_smallest_case():
+    k = kernels.resolve("examples.attention.hardcoded_sqrt64:attention")
+    report = kernel_probes.exactness(k, cases=40)
+    assert report.counterexample.startswith("differs at B=1, H=1, L=1, S=2, d_k=8, no mask, scale=None: max error")
+    again = kernel_probes.exactness(k, cases=40)
+    assert again.counterexample == report.counterexample               # derandomised: the same run twice
+
+
+# ---------------------------------------------------------------------------------------------- the model switch
+def _mha(causal: bool, **overrides) -> MultiHeadAttention:
+    torch.manual_seed(0)
+    cfg = ModelConfig(d_model=32, n_heads=4, src_vocab=8, n_encoder_layers=0, n_decoder_layers=0, **overrides)
+    return MultiHeadAttention(cfg, causal=causal).eval()
+
+
+@pytest.mark.parametrize("name", ["sdpa_wrapper", "hf_eager"])
+def test_the_model_switch_gives_the_built_in_numbers(name):
+    """MultiHeadAttention with the SDPA wrapper (or the HF eager function) as its kernel: the same output as its own
+    path, for self/cross attention, causal and padding masks, and under a scale fault (the fault changes the scale
+    passed); a kernel returning weights fills the weights tap."""
+    kernel = kernels.resolve(f"examples.attention.{name}:attention")
+    g = torch.Generator().manual_seed(1)
+    x, mem = torch.randn(2, 6, 32, generator=g), torch.randn(2, 5, 32, generator=g)
+    pad = torch.tensor([[False] * 5, [False, False, False, True, True]])
+    pad_self = torch.tensor([[False] * 6, [False] * 4 + [True] * 2])
+    for causal, memory, kpm, fault in ((False, None, None, None), (True, None, None, None), (False, mem, pad, None),
+                                       (True, None, pad_self, "no_scale"), (False, mem, pad, "scale_by_dk")):
+        mha = _mha(causal)
+        with torch.no_grad(), inject(fault):
+            ours = mha(x, memory, key_padding_mask=kpm)
+            with use_kernel(kernel):
+                theirs = mha(x, memory, key_padding_mask=kpm)
+                with capture(mha, "weights", "out") as cache:
+                    mha(x, memory, key_padding_mask=kpm)
+        torch.testing.assert_close(theirs, ours, atol=1e-6, rtol=1e-5)
+        assert ("weights" in cache.keys()) == (name == "hf_eager") and "out" in cache.keys()
+    assert active_kernel() is None
+
+
+def test_additive_and_qk_norm_stay_ours():
+    calls = []
+
+    def spy(q, k, v, **kw):
+        calls.append(1)
+        return F.scaled_dot_product_attention(q, k, v), None
+
+    x = torch.randn(1, 4, 32)
+    with use_kernel(spy), torch.no_grad():
+        _mha(False, score="additive")(x)
+        _mha(False, qk_norm="layernorm")(x)
+        assert not calls
+        _mha(False)(x)
+    assert calls == [1]

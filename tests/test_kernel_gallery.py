@@ -1,0 +1,98 @@
+"""The gallery on trial (issue 27): every bug refuted by the claim it is about, every correct kernel by none.
+
+Each gallery kernel goes through the claim modules' own test functions (M0, R1, R2, R3 with ``attention`` set, at
+smoke budgets, as ``pytest --attention ... --fast`` runs them), and each claim's record is judged by
+``harness.verdict`` as the plugin judges it. The same strictness as the fault matrix: a bug must be refuted by its
+claim (``examples.attention.BUGGY``); a correct kernel by no claim. R3 asks a question of a kernel (is it as fast
+as SDPA?), whose answer is shown, not judged. ``python -m tests.test_kernel_gallery`` prints the matrix that
+docs/attention-trial.md shows.
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import pytest
+import torch
+
+import claims.test_m0_model_checks as m0
+import claims.test_r1_scale_by_sqrt_dk as r1
+import claims.test_r2_saturation_check as r2
+import claims.test_r3_matmul as r3
+from examples.attention import BUGGY, CORRECT
+from harness import kernel as kernels
+from harness import verdict as verdicts
+from harness.evidence import Evidence
+from harness.profiles import get_profile
+
+torch.set_num_threads(1)
+CLAIMS = ("M0", "R1", "R2", "R3")
+SEEDS = [0, 1, 2]
+
+
+def _quiet(msg, force=False):
+    pass
+
+
+@lru_cache(maxsize=None)
+def trial(name: str) -> dict[str, str]:
+    """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (or of ``name`` itself when it
+    reads ``pkg.module:callable``), and "time" -> its trial's wall time. The kernel trials write no file."""
+    import tempfile
+    from pathlib import Path
+
+    report_dir = tempfile.gettempdir()
+    kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention")
+    kernels.preflight(kernel)
+    profile, device = get_profile("smoke"), torch.device("cpu")
+    runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, device, SEEDS, _quiet, True, kernel),
+            "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel),
+            "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
+            "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
+    out, t0 = {}, time.perf_counter()
+    for cid, run in runs.items():
+        ev = Evidence(Path(report_dir), claim_id=cid, fast=True)
+        run(ev)
+        out[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)["verdict"]
+    out["time"] = f"{time.perf_counter() - t0:.1f} s"
+    return out
+
+
+def refuted(verdict: str) -> bool:
+    return verdicts.canonical(verdict) == verdicts.REFUTED
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_a_correct_kernel_is_refuted_by_no_claim(name):
+    row = trial(name)
+    judged = {cid: v for cid, v in row.items() if cid in ("M0", "R1", "R2")}
+    assert not any(refuted(v) for v in judged.values()), row
+    assert all(verdicts.canonical(v) == verdicts.SUPPORTED for v in judged.values()), row
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_a_bug_is_refuted_by_the_claim_it_is_about(name):
+    row = trial(name)
+    assert refuted(row[BUGGY[name]]), row
+
+
+def matrix() -> str:
+    """The gallery x claim table (markdown), as docs/attention-trial.md shows it."""
+    lines = ["| kernel | expected | " + " | ".join(CLAIMS) + " | time |", "|---" * (len(CLAIMS) + 3) + "|"]
+    for name in (*CORRECT, *sorted(BUGGY)):
+        row = trial(name)
+        cells = [f"**{row[c]}**" if refuted(row[c]) and c != "R3" else row[c] for c in CLAIMS]
+        lines.append(f"| {name} | {'refuted by ' + BUGGY[name] if name in BUGGY else 'none refuted'} | "
+                     + " | ".join(cells) + f" | {row['time']} |")
+    return "\n".join(lines)
+
+
+def test_print_the_matrix(capsys):
+    text = matrix()
+    with capsys.disabled():
+        print("\n" + text)
+    assert text.count("\n") == len(CORRECT) + len(BUGGY) + 1
+
+
+if __name__ == "__main__":
+    print(matrix())
