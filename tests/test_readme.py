@@ -58,9 +58,9 @@ def test_the_readmes_two_commands_are_the_ones_ci_runs():
     blocks = fenced_blocks(README.read_text(encoding="utf-8"))
     assert len(blocks) == 2, "the README has exactly two fenced blocks: install-and-run, and the tests"
     install_and_run, tests = (commands(b) for b in blocks)
-    assert tests == ["pytest tests"]
+    assert len(tests) == 1 and tests[0].startswith("pytest tests")
     ci = ci_lines()
-    assert "pytest tests" in ci
+    assert tests[0] in ci, f"the README's test command {tests[0]!r} is not the one .ci/run runs"
     run = [c for c in install_and_run if c.startswith("pytest")]
     assert len(run) == 1 and install_and_run[-1] == run[0], "install first, then one pytest line"
     assert 'pytest "${args[@]}"' in ci and shlex.split(run[0])[1:] == ci_smoke_args()
