@@ -67,6 +67,14 @@ ROOT = Path(__file__).resolve().parent.parent
 #: a cell whose claim (or one of its counted fast criteria) has a firmness below this in that run is *flaky*: its
 #: outcome may differ on another machine's floating-point path (issue 25), so the matrix names it before it fails CI
 FLAKY_BELOW = 0.9
+#: (fault or None, claim) -> why a cell below FLAKY_BELOW is known and accepted: printed as a declared cell, not a
+#: warning. Keep each reason to what was measured.
+FLAKY_DECLARED: dict[tuple[str | None, str], str] = {
+    (fault, "C5"): "C5's fast resolution_rises runs 3 seeds: its interval sits at 4-8x the 0.05 band "
+                   "([0.19, 0.38] with no fault), but the predictive firmness at n = 3 stays near 0.82-0.88 (the "
+                   "SD's 2-df uncertainty); more fast seeds would lift it"
+    for fault in (None, "causal_leak", "no_scale", "scale_by_dk", "single_head")
+}
 
 
 def matrix_claims(claims_dir: Path) -> list[str]:
@@ -179,9 +187,15 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
                 cell = cells.get(cid)
                 if cell == "side effect":
                     continue
-                flaky_cells.append({"fault": fault, "master_seed": ms, "claim": cid, "cell": cell, "why": why})
-                progress(f"[sensitivity] WARNING flaky cell {fault or 'no fault'} x {cid} (master seed {ms}, "
-                         f"{cell}): {why}; below {FLAKY_BELOW} it may flip on another machine")
+                declared = FLAKY_DECLARED.get((fault, cid), "")
+                flaky_cells.append({"fault": fault, "master_seed": ms, "claim": cid, "cell": cell, "why": why,
+                                    "declared": declared})
+                if declared:
+                    progress(f"[sensitivity] declared flaky cell {fault or 'no fault'} x {cid} (master seed {ms}, "
+                             f"{cell}): {why}; {declared}")
+                else:
+                    progress(f"[sensitivity] WARNING flaky cell {fault or 'no fault'} x {cid} (master seed {ms}, "
+                             f"{cell}): {why}; below {FLAKY_BELOW} it may flip on another machine")
 
         for ms, fut in clean_runs.items():
             clean[ms], flaky, duration = fut.result()
@@ -265,7 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"sensitivity = {doc['sensitivity']:.3f} (refuted {c['caught']} / expected {c['expected']}); "
           f"specificity = {spec} (kept {c['kept']} / off-target {c['off_target']}); no-fault verdicts "
           f"{'stable' if doc['stability']['stable'] else 'UNSTABLE'} at master seeds "
-          f"{doc['stability']['master_seeds']}; {len(doc['flaky'])} flaky cell(s) (firmness < {FLAKY_BELOW}); "
+          f"{doc['stability']['master_seeds']}; {len(doc['flaky'])} flaky cell(s) (firmness < {FLAKY_BELOW}; "
+          f"{sum(1 for f in doc['flaky'] if not f.get('declared'))} undeclared); "
           f"{doc['duration_s']:.0f} s")
     return 0 if passed(doc) else 1
 

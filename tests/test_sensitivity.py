@@ -152,3 +152,9 @@ def test_calibration_rows_count_repeats_over_ordered_pairs():
     assert len(rows) == 1 and rows[0]["criterion"] == "C9 a" and rows[0]["runs"] == 3
     assert rows[0]["predicted"] == pytest.approx(0.7) and rows[0]["observed"] == pytest.approx(1 / 3)
     assert "| C9 a | 0.70 | 0.33 | 3 |" in calibration.markdown(rows, [0, 1, 2])
+
+
+def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
+    """Issue 25: a cell below the flaky line is either warned of or declared with its measured reason."""
+    for (fault, cid), reason in sensitivity.FLAKY_DECLARED.items():
+        assert (fault is None or fault in FAULTS) and len(reason.split()) >= 8, (fault, cid)
