@@ -452,10 +452,6 @@ class _Member:
     sims: list[_Sim] = field(default_factory=list)
 
     @property
-    def statistical(self) -> bool:
-        return self.rule.kind != "exact" and bool(self.measurements)
-
-    @property
     def untestable(self) -> str:
         """Why this criterion cannot be decided from its numbers (degenerate or invalid parts), '' if it can."""
         return "; ".join(f"{m.get('label') or 'measurement'}: {s.degenerate}"
@@ -678,11 +674,9 @@ def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes
     elif not counted:
         reason = "deterministic checks only: nothing to simulate" if not n_unrecorded else "a criterion never recorded"
     elif verdict == 1 and (untestable_counted or n_unrecorded or 1 in exact_codes):
-        names = [str(mem.measurements[0].get("label") or "") for mem in untestable_counted]
         reason = ("the verdict rests on a criterion that cannot be decided from its numbers ("
                   + "; ".join(mem.untestable for mem in untestable_counted) + ")" if untestable_counted
                   else "the verdict rests on a criterion that was not measured or never recorded")
-        del names
     else:
         claim_firm = float(np.mean(v == verdict))
     claim_need = None
