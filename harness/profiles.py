@@ -62,6 +62,10 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # reached the stop within the budget decided a 0.18 against a 0.2-nat loss (nine seeds: 3 above 0.2); at a
     # fixed 400 steps the nine seeds sit at <= 0.10 under single_head, <= 0.02 with no fault, and uniform_attention
     # stays at chance (0.69), so neither the fault's catch nor the off-target cell rests on a knife edge.
+    # helps (issue 26, (e)): self-attention against the LSTM, each tuned (lr_grid on tuning_seeds, extend past an end
+    # once), at the long-range d only (>= 16: the LSTM's path is >= 16 steps), trained a fixed `steps` with no early
+    # stop. Grid: attention's 3e-3 in the middle; 1e-3 .. 3e-2 all left the LSTM at chance at d = 16 in 250 steps
+    # (one seed, 2026-12-01), so its edge cannot mislead (C2's learnt_nothing rule).
     "C2": {
         "smoke": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2,
                                  "d_ff": 32},
@@ -74,7 +78,10 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                          "eval_every": 50, "eval_size": 256,
                                          "target_metric": "accuracy", "target_value": 0.99}},
                   "fast_distances": [16], "fast_train": {"steps": 400, "stop_at_target": False},
-                  "deep": {"distances": []}, "threads": 1},
+                  "deep": {"distances": []},
+                  "helps": {"distances": [16], "steps": 250, "lr_grid": [1e-3, 3e-3, 1e-2], "extend": 1,
+                            "tuning_seeds": 1},
+                  "threads": 1},
         "standard": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2,
                                     "d_ff": 32},
                      "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "batch": 16},
@@ -86,7 +93,10 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                             "eval_every": 50, "eval_size": 512,
                                             "target_metric": "accuracy", "target_value": 0.99}},
                      "fast_distances": [16], "fast_train": {"steps": 400, "stop_at_target": False},
-                     "deep": {"distances": []}, "threads": 1},
+                     "deep": {"distances": []},
+                     "helps": {"distances": [64], "steps": 800, "lr_grid": [1e-3, 3e-3, 1e-2], "extend": 1,
+                               "tuning_seeds": 1},
+                     "threads": 1},
         "full": {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2,
                                 "d_ff": 32},
                  "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128, 256], "batch": 32},
@@ -97,7 +107,10 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                                         "lr": 3e-3, "warmup": 30, "eval_every": 50, "eval_size": 1024,
                                         "target_metric": "accuracy", "target_value": 0.99}},
                  "fast_distances": [16], "fast_train": {"steps": 400, "stop_at_target": False},
-                 "deep": {"distances": [16, 64, 256]}, "threads": 2},
+                 "deep": {"distances": [16, 64, 256]},
+                 "helps": {"distances": [16, 64, 256], "steps": 5000, "lr_grid": [3e-4, 1e-3, 3e-3, 1e-2],
+                           "extend": 1, "tuning_seeds": 2},
+                 "threads": 2},
     },
 
     # Q2 (issue 11): a DecoderLM trained on markov_lm, measured per head at step 0 and at each checkpoint
@@ -403,7 +416,9 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # read at that budget); both architectures tuned by validation loss at it. Smoke runs reverse and number words
     # (both compared with the LSTM: two tasks), 300 steps each, a 3-point grid per arm that may extend once, one
     # tuning seed (measured 2026-12-01, one thread: 100 steps of reverse 5.4 s Transformer / 2.9 s LSTM, of number
-    # words 2.4 / 1.7 s); sort runs from standard on. stop_exact_match is kept for older readers of the block.
+    # words 2.4 / 1.7 s); sort runs in full only. stop_exact_match is kept for older readers of the block.
+    # Standard (issue 26's 45-minute run): the smoke tasks and grids at longer budgets, 5 seeds, one tuning seed
+    # (estimated from the smoke step times: ~8 runs per arm and task, ~12 min of one worker).
     "C1": {
         "smoke": {"seeds": 3, "tasks_run": ["reverse", "number_words_de"],
                   "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_encoder_layers": 2, "n_decoder_layers": 2},
@@ -422,7 +437,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                   "fast": {"tasks": ["reverse"], "train": {}},
                   "gate_exact_match": 0.03, "gate_bleu": 3.0, "gate_steps_relative": 1.0,
                   "corpus": None},
-        "standard": {"seeds": 5,
+        "standard": {"seeds": 5, "tasks_run": ["reverse", "number_words_de"],
                      "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_encoder_layers": 2,
                                "n_decoder_layers": 2},
                      "train": {"steps": 1200, "batch_size": 32, "schedule": "warmup_cosine", "lr": 3e-3,
@@ -432,8 +447,8 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                      "tasks": _c1_long_tasks(reverse={"steps": 800}, sort={"steps": 1400},
                                              number_words_de={"steps": 600}),
                      "lstm": {"tasks": ["reverse", "number_words_de"], "widths": list(range(32, 257, 4))},
-                     "tuning": {"seeds": 2, "extend": 2, "transformer": {"lr_grid": [5e-4, 1e-3, 2e-3, 4e-3, 8e-3]},
-                                "lstm": {"lr_grid": [2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]}},
+                     "tuning": {"seeds": 1, "extend": 2, "transformer": {"lr_grid": [1.5e-3, 3e-3, 6e-3]},
+                                "lstm": {"lr_grid": [6e-3, 1.2e-2, 2.4e-2]}},
                      "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
                      "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
                      "corpus": None},

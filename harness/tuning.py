@@ -61,6 +61,7 @@ class Tuned:
     grid: tuple[float, ...]
     mean_loss: tuple[float, ...]         # mean over the tuning seeds, per grid point, of the choosing quantity:
     score: str = "held-out loss"         # this one (``choose_rate`` may choose by another, e.g. steps to a target)
+    setting: str = "d_k"                 # what ``d_k`` holds (C2's is the distance d)
 
     @property
     def edge(self) -> str | None:
@@ -76,7 +77,7 @@ class Tuned:
         """The message that makes a comparison using this arm inconclusive ('' when the rate is interior)."""
         if self.edge is None:
             return ""
-        where = self.arm if self.d_k is None else f"{self.arm} at d_k={self.d_k}"
+        where = self.arm if self.d_k is None else f"{self.arm} at {self.setting}={self.d_k}"
         return (f"{where}: its tuned learning rate {self.lr:.3g} is the grid's {self.edge} "
                 f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles.py")
 
@@ -302,7 +303,8 @@ def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tu
             ax.set_yscale("log")
             ax.set_xlabel("learning rate")
             ax.set_ylabel("held-out loss (tuning seeds)")
-            ax.set_title(f"{task}, d_k = {d_ks[c]}" if task else f"d_k = {d_ks[c]}")
+            name = next(iter(tuned.values())).setting
+            ax.set_title(f"{task}, {name} = {d_ks[c]}" if task else f"{name} = {d_ks[c]}")
             ax.legend(fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(title)

@@ -185,3 +185,36 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     assert judged["verdict"] in ("supported", "inconclusive", "refuted")
     deep = next(c for c in record["criteria"] if c["name"] == "deep_convs")
     assert deep["counts"] is False and len(deep["measurements"]) == 3 and deep["measurements"][0]["paired"]
+
+
+# ---- (e) helps_vs_recurrent: the edge rule and a criterion that can fail (issue 26)
+def _tuned(arm, losses, lr_index):
+    from harness.tuning import Tuned
+    grid = (1e-3, 3e-3, 1e-2)
+    return Tuned(arm, 16, grid[lr_index], grid, tuple(losses), setting="d")
+
+
+def test_an_arm_at_its_edge_invalidates_the_part_unless_it_learnt_nothing_at_any_rate():
+    import math
+    chance = math.log(2)
+    flat = _tuned("recurrent", [0.6915, 0.6933, 0.6955], 0)          # at chance everywhere: the edge is immaterial
+    learning = _tuned("recurrent", [0.30, 0.45, 0.60], 0)            # better towards the edge: the optimum may lie out
+    interior = _tuned("self_attention", [0.41, 0.011, 0.075], 1)
+    assert c2.learnt_nothing(flat, chance) and not c2.learnt_nothing(learning, chance)
+    assert c2.helps_invalid({("recurrent", 16): flat, ("self_attention", 16): interior}, 16, chance) == ""
+    reason = c2.helps_invalid({("recurrent", 16): learning, ("self_attention", 16): interior}, 16, chance)
+    assert "recurrent at d=16" in reason and "lowest" in reason
+
+
+def test_helps_is_not_supported_when_the_lstm_learns_as_well_and_refuted_when_it_learns_better():
+    import numpy as np
+    rule = c2.CRITERIA["helps_vs_recurrent"]["rule"]
+    att = np.array([0.02, 0.03, 0.025])
+
+    def outcome(lstm):
+        return decision.decide_alone(rule, [decision.samples(lstm, att, paired=True)])["outcome"]
+
+    assert outcome(att + np.array([0.40, 0.45, 0.42])) == "passed"          # the LSTM far behind
+    assert outcome(att + np.array([0.04, 0.05, 0.045])) == "inconclusive"   # ahead, but short of the 0.1 margin
+    assert outcome(att + np.array([0.01, -0.01, 0.004])) != "passed"        # as good: never "helps"
+    assert outcome(att - np.array([0.015, 0.018, 0.02])) == "refuted"       # the LSTM better
