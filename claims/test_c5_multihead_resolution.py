@@ -51,12 +51,22 @@ Counted (the claim's family):
     k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046 against the exact 0.054). The
     detail states the exact binomial p (``scipy.stats.binomtest``, "greater", pi = 1/2) and says when the two
     would decide differently at alpha.
-(3) ``resolution_rises`` (fast, position binding): the least-squares slope of per-seed resolution against log2 h
-    is above 0.05 (a fifth of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast
-    criterion, the one ``--fast`` decides and the fault suite gates (``single_head`` and ``uniform_attention``
-    refute it), and from standard on it spans h = 1, 2, 4, 8, so it says resolution rises across the range, which
-    one contrast at h = 4 does not. At smoke (h in {1, 4}) it is implied by (1) (slope = gain / 2 > 0.125): it
-    costs the family one Holm step and buys nothing more there.
+(3) ``resolution_rises`` (fast, position binding): the slope of resolution against log2 h is above 0.05 (a fifth
+    of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast criterion, the one ``--fast``
+    decides and the fault suite gates (``single_head`` and ``uniform_attention`` refute it), and from standard on
+    it spans h = 1, 2, 4, 8, so it says resolution rises across the range, which one contrast at h = 4 does not.
+    At smoke (h in {1, 4}) it is implied by (1) (slope = gain / 2 > 0.125): it costs the family one Holm step and
+    buys nothing more there. The seed is the unit (``resolution_slope``): the h arms of a seed share its init and
+    batches, so one least-squares slope per seed over the seeds that ran every h, then a t interval across the
+    seeds (``stats.replicate_slope``, as C3 does); a pooled fit over every (seed, h) row would count a seed's
+    shared draw as independent points. When every seed's slope is the same number, that spread of zero is exact,
+    not unknown, and the slope goes to the protocol as an exact point (``decision.estimate(..., exact=why)``):
+    its interval is the point. That happens when a seed's h arms compute the same function, as under
+    ``uniform_attention`` (every head averages every position, W^V and W^O are d_model x d_model whatever h, so
+    h = 1 and h = 4 train to identical resolution on each seed: slope 0, below the band, refuted). It is not the
+    ceiling the protocol guards against: resolution itself still varies from seed to seed, and where some h's
+    resolution is constant across seeds (a ceiling, where equal slopes say nothing) the slope stays degenerate,
+    inconclusive. The margin and the band are unchanged.
 
 Reported, not counted (each decided alone at alpha, shown with its outcome):
 
@@ -184,7 +194,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction=f"position binding, h = 4: the heads keep the slots apart: on most seeds at least "
                    f"{MIN_DISTINCT_SLOTS} distinct slots each receive most of some head's slot mass"),
     "resolution_rises": dict(
-        rule=_RESOLUTION, fast=True, metric="slope of per-seed effective resolution against log2 h",
+        rule=_RESOLUTION, fast=True, metric="mean over seeds of each seed's slope of effective resolution against "
+                                            "log2 h",
         prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe decodability "
                    "of each slot's token from the attention output at the query) rises with h"),
     "head_sharpness": dict(
@@ -209,7 +220,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="mean per-head query-row entropy (nats), " + _PER_SEED,
         prediction="context: the same sharpness rule on the token binding, where averaging loses nothing"),
     "token_resolution_rises": dict(
-        rule=_RESOLUTION, counts=False, metric="slope of per-seed effective resolution against log2 h",
+        rule=_RESOLUTION, counts=False, metric="mean over seeds of each seed's slope of effective resolution "
+                                              "against log2 h",
         prediction="context: the same resolution rule on the token binding, where a single head's average still "
                    "carries each token's slot"),
     "too_many_heads": dict(
@@ -531,17 +543,25 @@ def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
     return (2.0 * np.asarray(entropy, float) - math.log(M)) / math.log(n_keys)
 
 
-def resolution_fit(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> stats.SlopeFit:
-    """Least-squares slope of per-seed resolution against log2 h (resolution gained per doubling of h), over the
-    seeds that ran every h (a balanced set: issue 26 found h = 1, 4 on 25 seeds beside h = 2, 8 on 5 at standard).
-    A pooled fit, not one slope per seed (``stats.replicate_slope``): where extra heads change nothing at all (the
-    ``uniform_attention`` fault) every seed's slope is exactly 0, and a t over identical slopes has no spread, so the
-    fault's catch would be inconclusive; the pooled fit still reads seed-to-seed spread (its df overstate the
-    precision; a per-seed design that keeps the catch is open)."""
+def resolution_slope(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> dict[str, Any]:
+    """resolution_rises's measurement (module docstring): one least-squares slope of resolution against log2 h per
+    seed, over the seeds that ran every h, then a t interval across seeds (``stats.replicate_slope``); an exact
+    point when every seed's slope is the same and no h's resolution is constant across seeds."""
     sel = pd.concat([select(df, binding, M, h) for h in heads])
     balanced = [s for s, g in sel.groupby("seed") if set(g["h"]) >= set(heads)]
     sel = sel[sel["seed"].isin(balanced)]
-    return stats.linear_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float))
+    fit = stats.replicate_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float),
+                                sel["seed"].to_numpy(), transform="linear")
+    ceiling = [h for h, g in sel.groupby("h") if g["resolution"].nunique() == 1]
+    exact = (f"every one of the {fit.n} seeds has slope exactly {fit.slope:g} (its h arms give identical "
+             "resolution), while each h's resolution varies across seeds (no arm at a ceiling)"
+             if fit.n >= 2 and fit.stderr == 0 and not ceiling else "")
+    return decision.from_fit(fit, exact=exact)
+
+
+def exact_note(m: dict[str, Any]) -> str:
+    """'; an exact point: why' when ``resolution_slope`` handed over an exact point, else ''."""
+    return f"; an exact point: {m['exact']}" if m.get("exact") else ""
 
 
 def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:
@@ -665,8 +685,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     how = {"resolution_gain": f"{n_primary} seeds per arm; {rates}",
            "distinct_slots": f"{n_primary} seeds of h = 4; exact binomial p in the detail",
            "head_sharpness": f"{n_primary} seeds per arm", "exact_match": f"{len(seeds)} seeds",
-           "resolution_rises": f"h in {pos_heads}; stats.linear_slope over per-seed points; {rates}",
-           "token_resolution_rises": f"h in {budget['token']['heads']}; stats.linear_slope over per-seed points",
+           "resolution_rises": f"h in {pos_heads}; one slope per seed (stats.replicate_slope); {rates}",
+           "token_resolution_rises": f"h in {budget['token']['heads']}; one slope per seed (stats.replicate_slope)",
            "single_head_entropy": f"M in {Ms}, S = {n_keys} positions", "too_many_heads": f"h = {many}"}
     c = {name: ev.criterion(name, how=how.get(name, ""), **spec) for name, spec in CRITERIA.items()
          if spec.get("fast") or not fast}
@@ -688,10 +708,10 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                                      if Arm("position", 4, h) in tuned) if r)
 
     # ---- hand over per-seed values and slopes; the harness decides
+    rises = resolution_slope(df, pos_heads)
     c["resolution_rises"].measure(
-        [{**decision.from_fit(resolution_fit(df, pos_heads)), **({"invalid": edge(*pos_heads)} if edge(*pos_heads)
-                                                                  else {})}],
-        detail=means_by_h(df, "resolution", pos_heads, "position"))
+        [{**rises, **({"invalid": edge(*pos_heads)} if edge(*pos_heads) else {})}],
+        detail=means_by_h(df, "resolution", pos_heads, "position") + exact_note(rises))
     if not fast:
         res = lambda h: by_seed(df, "position", 4, h, "resolution")  # noqa: E731
         em = lambda binding, h: by_seed(df, binding, 4, h, "exact_match")  # noqa: E731
@@ -718,8 +738,9 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                              + " band [{:.3f}, {:.3f}]".format(*entropy_band(M, n_keys)) for M in Ms))
         c["token_head_sharpness"].compare(ent("token", 1), ent("token", 4),
                                           detail=means_by_h(df, "entropy", [1, 4], "token"))
-        c["token_resolution_rises"].fit(resolution_fit(df, budget["token"]["heads"], "token"),
-                                        detail=means_by_h(df, "resolution", budget["token"]["heads"], "token"))
+        token_rises = resolution_slope(df, budget["token"]["heads"], "token")
+        c["token_resolution_rises"].measure([token_rises], detail=means_by_h(df, "resolution", budget["token"]["heads"],
+                                                                             "token") + exact_note(token_rises))
         c["too_many_heads"].compare(*paired_by_seed(df, "position", 4, many, 4, "loss"), invalid=edge(4, many),
                                     detail=means_by_h(df, "loss", [4, many], "position") + "; "
                                     + means_by_h(df, "exact_match", [4, many], "position"))

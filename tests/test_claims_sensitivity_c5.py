@@ -48,7 +48,7 @@ def _decide(name, measurements):
 
 
 def _resolution(df, heads=(1, 4), binding="position"):
-    return _decide("resolution_rises", [decision.from_fit(c5.resolution_fit(df, list(heads), binding))])
+    return _decide("resolution_rises", [c5.resolution_slope(df, list(heads), binding)])
 
 
 def _paired(name, df, binding, h_a, h_b, col):
@@ -76,6 +76,22 @@ def test_uniform_attention_leaves_the_entropy_criteria_unpassable(uniform):
     assert uniform["entropy"].to_numpy() == pytest.approx(math.log(9), abs=1e-6)    # 8 tokens + the query
     assert _paired("head_sharpness", uniform, "position", 1, 4, "entropy") != "passed"
     assert _single_entropy(uniform, 4, 9, "position") != "passed"
+
+
+def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform):
+    """Under uniform_attention the h arms of a seed are one function: every seed's slope is exactly 0 while
+    resolution varies across seeds, so the slope is an exact point below the band (refuted), not degenerate."""
+    m = c5.resolution_slope(uniform, [1, 4])
+    assert m["value"] == 0.0 and m["se"] == 0.0 and "no arm at a ceiling" in m["exact"]
+    assert uniform.groupby("h")["resolution"].nunique().min() > 1
+    assert _resolution(uniform) == "refuted"
+
+
+def test_identical_slopes_at_a_ceiling_stay_inconclusive():
+    """Every seed at resolution 1 at every h: equal slopes of 0 from a ceiling say nothing (the protocol's guard)."""
+    ceiling = _table("token", 4, {1: [(0, 0, 1.0)] * 3, 4: [(0, 0, 1.0)] * 3})
+    assert not c5.resolution_slope(ceiling, [1, 4], "token").get("exact")
+    assert _resolution(ceiling, binding="token") == "inconclusive"
 
 
 @pytest.mark.parametrize("norm_first,n_layers,h", [(False, 1, 1), (False, 1, 4), (True, 1, 4), (False, 2, 4),
