@@ -724,7 +724,9 @@ def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes
     if not counted and not exact_codes and not n_unrecorded:
         reason = "nothing counted"
     elif not statistical:
-        reason = "deterministic checks only: nothing to simulate" if not n_unrecorded else "a criterion never recorded"
+        reason = ((("deterministic checks and exact points only" if len(statistical) < len(counted) else
+                    "deterministic checks only") + ": nothing to simulate") if not n_unrecorded
+                  else "a criterion never recorded")
     elif verdict == 1 and (untestable_counted or n_unrecorded or 1 in exact_codes):
         reason = ("the verdict rests on a criterion that cannot be decided from its numbers ("
                   + "; ".join(mem.untestable for mem in untestable_counted) + ")" if untestable_counted
