@@ -272,6 +272,32 @@ def from_fit(fit: Any, *, label: str = "", n: int | None = None, exact: str = ""
                     exact=exact)
 
 
+def proportion(k: int, n: int, *, label: str = "") -> dict[str, Any]:
+    """A measurement of the fraction of n seeds for which something holds (k of them), e.g. "on most seeds": the
+    per-seed indicators are 0/1, and a t over them is degenerate exactly when every seed agrees (the expected
+    case), so the fraction is handed over as the plus-four proportion (Agresti & Coull 1998) (k + 2) / (n + 4),
+    se sqrt(p (1 - p) / (n + 4)), t with n - 1 df (the per-seed convention; at small n stricter than the normal).
+    A normal approximation: ``binomial_p`` gives the exact test to state beside it."""
+    if n < 2 or not 0 <= k <= n:
+        raise DecisionError(f"proportion: needs 0 <= k <= n and n >= 2, got k={k}, n={n}")
+    p = (k + 2) / (n + 4)
+    return estimate(p, math.sqrt(p * (1 - p) / (n + 4)), n - 1, n, label=label,
+                    method="plus-four proportion, t with n - 1 df (normal approximation)")
+
+
+def binomial_p(k: int, n: int, pi: float = 0.5) -> tuple[float, float]:
+    """The exact binomial test of k successes in n against ``pi``: (p of 'more than pi', p of 'fewer than pi')."""
+    return (float(sps.binomtest(k, n, pi, alternative="greater").pvalue),
+            float(sps.binomtest(k, n, pi, alternative="less").pvalue))
+
+
+def binomial_outcome(k: int, n: int, pi: float = 0.5, alpha: float = ALPHA) -> str:
+    """What the exact binomial test alone decides at ``alpha``: passed (more than pi), refuted (fewer), else
+    inconclusive; to say when it and the plus-four ``proportion`` would decide differently."""
+    p_more, p_fewer = binomial_p(k, n, pi)
+    return PASSED if p_more <= alpha else REFUTED if p_fewer <= alpha else INCONCLUSIVE
+
+
 #: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.verdict
 #: re-opens a claim's 'ceiling' objection when a counted criterion carries it
 CONSTANT_ARM = "an arm is constant across seeds (a ceiling? use a metric without one)"

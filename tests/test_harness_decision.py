@@ -153,6 +153,16 @@ def test_an_exact_point_is_decided_where_it_lies_and_has_no_firmness():
     assert both["verdict"] == "refuted" and both["firmness"] == pytest.approx(1.0)
 
 
+def test_proportion_is_plus_four_and_binomial_outcome_is_the_exact_test():
+    m = D.proportion(8, 8)
+    assert m["value"] == pytest.approx(10 / 12) and m["se"] == pytest.approx(math.sqrt(10 / 12 * 2 / 12 / 12))
+    assert m["df"] == 7 and m["n"] == 8
+    assert D.binomial_p(8, 8)[0] == pytest.approx(1 / 256) and D.binomial_p(0, 8)[1] == pytest.approx(1 / 256)
+    assert [D.binomial_outcome(k, 8) for k in (8, 4, 0)] == ["passed", "inconclusive", "refuted"]
+    with pytest.raises(D.DecisionError):
+        D.proportion(3, 1)
+
+
 # ---------------------------------------------------------------------------------------------- family
 def test_holm_levels_and_step_down():
     levels, rejected, adjusted = D.holm_levels([0.01, 0.04, 0.03, 0.2])
