@@ -6,9 +6,8 @@ isolates it on multi-position retrieval (``harness.tasks.MultiPositionRetrieval`
 return the tokens of M slots at once, so one query gathers M positions. Model: one attention layer + FFN
 (``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h. Every target sits at the
 query, so the task is drawn as a classify task (y: the query's M targets) and the model trained as a
-``QueryTagger``: the harness's seeded ``encoder_tagger``, its last layer computed at the query only (the other
-positions enter it as keys and values; their outputs were never read). Same weights, and at the query the same
-function up to float rounding; a training step costs about half of what the full tagger's did on CPU.
+``model.QueryTagger``: the harness's seeded ``encoder_tagger`` with its last layer computed at the query only
+(same weights, and at the query the same function; a training step costs about half as much on CPU).
 
 Two bindings of the task, because what averaging costs depends on what tells a gathered token's slot:
 
@@ -41,16 +40,13 @@ Counted (the claim's family):
     *receives most of head i's slot mass* when s_ij > 1/2 (more than half: "most"). ``distinct_slots`` = the number
     of different slots that receive most of some head's slot mass (0..M); a seed counts when it is >= 3 (three of
     four slots each held by a head of their own). Prediction: on most seeds, i.e. the fraction of seeds that count
-    exceeds 1/2 (band [0.5, inf)). How it is handed over, and why: the per-seed indicators are 0/1, and a t over
-    them is degenerate exactly when every seed agrees (se 0: the expected case, which the protocol would call
-    inconclusive); the per-seed count saturates at M = 4 the same way. So the fraction goes to the protocol as an
-    estimate, the plus-four (Agresti-Coull 1998, "Approximate is better than exact for interval estimation of
-    binomial proportions") proportion (k + 2) / (n + 4) with se sqrt(p(1 - p) / (n + 4)) and t with n - 1 df (the
-    protocol's per-seed convention; at small n it is stricter than the normal). A normal approximation: at the
-    profiles' seed counts it takes the exact binomial test's decision at alpha, alpha / 2 and alpha / 3 for every
-    k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046 against the exact 0.054). The
-    detail states the exact binomial p (``scipy.stats.binomtest``, "greater", pi = 1/2) and says when the two
-    would decide differently at alpha.
+    exceeds 1/2 (band [0.5, inf)). The per-seed indicators are 0/1, and a t over them is degenerate exactly when
+    every seed agrees (the expected case; the per-seed count saturates at M = 4 the same way), so the fraction is
+    handed over as a proportion measurement (``decision.proportion``: the plus-four estimate, t with n - 1 df).
+    A normal approximation: at the profiles' seed counts it takes the exact binomial test's decision at alpha,
+    alpha / 2 and alpha / 3 for every k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046
+    against the exact 0.054). The detail states the exact binomial p (``decision.binomial_p``, pi = 1/2) and says
+    when the two would decide differently at alpha.
 (3) ``resolution_rises`` (fast, position binding): the slope of resolution against log2 h is above 0.05 (a fifth
     of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast criterion, the one ``--fast``
     decides and the fault suite gates (``single_head`` and ``uniform_attention`` refute it), and from standard on
@@ -148,16 +144,14 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from scipy import stats as sps  # noqa: E402
-
 from harness import decision, stats  # noqa: E402
 from harness.probes import attention_entropy, run_with_taps  # noqa: E402
-from harness.resolution import positional_resolution  # noqa: E402
+from harness.resolution import (distinct_majority_slots, positional_resolution, slot_shares,  # noqa: E402
+                                slot_weights, top_slot_share)
 from harness.tasks import MultiPositionRetrieval, validation_test_split  # noqa: E402
 from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train  # noqa: E402
-from harness.tuning import (DIVERGED_LOSS, Tuned, choose_rate, figure_loss_vs_lr, tuned_table,  # noqa: E402
-                            tuning_seeds)
-from model import EncoderTagger, ModelConfig  # noqa: E402
+from harness.tuning import Tuned, choose_rates, figure_loss_vs_lr, tuned_table  # noqa: E402
+from model import ModelConfig, QueryTagger  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
 
@@ -285,35 +279,6 @@ def model_config(arm: Arm, model_block: dict[str, Any]) -> ModelConfig:
                        d_ff=model_block["d_ff"], n_encoder_layers=model_block["n_layers"], n_decoder_layers=0)
 
 
-class QueryTagger(EncoderTagger):
-    """``EncoderTagger(pool="last")`` whose ``forward`` computes the last layer at the query (last position) only.
-
-    Every target of the task sits at the query, so the last layer's outputs at the other positions are never
-    read: those positions enter it as keys and values only. Same modules, names (taps) and parameters as the
-    harness's ``encoder_tagger``, and at the query the same function (tests/test_claims_sensitivity_c5.py);
-    a training step costs about half as much (the FFN, W^Q, W^O and the head run on 1 row of 17). ``features``
-    is the base one (every position). A pad mask is not supported: the task never pads."""
-
-    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
-        if pad_mask is not None or self.pool != "last":
-            raise ValueError("QueryTagger: pool='last' and no pad mask only")
-        h = self.embed(x)
-        *first, last = self.encoder.layers
-        for layer in first:
-            h = layer(h)
-        q = h[:, -1:]
-        if last.norm_first:
-            kv = last.norm1(h)
-            q = q + last.drop(last.self_attn(kv[:, -1:], kv))
-            q = q + last.drop(last.ff(last.norm2(q)))
-        else:
-            q = last.norm1(q + last.drop(last.self_attn(q, h)))
-            q = last.norm2(q + last.drop(last.ff(q)))
-        if self.encoder.norm is not None:
-            q = self.encoder.norm(q)
-        return self.head(q[:, 0])
-
-
 def build_model(arm: Arm, model_block: dict[str, Any], task: MultiPositionRetrieval, seed: int) -> QueryTagger:
     """The harness's seeded ``encoder_tagger`` for the arm (``build_for_task``: pooled at the query for the
     classify task), its weights loaded into a ``QueryTagger``."""
@@ -363,24 +328,13 @@ def tuning_loss(arm: Arm, budget: dict[str, Any], seed: int, lr: float, device: 
 
 def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
-    """Issue 17's tuning stage for C5's arms (module docstring): each arm trained at every rate of its binding's
-    ``tuning.lr_grid`` on ``tuning.seeds`` tuning seeds (``harness.tuning.tuning_seeds`` of the evaluation
-    ``seeds``: disjoint from them); ``harness.tuning.choose_rate`` takes the rate with the lowest mean held-out
-    loss (a diverged run counts as ``DIVERGED_LOSS``: it never wins). Returns (one row per tuning run, the choice
-    per arm: a ``harness.tuning.Tuned`` named by the arm's h)."""
-    tables, chosen = [], {}
-    for arm in arms:
-        block = budget[arm.binding]["tuning"]
-
-        def score(lr: float, seed: int, arm: Arm = arm) -> dict[str, Any]:
-            loss, diverged = tuning_loss(arm, budget, seed, lr, device, progress)
-            return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
-
-        table, chosen[arm] = choose_rate(f"h={arm.h}", block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
-                                         score, by=("val_loss",), d_k=d_k_of(arm, budget),
-                                         extend=int(block.get("extend", 1)))
-        tables.append(table.assign(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
-    return pd.concat(tables, ignore_index=True), chosen
+    """Issue 17's tuning stage for C5's arms (module docstring), ``harness.tuning.choose_rates`` over each arm's
+    binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
+    named by its h)."""
+    return choose_rates(arms, lambda arm: budget[arm.binding]["tuning"], seeds,
+                        lambda arm, lr, seed: tuning_loss(arm, budget, seed, lr, device, progress),
+                        name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, budget),
+                        columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
 
 
 def d_k_of(arm: Arm, budget: dict[str, Any]) -> int:
@@ -408,7 +362,7 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
     w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
     slots = held.meta["marked_positions"].cpu()                         # (N, M)
     ent = attention_entropy(w.unsqueeze(2))                             # (h,)
-    on_slots = w.gather(2, slots[:, None, :].expand(-1, w.shape[1], -1)).sum(-1).mean(0)     # (h,)
+    on_slots = slot_weights(w, slots).sum(-1).mean(0)                   # (h,)
     top_share = top_slot_share(w, slots)                                 # (h,)
     shares = slot_shares(w, slots)                                       # (h, M)
     outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
@@ -422,51 +376,10 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
            "mass_on_slots": float(on_slots.mean()), "top_slot_share": float(top_share.mean()),
            "top_slot_share_per_head": [round(float(t), 4) for t in top_share],
            "slot_share_per_head": [[round(float(v), 4) for v in head] for head in shares],
-           "distinct_slots": distinct_majority_slots(shares), "resolution": float(res.mean()),
+           "distinct_slots": distinct_majority_slots(shares, MAJORITY), "resolution": float(res.mean()),
            "resolution_per_slot": [round(float(r), 4) for r in res], "train_time_s": result.train_time_s}
     amap = {"weights": w[0].numpy(), "slots": slots[0].tolist()}
     return row, amap
-
-
-def top_slot_share(weights: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
-    """Per head: the share of the query's mass on the M slots that its most-attended slot holds, mean over
-    examples. ``weights`` (N, h, S): the query row; ``slots`` (N, M). 1/M: the slots weighted evenly (a head that
-    averages them); 1: one slot only (a head that selects). C5: tells a single head's two states apart (module
-    docstring): a diffuse and a selecting single head both resolve one slot in four, at very different entropy."""
-    on = weights.gather(2, slots[:, None, :].expand(-1, weights.shape[1], -1))          # (N, h, M)
-    return (on.max(-1).values / on.sum(-1).clamp_min(1e-12)).mean(0)
-
-
-def slot_shares(weights: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
-    """(h, M): per head, the share of the query's slot mass that each slot j receives (slot j: column j of
-    ``slots``, the task's j-th target), mean over examples. ``weights`` (N, h, S), ``slots`` (N, M)."""
-    on = weights.gather(2, slots[:, None, :].expand(-1, weights.shape[1], -1))          # (N, h, M)
-    return (on / on.sum(-1, keepdim=True).clamp_min(1e-12)).mean(0)
-
-
-def distinct_majority_slots(shares: torch.Tensor | np.ndarray, majority: float = MAJORITY) -> int:
-    """distinct_slots (module docstring): the number of different slots that receive most (> ``majority``) of
-    some head's slot mass, from ``slot_shares`` (h, M). A head that splits its mass (no slot above one half)
-    holds none; two heads on one slot count it once."""
-    s = torch.as_tensor(shares)
-    held = s.max(-1)
-    return int(len({int(j) for v, j in zip(held.values, held.indices) if float(v) > majority}))
-
-
-def most_seeds_estimate(k: int, n: int, *, label: str = "") -> dict[str, Any]:
-    """distinct_slots's measurement (module docstring): the fraction of n seeds that count (k of them) as the
-    plus-four proportion (k + 2) / (n + 4), se sqrt(p (1 - p) / (n + 4)), t with n - 1 df."""
-    if n < 2 or not 0 <= k <= n:
-        raise decision.DecisionError(f"most_seeds_estimate: needs 0 <= k <= n and n >= 2, got k={k}, n={n}")
-    p = (k + 2) / (n + 4)
-    return decision.estimate(p, math.sqrt(p * (1 - p) / (n + 4)), n - 1, n, label=label,
-                             method="plus-four proportion, t with n - 1 df (normal approximation)")
-
-
-def binomial_p(k: int, n: int) -> tuple[float, float]:
-    """The exact binomial test of the fraction against 1/2: (p of 'more than half', p of 'fewer than half')."""
-    return (float(sps.binomtest(k, n, 0.5, alternative="greater").pvalue),
-            float(sps.binomtest(k, n, 0.5, alternative="less").pvalue))
 
 
 def arm_seeds(arm: Arm, budget: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
@@ -590,10 +503,9 @@ def describe_distinct_slots(counts: np.ndarray) -> str:
     """distinct_slots's detail: per-seed counts, k/n, the exact binomial p, and whether the exact test would decide
     otherwise at alpha than the plus-four estimate handed to the protocol."""
     k, n = int((counts >= MIN_DISTINCT_SLOTS).sum()), len(counts)
-    p_more, p_fewer = binomial_p(k, n)
-    approx = decision.decide_alone(CRITERIA["distinct_slots"]["rule"], [most_seeds_estimate(k, n)])["outcome"]
-    exact = (decision.PASSED if p_more <= decision.ALPHA else
-             decision.REFUTED if p_fewer <= decision.ALPHA else decision.INCONCLUSIVE)
+    p_more, p_fewer = decision.binomial_p(k, n)
+    approx = decision.decide_alone(CRITERIA["distinct_slots"]["rule"], [decision.proportion(k, n)])["outcome"]
+    exact = decision.binomial_outcome(k, n)
     text = (f"{k}/{n} seeds with >= {MIN_DISTINCT_SLOTS} distinct majority slots (per seed: "
             + ", ".join(str(int(v)) for v in counts) + f"); exact binomial p (more than half) {p_more:.4g}, "
             f"(fewer than half) {p_fewer:.4g}")
@@ -725,7 +637,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         if n < 2:
             c["distinct_slots"].unmeasured(f"{n} seed of h = 4: a proportion needs at least 2")
         else:
-            c["distinct_slots"].measure([most_seeds_estimate(k, n)], detail=describe_distinct_slots(counts))
+            c["distinct_slots"].measure([decision.proportion(k, n)], detail=describe_distinct_slots(counts))
         single_pos = select(df, "position", 4, 1)
         c["head_sharpness"].compare(ent("position", 1), ent("position", 4), invalid=edge(1, 4),
                                     detail=means_by_h(df, "entropy", [1, 4], "position") + "; single heads: "
@@ -747,7 +659,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         ev.metric("resolution_gain_h4_over_h1", float(gain.mean()))
         ev.metric("distinct_slots_h4", float(counts.mean()))
         ev.metric("distinct_slots_h4_most_seeds_fraction", k / n if n else math.nan)
-        ev.metric("distinct_slots_h4_binomial_p", binomial_p(k, n)[0] if n else math.nan)
+        ev.metric("distinct_slots_h4_binomial_p", decision.binomial_p(k, n)[0] if n else math.nan)
         for arm, t in tuned.items():
             name = f"C5/h{arm.h}/{t.d_k}/{task_name(arm.binding)}"
             ev.metric(f"tuned_lr/{name}", t.lr)
