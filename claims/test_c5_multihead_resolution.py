@@ -6,9 +6,8 @@ isolates it on multi-position retrieval (``harness.tasks.MultiPositionRetrieval`
 return the tokens of M slots at once, so one query gathers M positions. Model: one attention layer + FFN
 (``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h. Every target sits at the
 query, so the task is drawn as a classify task (y: the query's M targets) and the model trained as a
-``QueryTagger``: the harness's seeded ``encoder_tagger``, its last layer computed at the query only (the other
-positions enter it as keys and values; their outputs were never read). Same weights, and at the query the same
-function up to float rounding; a training step costs about half of what the full tagger's did on CPU.
+``model.QueryTagger``: the harness's seeded ``encoder_tagger`` with its last layer computed at the query only
+(same weights, and at the query the same function; a training step costs about half as much on CPU).
 
 Two bindings of the task, because what averaging costs depends on what tells a gathered token's slot:
 
@@ -41,22 +40,29 @@ Counted (the claim's family):
     *receives most of head i's slot mass* when s_ij > 1/2 (more than half: "most"). ``distinct_slots`` = the number
     of different slots that receive most of some head's slot mass (0..M); a seed counts when it is >= 3 (three of
     four slots each held by a head of their own). Prediction: on most seeds, i.e. the fraction of seeds that count
-    exceeds 1/2 (band [0.5, inf)). How it is handed over, and why: the per-seed indicators are 0/1, and a t over
-    them is degenerate exactly when every seed agrees (se 0: the expected case, which the protocol would call
-    inconclusive); the per-seed count saturates at M = 4 the same way. So the fraction goes to the protocol as an
-    estimate, the plus-four (Agresti-Coull 1998, "Approximate is better than exact for interval estimation of
-    binomial proportions") proportion (k + 2) / (n + 4) with se sqrt(p(1 - p) / (n + 4)) and t with n - 1 df (the
-    protocol's per-seed convention; at small n it is stricter than the normal). A normal approximation: at the
-    profiles' seed counts it takes the exact binomial test's decision at alpha, alpha / 2 and alpha / 3 for every
-    k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046 against the exact 0.054). The
-    detail states the exact binomial p (``scipy.stats.binomtest``, "greater", pi = 1/2) and says when the two
-    would decide differently at alpha.
-(3) ``resolution_rises`` (fast, position binding): the least-squares slope of per-seed resolution against log2 h
-    is above 0.05 (a fifth of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast
-    criterion, the one ``--fast`` decides and the fault suite gates (``single_head`` and ``uniform_attention``
-    refute it), and from standard on it spans h = 1, 2, 4, 8, so it says resolution rises across the range, which
-    one contrast at h = 4 does not. At smoke (h in {1, 4}) it is implied by (1) (slope = gain / 2 > 0.125): it
-    costs the family one Holm step and buys nothing more there.
+    exceeds 1/2 (band [0.5, inf)). The per-seed indicators are 0/1, and a t over them is degenerate exactly when
+    every seed agrees (the expected case; the per-seed count saturates at M = 4 the same way), so the fraction is
+    handed over as a proportion measurement (``decision.proportion``: the plus-four estimate, t with n - 1 df).
+    A normal approximation: at the profiles' seed counts it takes the exact binomial test's decision at alpha,
+    alpha / 2 and alpha / 3 for every k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046
+    against the exact 0.054). The detail states the exact binomial p (``decision.binomial_p``, pi = 1/2) and says
+    when the two would decide differently at alpha.
+(3) ``resolution_rises`` (fast, position binding): the slope of resolution against log2 h is above 0.05 (a fifth
+    of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast criterion, the one ``--fast``
+    decides and the fault suite gates (``single_head`` and ``uniform_attention`` refute it), and from standard on
+    it spans h = 1, 2, 4, 8, so it says resolution rises across the range, which one contrast at h = 4 does not.
+    At smoke (h in {1, 4}) it is implied by (1) (slope = gain / 2 > 0.125): it costs the family one Holm step and
+    buys nothing more there. The seed is the unit (``resolution_slope``): the h arms of a seed share its init and
+    batches, so one least-squares slope per seed over the seeds that ran every h, then a t interval across the
+    seeds (``stats.replicate_slope``, as C3 does); a pooled fit over every (seed, h) row would count a seed's
+    shared draw as independent points. When every seed's slope is the same number, that spread of zero is exact,
+    not unknown, and the slope goes to the protocol as an exact point (``decision.estimate(..., exact=why)``):
+    its interval is the point. That happens when a seed's h arms compute the same function, as under
+    ``uniform_attention`` (every head averages every position, W^V and W^O are d_model x d_model whatever h, so
+    h = 1 and h = 4 train to identical resolution on each seed: slope 0, below the band, refuted). It is not the
+    ceiling the protocol guards against: resolution itself still varies from seed to seed, and where some h's
+    resolution is constant across seeds (a ceiling, where equal slopes say nothing) the slope stays degenerate,
+    inconclusive. The margin and the band are unchanged.
 
 Reported, not counted (each decided alone at alpha, shown with its outcome):
 
@@ -138,16 +144,14 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from scipy import stats as sps  # noqa: E402
-
 from harness import decision, stats  # noqa: E402
 from harness.probes import attention_entropy, run_with_taps  # noqa: E402
-from harness.resolution import positional_resolution  # noqa: E402
+from harness.resolution import (distinct_majority_slots, positional_resolution, slot_shares,  # noqa: E402
+                                slot_weights, top_slot_share)
 from harness.tasks import MultiPositionRetrieval, validation_test_split  # noqa: E402
 from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train  # noqa: E402
-from harness.tuning import (DIVERGED_LOSS, Tuned, choose_rate, figure_loss_vs_lr, tuned_table,  # noqa: E402
-                            tuning_seeds)
-from model import EncoderTagger, ModelConfig  # noqa: E402
+from harness.tuning import Tuned, choose_rates, figure_loss_vs_lr, tuned_table  # noqa: E402
+from model import ModelConfig, QueryTagger  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
 
@@ -184,7 +188,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction=f"position binding, h = 4: the heads keep the slots apart: on most seeds at least "
                    f"{MIN_DISTINCT_SLOTS} distinct slots each receive most of some head's slot mass"),
     "resolution_rises": dict(
-        rule=_RESOLUTION, fast=True, metric="slope of per-seed effective resolution against log2 h",
+        rule=_RESOLUTION, fast=True, metric="mean over seeds of each seed's slope of effective resolution against "
+                                            "log2 h",
         prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe decodability "
                    "of each slot's token from the attention output at the query) rises with h"),
     "head_sharpness": dict(
@@ -209,7 +214,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="mean per-head query-row entropy (nats), " + _PER_SEED,
         prediction="context: the same sharpness rule on the token binding, where averaging loses nothing"),
     "token_resolution_rises": dict(
-        rule=_RESOLUTION, counts=False, metric="slope of per-seed effective resolution against log2 h",
+        rule=_RESOLUTION, counts=False, metric="mean over seeds of each seed's slope of effective resolution "
+                                              "against log2 h",
         prediction="context: the same resolution rule on the token binding, where a single head's average still "
                    "carries each token's slot"),
     "too_many_heads": dict(
@@ -273,35 +279,6 @@ def model_config(arm: Arm, model_block: dict[str, Any]) -> ModelConfig:
                        d_ff=model_block["d_ff"], n_encoder_layers=model_block["n_layers"], n_decoder_layers=0)
 
 
-class QueryTagger(EncoderTagger):
-    """``EncoderTagger(pool="last")`` whose ``forward`` computes the last layer at the query (last position) only.
-
-    Every target of the task sits at the query, so the last layer's outputs at the other positions are never
-    read: those positions enter it as keys and values only. Same modules, names (taps) and parameters as the
-    harness's ``encoder_tagger``, and at the query the same function (tests/test_claims_sensitivity_c5.py);
-    a training step costs about half as much (the FFN, W^Q, W^O and the head run on 1 row of 17). ``features``
-    is the base one (every position). A pad mask is not supported: the task never pads."""
-
-    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
-        if pad_mask is not None or self.pool != "last":
-            raise ValueError("QueryTagger: pool='last' and no pad mask only")
-        h = self.embed(x)
-        *first, last = self.encoder.layers
-        for layer in first:
-            h = layer(h)
-        q = h[:, -1:]
-        if last.norm_first:
-            kv = last.norm1(h)
-            q = q + last.drop(last.self_attn(kv[:, -1:], kv))
-            q = q + last.drop(last.ff(last.norm2(q)))
-        else:
-            q = last.norm1(q + last.drop(last.self_attn(q, h)))
-            q = last.norm2(q + last.drop(last.ff(q)))
-        if self.encoder.norm is not None:
-            q = self.encoder.norm(q)
-        return self.head(q[:, 0])
-
-
 def build_model(arm: Arm, model_block: dict[str, Any], task: MultiPositionRetrieval, seed: int) -> QueryTagger:
     """The harness's seeded ``encoder_tagger`` for the arm (``build_for_task``: pooled at the query for the
     classify task), its weights loaded into a ``QueryTagger``."""
@@ -351,24 +328,13 @@ def tuning_loss(arm: Arm, budget: dict[str, Any], seed: int, lr: float, device: 
 
 def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
-    """Issue 17's tuning stage for C5's arms (module docstring): each arm trained at every rate of its binding's
-    ``tuning.lr_grid`` on ``tuning.seeds`` tuning seeds (``harness.tuning.tuning_seeds`` of the evaluation
-    ``seeds``: disjoint from them); ``harness.tuning.choose_rate`` takes the rate with the lowest mean held-out
-    loss (a diverged run counts as ``DIVERGED_LOSS``: it never wins). Returns (one row per tuning run, the choice
-    per arm: a ``harness.tuning.Tuned`` named by the arm's h)."""
-    tables, chosen = [], {}
-    for arm in arms:
-        block = budget[arm.binding]["tuning"]
-
-        def score(lr: float, seed: int, arm: Arm = arm) -> dict[str, Any]:
-            loss, diverged = tuning_loss(arm, budget, seed, lr, device, progress)
-            return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
-
-        table, chosen[arm] = choose_rate(f"h={arm.h}", block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
-                                         score, by=("val_loss",), d_k=d_k_of(arm, budget),
-                                         extend=int(block.get("extend", 1)))
-        tables.append(table.assign(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
-    return pd.concat(tables, ignore_index=True), chosen
+    """Issue 17's tuning stage for C5's arms (module docstring), ``harness.tuning.choose_rates`` over each arm's
+    binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
+    named by its h)."""
+    return choose_rates(arms, lambda arm: budget[arm.binding]["tuning"], seeds,
+                        lambda arm, lr, seed: tuning_loss(arm, budget, seed, lr, device, progress),
+                        name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, budget),
+                        columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
 
 
 def d_k_of(arm: Arm, budget: dict[str, Any]) -> int:
@@ -396,7 +362,7 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
     w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
     slots = held.meta["marked_positions"].cpu()                         # (N, M)
     ent = attention_entropy(w.unsqueeze(2))                             # (h,)
-    on_slots = w.gather(2, slots[:, None, :].expand(-1, w.shape[1], -1)).sum(-1).mean(0)     # (h,)
+    on_slots = slot_weights(w, slots).sum(-1).mean(0)                   # (h,)
     top_share = top_slot_share(w, slots)                                 # (h,)
     shares = slot_shares(w, slots)                                       # (h, M)
     outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
@@ -410,51 +376,10 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
            "mass_on_slots": float(on_slots.mean()), "top_slot_share": float(top_share.mean()),
            "top_slot_share_per_head": [round(float(t), 4) for t in top_share],
            "slot_share_per_head": [[round(float(v), 4) for v in head] for head in shares],
-           "distinct_slots": distinct_majority_slots(shares), "resolution": float(res.mean()),
+           "distinct_slots": distinct_majority_slots(shares, MAJORITY), "resolution": float(res.mean()),
            "resolution_per_slot": [round(float(r), 4) for r in res], "train_time_s": result.train_time_s}
     amap = {"weights": w[0].numpy(), "slots": slots[0].tolist()}
     return row, amap
-
-
-def top_slot_share(weights: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
-    """Per head: the share of the query's mass on the M slots that its most-attended slot holds, mean over
-    examples. ``weights`` (N, h, S): the query row; ``slots`` (N, M). 1/M: the slots weighted evenly (a head that
-    averages them); 1: one slot only (a head that selects). C5: tells a single head's two states apart (module
-    docstring): a diffuse and a selecting single head both resolve one slot in four, at very different entropy."""
-    on = weights.gather(2, slots[:, None, :].expand(-1, weights.shape[1], -1))          # (N, h, M)
-    return (on.max(-1).values / on.sum(-1).clamp_min(1e-12)).mean(0)
-
-
-def slot_shares(weights: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
-    """(h, M): per head, the share of the query's slot mass that each slot j receives (slot j: column j of
-    ``slots``, the task's j-th target), mean over examples. ``weights`` (N, h, S), ``slots`` (N, M)."""
-    on = weights.gather(2, slots[:, None, :].expand(-1, weights.shape[1], -1))          # (N, h, M)
-    return (on / on.sum(-1, keepdim=True).clamp_min(1e-12)).mean(0)
-
-
-def distinct_majority_slots(shares: torch.Tensor | np.ndarray, majority: float = MAJORITY) -> int:
-    """distinct_slots (module docstring): the number of different slots that receive most (> ``majority``) of
-    some head's slot mass, from ``slot_shares`` (h, M). A head that splits its mass (no slot above one half)
-    holds none; two heads on one slot count it once."""
-    s = torch.as_tensor(shares)
-    held = s.max(-1)
-    return int(len({int(j) for v, j in zip(held.values, held.indices) if float(v) > majority}))
-
-
-def most_seeds_estimate(k: int, n: int, *, label: str = "") -> dict[str, Any]:
-    """distinct_slots's measurement (module docstring): the fraction of n seeds that count (k of them) as the
-    plus-four proportion (k + 2) / (n + 4), se sqrt(p (1 - p) / (n + 4)), t with n - 1 df."""
-    if n < 2 or not 0 <= k <= n:
-        raise decision.DecisionError(f"most_seeds_estimate: needs 0 <= k <= n and n >= 2, got k={k}, n={n}")
-    p = (k + 2) / (n + 4)
-    return decision.estimate(p, math.sqrt(p * (1 - p) / (n + 4)), n - 1, n, label=label,
-                             method="plus-four proportion, t with n - 1 df (normal approximation)")
-
-
-def binomial_p(k: int, n: int) -> tuple[float, float]:
-    """The exact binomial test of the fraction against 1/2: (p of 'more than half', p of 'fewer than half')."""
-    return (float(sps.binomtest(k, n, 0.5, alternative="greater").pvalue),
-            float(sps.binomtest(k, n, 0.5, alternative="less").pvalue))
 
 
 def arm_seeds(arm: Arm, budget: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
@@ -531,17 +456,25 @@ def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
     return (2.0 * np.asarray(entropy, float) - math.log(M)) / math.log(n_keys)
 
 
-def resolution_fit(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> stats.SlopeFit:
-    """Least-squares slope of per-seed resolution against log2 h (resolution gained per doubling of h), over the
-    seeds that ran every h (a balanced set: issue 26 found h = 1, 4 on 25 seeds beside h = 2, 8 on 5 at standard).
-    A pooled fit, not one slope per seed (``stats.replicate_slope``): where extra heads change nothing at all (the
-    ``uniform_attention`` fault) every seed's slope is exactly 0, and a t over identical slopes has no spread, so the
-    fault's catch would be inconclusive; the pooled fit still reads seed-to-seed spread (its df overstate the
-    precision; a per-seed design that keeps the catch is open)."""
+def resolution_slope(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> dict[str, Any]:
+    """resolution_rises's measurement (module docstring): one least-squares slope of resolution against log2 h per
+    seed, over the seeds that ran every h, then a t interval across seeds (``stats.replicate_slope``); an exact
+    point when every seed's slope is the same and no h's resolution is constant across seeds."""
     sel = pd.concat([select(df, binding, M, h) for h in heads])
     balanced = [s for s, g in sel.groupby("seed") if set(g["h"]) >= set(heads)]
     sel = sel[sel["seed"].isin(balanced)]
-    return stats.linear_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float))
+    fit = stats.replicate_slope(np.log2(sel["h"].to_numpy(float)), sel["resolution"].to_numpy(float),
+                                sel["seed"].to_numpy(), transform="linear")
+    ceiling = [h for h, g in sel.groupby("h") if g["resolution"].nunique() == 1]
+    exact = (f"every one of the {fit.n} seeds has slope exactly {fit.slope:g} (its h arms give identical "
+             "resolution), while each h's resolution varies across seeds (no arm at a ceiling)"
+             if fit.n >= 2 and fit.stderr == 0 and not ceiling else "")
+    return decision.from_fit(fit, exact=exact)
+
+
+def exact_note(m: dict[str, Any]) -> str:
+    """'; an exact point: why' when ``resolution_slope`` handed over an exact point, else ''."""
+    return f"; an exact point: {m['exact']}" if m.get("exact") else ""
 
 
 def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:
@@ -570,10 +503,9 @@ def describe_distinct_slots(counts: np.ndarray) -> str:
     """distinct_slots's detail: per-seed counts, k/n, the exact binomial p, and whether the exact test would decide
     otherwise at alpha than the plus-four estimate handed to the protocol."""
     k, n = int((counts >= MIN_DISTINCT_SLOTS).sum()), len(counts)
-    p_more, p_fewer = binomial_p(k, n)
-    approx = decision.decide_alone(CRITERIA["distinct_slots"]["rule"], [most_seeds_estimate(k, n)])["outcome"]
-    exact = (decision.PASSED if p_more <= decision.ALPHA else
-             decision.REFUTED if p_fewer <= decision.ALPHA else decision.INCONCLUSIVE)
+    p_more, p_fewer = decision.binomial_p(k, n)
+    approx = decision.decide_alone(CRITERIA["distinct_slots"]["rule"], [decision.proportion(k, n)])["outcome"]
+    exact = decision.binomial_outcome(k, n)
     text = (f"{k}/{n} seeds with >= {MIN_DISTINCT_SLOTS} distinct majority slots (per seed: "
             + ", ".join(str(int(v)) for v in counts) + f"); exact binomial p (more than half) {p_more:.4g}, "
             f"(fewer than half) {p_fewer:.4g}")
@@ -665,8 +597,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     how = {"resolution_gain": f"{n_primary} seeds per arm; {rates}",
            "distinct_slots": f"{n_primary} seeds of h = 4; exact binomial p in the detail",
            "head_sharpness": f"{n_primary} seeds per arm", "exact_match": f"{len(seeds)} seeds",
-           "resolution_rises": f"h in {pos_heads}; stats.linear_slope over per-seed points; {rates}",
-           "token_resolution_rises": f"h in {budget['token']['heads']}; stats.linear_slope over per-seed points",
+           "resolution_rises": f"h in {pos_heads}; one slope per seed (stats.replicate_slope); {rates}",
+           "token_resolution_rises": f"h in {budget['token']['heads']}; one slope per seed (stats.replicate_slope)",
            "single_head_entropy": f"M in {Ms}, S = {n_keys} positions", "too_many_heads": f"h = {many}"}
     c = {name: ev.criterion(name, how=how.get(name, ""), **spec) for name, spec in CRITERIA.items()
          if spec.get("fast") or not fast}
@@ -688,10 +620,10 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                                      if Arm("position", 4, h) in tuned) if r)
 
     # ---- hand over per-seed values and slopes; the harness decides
+    rises = resolution_slope(df, pos_heads)
     c["resolution_rises"].measure(
-        [{**decision.from_fit(resolution_fit(df, pos_heads)), **({"invalid": edge(*pos_heads)} if edge(*pos_heads)
-                                                                  else {})}],
-        detail=means_by_h(df, "resolution", pos_heads, "position"))
+        [{**rises, **({"invalid": edge(*pos_heads)} if edge(*pos_heads) else {})}],
+        detail=means_by_h(df, "resolution", pos_heads, "position") + exact_note(rises))
     if not fast:
         res = lambda h: by_seed(df, "position", 4, h, "resolution")  # noqa: E731
         em = lambda binding, h: by_seed(df, binding, 4, h, "exact_match")  # noqa: E731
@@ -705,7 +637,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         if n < 2:
             c["distinct_slots"].unmeasured(f"{n} seed of h = 4: a proportion needs at least 2")
         else:
-            c["distinct_slots"].measure([most_seeds_estimate(k, n)], detail=describe_distinct_slots(counts))
+            c["distinct_slots"].measure([decision.proportion(k, n)], detail=describe_distinct_slots(counts))
         single_pos = select(df, "position", 4, 1)
         c["head_sharpness"].compare(ent("position", 1), ent("position", 4), invalid=edge(1, 4),
                                     detail=means_by_h(df, "entropy", [1, 4], "position") + "; single heads: "
@@ -718,15 +650,16 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                              + " band [{:.3f}, {:.3f}]".format(*entropy_band(M, n_keys)) for M in Ms))
         c["token_head_sharpness"].compare(ent("token", 1), ent("token", 4),
                                           detail=means_by_h(df, "entropy", [1, 4], "token"))
-        c["token_resolution_rises"].fit(resolution_fit(df, budget["token"]["heads"], "token"),
-                                        detail=means_by_h(df, "resolution", budget["token"]["heads"], "token"))
+        token_rises = resolution_slope(df, budget["token"]["heads"], "token")
+        c["token_resolution_rises"].measure([token_rises], detail=means_by_h(df, "resolution", budget["token"]["heads"],
+                                                                             "token") + exact_note(token_rises))
         c["too_many_heads"].compare(*paired_by_seed(df, "position", 4, many, 4, "loss"), invalid=edge(4, many),
                                     detail=means_by_h(df, "loss", [4, many], "position") + "; "
                                     + means_by_h(df, "exact_match", [4, many], "position"))
         ev.metric("resolution_gain_h4_over_h1", float(gain.mean()))
         ev.metric("distinct_slots_h4", float(counts.mean()))
         ev.metric("distinct_slots_h4_most_seeds_fraction", k / n if n else math.nan)
-        ev.metric("distinct_slots_h4_binomial_p", binomial_p(k, n)[0] if n else math.nan)
+        ev.metric("distinct_slots_h4_binomial_p", decision.binomial_p(k, n)[0] if n else math.nan)
         for arm, t in tuned.items():
             name = f"C5/h{arm.h}/{t.d_k}/{task_name(arm.binding)}"
             ev.metric(f"tuned_lr/{name}", t.lr)

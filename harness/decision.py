@@ -36,6 +36,14 @@ every part supports it, refuted when any part is refuted (Holm across the parts)
 constant) has no spread to test with; a comparison marked ``invalid`` (an arm tuned to an edge of its grid) cannot
 be trusted. Either is inconclusive and says so, never p = 0, and gets no firmness.
 
+**Exact points.** The one exception is opt-in and stated by the caller: ``estimate(value, 0, ..., exact=why)``,
+for a quantity that every replicate gave exactly, where the caller can say why the zero spread is a fact and not a
+bound of the metric (C5: every seed's slope of resolution against log2 h is exactly 0 because the arms compute the
+same function on that seed, while resolution itself varies across seeds, so no arm sits at a ceiling). Its
+interval is the point, it passes or is refuted where the point lies strictly inside a region (on an edge: neither),
+it takes part in Holm with p 0 or 1, and like an exact check it has no firmness of its own. A constant arm handed
+over as samples, or an estimate with se 0 and no reason, stays degenerate.
+
 **Firmness: the replication probability, estimated from this run's seeds, conditional on the tuned rates.** The
 share of simulated fresh, equally sized seed sets that repeat the outcome (a criterion's, and the claim's verdict,
 with Holm and the verdict rule applied in every simulated run). Each simulated set is drawn from the predictive
@@ -234,25 +242,60 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
     return m
 
 
-def estimate(value: float, se: float, df: float, n: int, *, label: str = "", method: str = "") -> dict[str, Any]:
+def estimate(value: float, se: float, df: float, n: int, *, label: str = "", method: str = "",
+             exact: str = "") -> dict[str, Any]:
     """A measurement given as an estimate with its standard error and t degrees of freedom (a regression slope
     over seeds x grid points, a variance over thousands of draws); ``n`` is its seed count, which the firmness
-    simulation scales (se ~ 1/sqrt(n), df ~ n)."""
+    simulation scales (se ~ 1/sqrt(n), df ~ n).
+
+    ``exact``: se is 0 because every replicate gave exactly this value, and the caller says why that zero spread
+    is exact rather than unknown (see "Exact points" in the module docstring). Without it, se 0 is degenerate."""
     value, se, df = float(value), float(se), float(df)
     if not (math.isfinite(value) and math.isfinite(se) and se >= 0 and df > 0):
         raise DecisionError(f"{label or 'estimate'}: needs a finite value, se >= 0 and df > 0, "
                             f"got {value}, {se}, {df}")
-    return {"label": label, "source": "estimate", "value": value, "se": se, "df": df, "n": int(n),
-            "method": method}
+    if exact and se != 0:
+        raise DecisionError(f"{label or 'estimate'}: an exact point has se 0, got {se}")
+    m = {"label": label, "source": "estimate", "value": value, "se": se, "df": df, "n": int(n), "method": method}
+    if exact:
+        m["exact"] = str(exact)
+    return m
 
 
-def from_fit(fit: Any, *, label: str = "", n: int | None = None) -> dict[str, Any]:
+def from_fit(fit: Any, *, label: str = "", n: int | None = None, exact: str = "") -> dict[str, Any]:
     """A measurement from a ``harness.stats.SlopeFit`` (its slope, stderr and n - 2 df; or, for a
-    ``replicate_slope``, n - 1 df over the replicates)."""
+    ``replicate_slope``, n - 1 df over the replicates). ``exact``: as in ``estimate``."""
     replicate = "replicates" in getattr(fit, "transform", "")
     df = fit.n - 1 if replicate else fit.n - 2
     return estimate(fit.slope, fit.stderr, max(df, 1), n if n is not None else fit.n, label=label,
-                    method=f"slope ({fit.transform})")
+                    method=f"slope ({fit.transform})" + (", exact: every replicate identical" if exact else ""),
+                    exact=exact)
+
+
+def proportion(k: int, n: int, *, label: str = "") -> dict[str, Any]:
+    """A measurement of the fraction of n seeds for which something holds (k of them), e.g. "on most seeds": the
+    per-seed indicators are 0/1, and a t over them is degenerate exactly when every seed agrees (the expected
+    case), so the fraction is handed over as the plus-four proportion (Agresti & Coull 1998) (k + 2) / (n + 4),
+    se sqrt(p (1 - p) / (n + 4)), t with n - 1 df (the per-seed convention; at small n stricter than the normal).
+    A normal approximation: ``binomial_p`` gives the exact test to state beside it."""
+    if n < 2 or not 0 <= k <= n:
+        raise DecisionError(f"proportion: needs 0 <= k <= n and n >= 2, got k={k}, n={n}")
+    p = (k + 2) / (n + 4)
+    return estimate(p, math.sqrt(p * (1 - p) / (n + 4)), n - 1, n, label=label,
+                    method="plus-four proportion, t with n - 1 df (normal approximation)")
+
+
+def binomial_p(k: int, n: int, pi: float = 0.5) -> tuple[float, float]:
+    """The exact binomial test of k successes in n against ``pi``: (p of 'more than pi', p of 'fewer than pi')."""
+    return (float(sps.binomtest(k, n, pi, alternative="greater").pvalue),
+            float(sps.binomtest(k, n, pi, alternative="less").pvalue))
+
+
+def binomial_outcome(k: int, n: int, pi: float = 0.5, alpha: float = ALPHA) -> str:
+    """What the exact binomial test alone decides at ``alpha``: passed (more than pi), refuted (fewer), else
+    inconclusive; to say when it and the plus-four ``proportion`` would decide differently."""
+    p_more, p_fewer = binomial_p(k, n, pi)
+    return PASSED if p_more <= alpha else REFUTED if p_fewer <= alpha else INCONCLUSIVE
 
 
 #: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.verdict
@@ -268,6 +311,7 @@ class Stat:
     df: float
     n: int
     degenerate: str = ""
+    exact: bool = False             # an exact point (``estimate(..., exact=why)``): se 0, and that is known
 
 
 def stat(m: Mapping[str, Any]) -> Stat:
@@ -279,6 +323,8 @@ def stat(m: Mapping[str, Any]) -> Stat:
 
 def _stat(m: Mapping[str, Any]) -> Stat:
     if m["source"] == "estimate":
+        if m.get("exact") and m["se"] == 0:
+            return Stat(m["value"], 0.0, m["df"], m["n"], "", exact=True)
         return Stat(m["value"], m["se"], m["df"], m["n"], "" if m["se"] > 0 else "zero standard error")
     a = np.asarray(m["a"], float)
     b = None if m.get("b") is None else np.asarray(m["b"], float)
@@ -316,16 +362,21 @@ def _p_values(delta, se, df, lo: float | None, hi: float | None):
 
 def interval(s: Stat, level: float) -> tuple[float, float]:
     """The two-sided (1 - 2 level) t interval: its bounds are the one-sided bounds at ``level``."""
+    if s.exact and not s.degenerate:
+        return (s.delta, s.delta)
     if s.degenerate or not s.se > 0:
         return (math.nan, math.nan)
     q = float(sps.t.isf(level, s.df))
     return (s.delta - q * s.se, s.delta + q * s.se)
 
 
-def _p_values(delta, se, df, rule: Rule):
+def _p_values(delta, se, df, rule: Rule, exact: bool = False):
     """One-sided p of 'δ in the pass region' (TOST: the larger half), of 'δ in the refutation region' (the smaller
-    of its sides) and of 'δ outside the pass region' (for 'smaller than the margin'), vectorised over arrays."""
+    of its sides) and of 'δ outside the pass region' (for 'smaller than the margin'), vectorised over arrays.
+    ``exact``: se 0 is an exact point, whose p's are their limits as se -> 0 (0 or 1; 1 on a region's edge)."""
     delta, se, df = np.asarray(delta, float), np.asarray(se, float), np.asarray(df, float)
+    if exact:
+        return _point_p(delta, rule)
     lo, hi, rb, ra = rule.lo, rule.hi, rule.refute_below, rule.refute_above
     zeros, ones = np.zeros_like(delta), np.ones_like(delta)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -342,12 +393,29 @@ def _p_values(delta, se, df, rule: Rule):
     return p_support, p_refute, p_outside
 
 
+def _point_p(delta: np.ndarray, rule: Rule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The p's of an exact point (the limits as se -> 0): 0 where δ lies strictly inside the region, else 1."""
+    inside, refuted, outside = (np.ones_like(delta, bool), np.zeros_like(delta, bool), np.zeros_like(delta, bool))
+    if rule.lo is not None:
+        inside &= delta > rule.lo
+        outside |= delta < rule.lo
+    if rule.hi is not None:
+        inside &= delta < rule.hi
+        outside |= delta > rule.hi
+    if rule.refute_below is not None:
+        refuted |= delta < rule.refute_below
+    if rule.refute_above is not None:
+        refuted |= delta > rule.refute_above
+    return tuple(np.where(x, 0.0, 1.0) for x in (inside, refuted, outside))
+
+
 def criterion_p(rule: Rule, stats_: Sequence[Stat]) -> tuple[float, float]:
     """A criterion's p_support (its weakest part: intersection-union) and p_refute (its strongest part, Holm's
     first step over its parts: k x the smallest), unadjusted for the rest of the family."""
     if not stats_:
         return 1.0, 1.0
-    ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule) for s in stats_]
+    ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, rule, s.exact and not s.degenerate)
+          for s in stats_]
     return float(max(p[0] for p in ps)), float(min(1.0, len(ps) * min(p[1] for p in ps)))
 
 
@@ -452,6 +520,11 @@ class _Member:
     sims: list[_Sim] = field(default_factory=list)
 
     @property
+    def exact_point(self) -> bool:
+        """Every part an exact point (``estimate(..., exact=why)``): decided, but nothing to simulate."""
+        return bool(self.stats) and not self.untestable and all(s.exact for s in self.stats)
+
+    @property
     def untestable(self) -> str:
         """Why this criterion cannot be decided from its numbers (degenerate or invalid parts), '' if it can."""
         return "; ".join(f"{m.get('label') or 'measurement'}: {s.degenerate}"
@@ -510,7 +583,8 @@ class Judged:
 def _observed_p(members: Sequence[_Member]) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     sup, ref, out = [], [], []
     for mem in members:
-        ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, mem.rule) for s in mem.stats]
+        ps = [_p_values(s.delta, s.se if not s.degenerate else 0.0, s.df, mem.rule, s.exact and not s.degenerate)
+              for s in mem.stats]
         sup.append(np.array([[float(p[0]) for p in ps]]))
         ref.append(np.array([[float(p[1]) for p in ps]]))
         out.append(np.array([[float(p[2]) for p in ps]]))
@@ -526,7 +600,7 @@ def _simulated_p(members: Sequence[_Member], scale: float, predictive: bool | No
             sup.append(np.ones((n, len(mem.stats))))
             ref.append(np.ones((n, len(mem.stats))))
             continue
-        ps = [_p_values(*sim.at(scale, predictive), mem.rule) for sim in mem.sims]
+        ps = [_p_values(*sim.at(scale, predictive), mem.rule, st.exact) for sim, st in zip(mem.sims, mem.stats)]
         sup.append(np.stack([p[0] for p in ps], 1))
         ref.append(np.stack([p[1] for p in ps], 1))
     return sup, ref
@@ -638,8 +712,11 @@ def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes
     for mem in members:
         if mem.untestable:
             out[mem.index]["firmness_reason"] = f"not simulated: {mem.untestable}"
-    live = [mem for mem in members if not mem.untestable]
+        elif mem.exact_point:
+            out[mem.index]["firmness_reason"] = "an exact point (every replicate identical): nothing to simulate"
+    live = [mem for mem in members if not mem.untestable and not mem.exact_point]
     counted = [j for j, mem in enumerate(members) if mem.counts]
+    statistical = [j for j in counted if not members[j].exact_point]
     n0 = min((s.n for mem in members if mem.counts for s in mem.stats), default=None)
     n0_all = {mem.index: max(s.n for s in mem.stats) for mem in members}
 
@@ -664,15 +741,18 @@ def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes
     need: dict[int, int | None] = {i: None for i in wants}
     pending = {mem.index for mem in live if out[mem.index]["firmness"] < FIRM_TARGET
                or out[mem.index]["outcome"] == INCONCLUSIVE}
-    claim_target = int(_verdict_codes(np.array([[wants.get(mem.index, 1) for mem in members if mem.counts]
+    wants_or_own = {**{mem.index: _CODE[out[mem.index]["outcome"]] for mem in members if mem.exact_point}, **wants}
+    claim_target = int(_verdict_codes(np.array([[wants_or_own.get(mem.index, 1) for mem in members if mem.counts]
                                                  + exact_codes]), n_unrecorded)[0]) if (counted or exact_codes) else 1
     untestable_counted = [mem for mem in members if mem.counts and mem.untestable]
     claim_firm: float | None = None
     reason = ""
     if not counted and not exact_codes and not n_unrecorded:
         reason = "nothing counted"
-    elif not counted:
-        reason = "deterministic checks only: nothing to simulate" if not n_unrecorded else "a criterion never recorded"
+    elif not statistical:
+        reason = ((("deterministic checks and exact points only" if len(statistical) < len(counted) else
+                    "deterministic checks only") + ": nothing to simulate") if not n_unrecorded
+                  else "a criterion never recorded")
     elif verdict == 1 and (untestable_counted or n_unrecorded or 1 in exact_codes):
         reason = ("the verdict rests on a criterion that cannot be decided from its numbers ("
                   + "; ".join(mem.untestable for mem in untestable_counted) + ")" if untestable_counted

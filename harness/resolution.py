@@ -18,6 +18,10 @@ weights are, not whether the information survived.
 * ``positional_resolution`` (C5): decodability of the token at each of M task-defined attended positions
   (targets ``(N, M)``) from the attention output; the mean over positions is the resolution, M times it the
   number of positions resolved.
+* ``slot_weights``, ``slot_shares``, ``top_slot_share``, ``distinct_majority_slots`` (C5): where the query's
+  attention went among the M slots: each head's weight on each slot, its share of the slot mass, the share its
+  most-attended slot holds (1/M: an even average, 1: one slot selected), and how many different slots receive
+  most of some head's slot mass.
 * ``head_resolution`` (Q2): per head, decodability of the token at the head's own most-attended key from that
   head's output, for models where no task says which positions should be attended.
 
@@ -119,3 +123,30 @@ def head_resolution(out_fit: Tensor, weights_fit: Tensor, tokens_fit: Tensor, ou
     yf, ye = top_attended_tokens(weights_fit, tokens_fit), top_attended_tokens(weights_eval, tokens_eval)
     return np.array([decodability(out_fit[:, i], yf[:, i], out_eval[:, i], ye[:, i], n_classes, ridge)
                      for i in range(out_fit.shape[1])])
+
+
+def slot_weights(weights: Tensor, slots: Tensor) -> Tensor:
+    """The query rows' weight on each slot, per head: weights (N, h, S), slots (N, M) positions -> (N, h, M)."""
+    return weights.gather(2, slots[:, None, :].expand(-1, weights.shape[1], -1))
+
+
+def slot_shares(weights: Tensor, slots: Tensor) -> Tensor:
+    """(h, M): per head, the share of the query's slot mass that each slot j receives (slot j: column j of
+    ``slots``), mean over examples. ``weights`` (N, h, S), ``slots`` (N, M)."""
+    on = slot_weights(weights, slots)
+    return (on / on.sum(-1, keepdim=True).clamp_min(1e-12)).mean(0)
+
+
+def top_slot_share(weights: Tensor, slots: Tensor) -> Tensor:
+    """(h,): per head, the share of the query's slot mass that its most-attended slot holds, mean over examples.
+    1/M: the slots weighted evenly (a head that averages them); 1: one slot only (a head that selects)."""
+    on = slot_weights(weights, slots)
+    return (on.max(-1).values / on.sum(-1).clamp_min(1e-12)).mean(0)
+
+
+def distinct_majority_slots(shares: Tensor | np.ndarray, majority: float = 0.5) -> int:
+    """The number of different slots that receive most (> ``majority``) of some head's slot mass, from
+    ``slot_shares`` (h, M). A head that splits its mass (no slot above ``majority``) holds none; two heads on one
+    slot count it once."""
+    held = torch.as_tensor(shares).max(-1)
+    return len({int(j) for v, j in zip(held.values, held.indices) if float(v) > majority})

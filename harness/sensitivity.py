@@ -75,6 +75,11 @@ FLAKY_DECLARED: dict[tuple[str | None, str], str] = {
                            "the SD's 2-df uncertainty (2026-12-01, master seed 0)",
     ("single_head", "C4"): "model_scaled_slope with one effective head: interval [0.004, 0.066] against the +-0.1 "
                            "band; predictive firmness 0.81 at 3 seeds (2026-12-01, master seed 0)",
+    **{(fault, "C5"): "C5's fast resolution_rises is one slope per seed over 3 seeds (t with 2 df): its interval "
+                      "sits at 4-8x the 0.05 band ([0.19, 0.38] with no fault, firmness 0.83; [-0.022, 0.015] "
+                      "under single_head, 0.88), but the predictive firmness at n = 3 stays near 0.82-0.88 (the "
+                      "SD's 2-df uncertainty); more fast seeds would lift it (2026-12-01, master seed 0)"
+       for fault in (None, "causal_leak", "no_scale", "scale_by_dk", "single_head")},
 }
 
 

@@ -147,6 +147,30 @@ def choose_rate(arm: str, grid: Sequence[float], seeds: Sequence[int],
         grid = [grid[0] / ratio] + grid if t.edge == "lowest" else grid + [grid[-1] * ratio]
 
 
+def choose_rates(arms: Sequence[Any], block: Callable[[Any], Mapping[str, Any]], seeds: Sequence[int],
+                 train_loss: Callable[[Any, float, int], tuple[float, bool]], *, name: Callable[[Any], str] = str,
+                 d_k: Callable[[Any], int | None] = lambda arm: None,
+                 columns: Callable[[Any], Mapping[str, Any]] = lambda arm: {}
+                 ) -> tuple[pd.DataFrame, dict[Any, Tuned]]:
+    """``choose_rate`` for arms trained outside the sweep: each ``arm`` at every rate of ``block(arm)["lr_grid"]`` on
+    ``block(arm)["seeds"]`` tuning seeds of ``seeds`` (``tuning_seeds``: disjoint from them), extended up to
+    ``block(arm).get("extend", 1)`` times per end. ``train_loss(arm, lr, seed)`` -> (validation loss, diverged); a
+    diverged run scores ``DIVERGED_LOSS`` (it never wins). Returns (one row per tuning run: the choice's name, lr,
+    seed, loss, diverged, val_loss, then ``columns(arm)``; the choice per arm, a ``Tuned`` named ``name(arm)``)."""
+    tables, chosen = [], {}
+    for arm in arms:
+        b = block(arm)
+
+        def score(lr: float, seed: int, arm: Any = arm) -> dict[str, Any]:
+            loss, diverged = train_loss(arm, lr, seed)
+            return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
+
+        table, chosen[arm] = choose_rate(name(arm), b["lr_grid"], tuning_seeds(seeds, int(b["seeds"])), score,
+                                         by=("val_loss",), d_k=d_k(arm), extend=int(b.get("extend", 1)))
+        tables.append(table.assign(**columns(arm)))
+    return pd.concat(tables, ignore_index=True), chosen
+
+
 def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
                       seeds: Sequence[int], tuned: Mapping[tuple[str, int], Tuned], device: Any = "cpu",
                       progress: Callable[..., Any] | None = None) -> pd.DataFrame:

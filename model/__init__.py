@@ -12,14 +12,14 @@ from .faults import FAULTS, active_fault, inject, set_fault
 from .taps import Tap, TapCache, capture, tap_names
 from .registry import MODEL_NAMES, SEQ2SEQ_NAMES, TAGGER_NAMES, build, param_count
 from .transformer import (Decoder, DecoderLayer, DecoderLM, Encoder, EncoderLayer, EncoderTagger,
-                          FeedForward, Transformer)
+                          FeedForward, QueryTagger, Transformer)
 
 __all__ = [
     "ModelConfig", "MultiHeadAttention", "scaled_dot_product", "dot_logits", "additive_logits",
     "masked_softmax", "uniform_weights", "build_mask", "Tap", "TapCache", "capture", "tap_names",
     "FAULTS", "set_fault", "active_fault", "inject", "Embedding", "Tagger", "pool_positions",
     "sinusoidal_table", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
-    "Transformer", "EncoderTagger", "DecoderLM", "greedy_decode", "ConvBlock", "ConvStack",
+    "Transformer", "EncoderTagger", "QueryTagger", "DecoderLM", "greedy_decode", "ConvBlock", "ConvStack",
     "DilatedConvStack", "LSTMTagger", "LSTMSeq2Seq", "LuongAttention", "build", "param_count",
     "MODEL_NAMES", "SEQ2SEQ_NAMES", "TAGGER_NAMES",
 ]

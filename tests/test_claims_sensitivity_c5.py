@@ -23,7 +23,8 @@ import torch
 
 import claims.test_c5_multihead_resolution as c5
 from harness import decision
-from model import faults
+from harness.resolution import distinct_majority_slots, slot_shares, top_slot_share
+from model import QueryTagger, faults
 
 # 8 positions, 4 fixed slots (1, 3, 5, 7), 8 tokens, d_model 32: the binding problem at its smallest, for unit tests
 # of the module's functions (the catches run at smoke budgets in tests/test_sensitivity_modules.py).
@@ -48,7 +49,7 @@ def _decide(name, measurements):
 
 
 def _resolution(df, heads=(1, 4), binding="position"):
-    return _decide("resolution_rises", [decision.from_fit(c5.resolution_fit(df, list(heads), binding))])
+    return _decide("resolution_rises", [c5.resolution_slope(df, list(heads), binding)])
 
 
 def _paired(name, df, binding, h_a, h_b, col):
@@ -78,6 +79,22 @@ def test_uniform_attention_leaves_the_entropy_criteria_unpassable(uniform):
     assert _single_entropy(uniform, 4, 9, "position") != "passed"
 
 
+def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform):
+    """Under uniform_attention the h arms of a seed are one function: every seed's slope is exactly 0 while
+    resolution varies across seeds, so the slope is an exact point below the band (refuted), not degenerate."""
+    m = c5.resolution_slope(uniform, [1, 4])
+    assert m["value"] == 0.0 and m["se"] == 0.0 and "no arm at a ceiling" in m["exact"]
+    assert uniform.groupby("h")["resolution"].nunique().min() > 1
+    assert _resolution(uniform) == "refuted"
+
+
+def test_identical_slopes_at_a_ceiling_stay_inconclusive():
+    """Every seed at resolution 1 at every h: equal slopes of 0 from a ceiling say nothing (the protocol's guard)."""
+    ceiling = _table("token", 4, {1: [(0, 0, 1.0)] * 3, 4: [(0, 0, 1.0)] * 3})
+    assert not c5.resolution_slope(ceiling, [1, 4], "token").get("exact")
+    assert _resolution(ceiling, binding="token") == "inconclusive"
+
+
 @pytest.mark.parametrize("norm_first,n_layers,h", [(False, 1, 1), (False, 1, 4), (True, 1, 4), (False, 2, 4),
                                                     (True, 2, 2)])
 def test_query_tagger_is_the_encoder_tagger_at_the_query(norm_first, n_layers, h):
@@ -87,7 +104,7 @@ def test_query_tagger_is_the_encoder_tagger_at_the_query(norm_first, n_layers, h
     task = c5.make_task(arm, TINY["task"])
     cfg = c5.model_config(arm, {**TINY["model"], "n_layers": n_layers}).replace(norm_first=norm_first)
     base = c5.build_for_task("encoder_tagger", task, cfg, 0).eval()
-    model = c5.QueryTagger(base.cfg, base.n_classes, pool=base.pool).eval()
+    model = QueryTagger(base.cfg, base.n_classes, pool=base.pool).eval()
     model.load_state_dict(base.state_dict())
     built = c5.build_model(arm, {**TINY["model"], "n_layers": n_layers}, task, 0)
     if not norm_first:
@@ -157,7 +174,7 @@ def test_top_slot_share_tells_averaging_from_selecting():
     w = torch.zeros(2, 2, 9)
     w[:, 0, :8] = 1 / 8                                   # head 0: even over the slots and 4 other positions
     w[0, 1, 3], w[1, 1, 6] = 1.0, 1.0                     # head 1: one slot only
-    share = c5.top_slot_share(w, slots)
+    share = top_slot_share(w, slots)
     assert share.tolist() == pytest.approx([0.25, 1.0])
 
 
@@ -233,20 +250,20 @@ def test_slot_shares_and_distinct_majority_slots():
     for head, slot in enumerate((1, 3, 5, 5)):                    # heads 2 and 3 share slot 5
         w[:, head, slot] = 0.9
         w[:, head, 8] = 0.1                                         # mass off the slots does not enter the share
-    shares = c5.slot_shares(w, slots)
+    shares = slot_shares(w, slots)
     assert shares.shape == (4, 4)
     assert shares[0].tolist() == pytest.approx([1, 0, 0, 0])
-    assert c5.distinct_majority_slots(shares) == 3
+    assert distinct_majority_slots(shares) == 3
     even = torch.full((4, 4), 0.25)                                # four averaging heads: no slot holds most
-    assert c5.distinct_majority_slots(even) == 0
+    assert distinct_majority_slots(even) == 0
     split = torch.tensor([[0.5, 0.5, 0, 0]] * 4)                    # exactly half is not "most"
-    assert c5.distinct_majority_slots(split) == 0
+    assert distinct_majority_slots(split) == 0
 
 
 @pytest.mark.parametrize("k,n,outcome", [(8, 8, "passed"), (0, 8, "refuted"), (4, 8, "inconclusive"),
                                          (25, 25, "passed"), (3, 3, "inconclusive")])
 def test_distinct_slots_decisions(k, n, outcome):
-    assert _decide("distinct_slots", [c5.most_seeds_estimate(k, n)]) == outcome
+    assert _decide("distinct_slots", [decision.proportion(k, n)]) == outcome
 
 
 @pytest.mark.parametrize("n", [8, 25])
@@ -258,14 +275,14 @@ def test_plus_four_agrees_with_the_exact_binomial_where_the_docstring_says(n):
     differ = []
     for level in (decision.ALPHA, decision.ALPHA / 2, decision.ALPHA / 3):
         for k in range(n + 1):
-            s = decision.stat(c5.most_seeds_estimate(k, n))
+            s = decision.stat(decision.proportion(k, n))
             p_sup, p_ref = decision.criterion_p(rule, [s])
             exact = (sps.binomtest(k, n, 0.5, alternative="greater").pvalue,
                      sps.binomtest(k, n, 0.5, alternative="less").pvalue)
             if (p_sup <= level, p_ref <= level) != (exact[0] <= level, exact[1] <= level):
                 differ.append((round(level, 4), k))
     assert differ == ([] if n == 8 else [(0.05, 8), (0.05, 17)])
-    assert c5.binomial_p(8, 8)[0] == pytest.approx(1 / 256)
+    assert decision.binomial_p(8, 8)[0] == pytest.approx(1 / 256)
 
 
 def test_describe_distinct_slots_reports_the_exact_p():

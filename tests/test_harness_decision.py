@@ -128,6 +128,41 @@ def test_degenerate_samples_are_never_significant(a, b):
     assert outcome(D.band(0.0, None, reason=R), D.estimate(1.0, 0.0, 5, 3))["outcome"] == "inconclusive"
 
 
+def test_an_exact_point_is_decided_where_it_lies_and_has_no_firmness():
+    """estimate(..., exact=why): zero spread stated as exact by the caller is the point's interval; without the
+    reason se 0 stays degenerate (above). On a region's edge: neither passes nor refutes."""
+    rule = D.band(0.05, None, reason=R)
+    below = D.decide_alone(rule, [D.estimate(0.0, 0.0, 2, 3, exact="the arms are one function")], firmness=True)
+    assert below["outcome"] == "refuted" and below["ci"] == (0.0, 0.0) and below["firmness"] is None
+    assert "exact point" in below["firmness_reason"]
+    assert outcome(rule, D.estimate(0.3, 0.0, 2, 3, exact="why"))["outcome"] == "passed"
+    assert outcome(rule, D.estimate(0.05, 0.0, 2, 3, exact="why"))["outcome"] == "inconclusive"
+    short = outcome(D.superiority(0.25, reason=R), D.estimate(0.1, 0.0, 2, 3, exact="why"))
+    assert short["outcome"] == "inconclusive" and short["short_of_margin"]
+    with pytest.raises(D.DecisionError):
+        D.estimate(0.1, 0.01, 2, 3, exact="why")
+    # beside a statistical criterion the claim keeps a firmness; alone it is deterministic
+    point = {"name": "point", "rule": rule.as_dict(), "counts": True, "recorded": True,
+             "measurements": [D.estimate(0.0, 0.0, 2, 3, exact="why")]}
+    good = {"name": "good", "rule": D.superiority(0.0, reason=R).as_dict(), "counts": True, "recorded": True,
+            "measurements": [D.samples(around(1.0, 0.05, 4))]}
+    alone = V.judge_record([point])
+    assert alone["verdict"] == "refuted" and alone["firmness"] is None
+    assert alone["firmness_reason"].startswith("deterministic")
+    both = V.judge_record([good, point])
+    assert both["verdict"] == "refuted" and both["firmness"] == pytest.approx(1.0)
+
+
+def test_proportion_is_plus_four_and_binomial_outcome_is_the_exact_test():
+    m = D.proportion(8, 8)
+    assert m["value"] == pytest.approx(10 / 12) and m["se"] == pytest.approx(math.sqrt(10 / 12 * 2 / 12 / 12))
+    assert m["df"] == 7 and m["n"] == 8
+    assert D.binomial_p(8, 8)[0] == pytest.approx(1 / 256) and D.binomial_p(0, 8)[1] == pytest.approx(1 / 256)
+    assert [D.binomial_outcome(k, 8) for k in (8, 4, 0)] == ["passed", "inconclusive", "refuted"]
+    with pytest.raises(D.DecisionError):
+        D.proportion(3, 1)
+
+
 # ---------------------------------------------------------------------------------------------- family
 def test_holm_levels_and_step_down():
     levels, rejected, adjusted = D.holm_levels([0.01, 0.04, 0.03, 0.2])
