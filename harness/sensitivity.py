@@ -112,11 +112,50 @@ def claim_module(claim_id: str, claims_dir: Path) -> Path:
     return found[0]
 
 
+#: a directory where ``run_fast`` keeps each run's results.json (``<fault or no_fault>-m<master seed>/``) and from
+#: which a later call with the same fault, master seed and claims at the same clean commit reads it instead of
+#: training again: CI runs the matrix first, and tests/test_sensitivity_modules.py then reads the matrix's cells
+#: (the same command, seeds and commit: the same evidence) rather than training six of them twice
+FAST_RUNS_ENV = "ATTN_CLAIMS_FAST_RUNS"
+
+
+def _head() -> str | None:
+    """This checkout's commit, or None when it has uncommitted changes to tracked files (no reuse then)."""
+    def git(*args: str) -> str | None:
+        proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+    return git("rev-parse", "HEAD") if git("status", "--porcelain", "--untracked-files=no") == "" else None
+
+
+def _kept_run(claim_ids: Sequence[str], fault: str | None, master_seed: int, claims_dir: Path,
+              extra_args: Sequence[str]) -> tuple[Path | None, dict[str, dict[str, Any]] | None]:
+    """(where this run is kept under ``FAST_RUNS_ENV``, its claim records if a kept run can stand for it)."""
+    store = os.environ.get(FAST_RUNS_ENV)
+    head = _head() if store else None
+    if not store or not head or extra_args or claims_dir.resolve() != (ROOT / "claims").resolve():
+        return None, None
+    path = Path(store) / f"{fault or 'no_fault'}-m{master_seed}" / "results.json"
+    if not path.is_file():
+        return path, None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    run, claims = doc.get("run", {}), doc.get("claims", {})
+    ran = set(run.get("fast_claims_requested") or claims)
+    if run.get("git_commit") != head or run.get("git_dirty") or not set(claim_ids) <= ran:
+        return path, None
+    return path, {cid: rec for cid, rec in claims.items() if cid in claim_ids}
+
+
 def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
              claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """Run the fast criteria of ``claim_ids`` at smoke budgets in a pytest subprocess (the suite's own command for
     one cell of the matrix, also used by tests/test_sensitivity_modules.py); return results.json's claim records
-    (a claim that recorded nothing is absent)."""
+    (a claim that recorded nothing is absent). With ``FAST_RUNS_ENV`` set, a run kept there at this clean commit
+    with the same fault and master seed over these claims is read instead of trained again."""
+    kept_at, kept = _kept_run(claim_ids, fault, master_seed, claims_dir, extra_args)
+    if kept is not None:
+        print(f"[sensitivity] {fault or 'no fault'} at master seed {master_seed}: reading the run kept at {kept_at} "
+              f"(same commit, same command)", file=sys.stderr, flush=True)
+        return kept
     modules = [str(claim_module(cid, claims_dir)) for cid in claim_ids]
     # -p/-c/--rootdir pin the project's plugin and settings whatever directory the modules live in
     cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
@@ -130,7 +169,12 @@ def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, r
     if not results_path.is_file():
         raise RuntimeError(f"pytest wrote no results.json (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
                            f"\n{proc.stderr[-3000:]}")
-    return json.loads(results_path.read_text(encoding="utf-8"))["claims"]
+    doc = json.loads(results_path.read_text(encoding="utf-8"))
+    if kept_at is not None:
+        doc["run"]["fast_claims_requested"] = list(claim_ids)
+        kept_at.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(kept_at, doc)
+    return doc["claims"]
 
 
 def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,

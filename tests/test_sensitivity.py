@@ -158,3 +158,36 @@ def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
     """Issue 25: a cell below the flaky line is either warned of or declared with its measured reason."""
     for (fault, cid), reason in sensitivity.FLAKY_DECLARED.items():
         assert (fault is None or fault in FAULTS) and len(reason.split()) >= 8, (fault, cid)
+
+
+def test_a_kept_fast_run_stands_in_only_for_the_same_clean_commit_fault_seed_and_claims(tmp_path, monkeypatch):
+    """CI runs the matrix first; tests/test_sensitivity_modules.py then reads its cells (FAST_RUNS_ENV) instead of
+    training them twice, but only a run of the same command at the same clean commit may stand in."""
+    import json as _json
+
+    def no_training(*a, **k):
+        raise AssertionError("trained again")
+
+    kept = tmp_path / "no_scale-m0" / "results.json"
+    kept.parent.mkdir()
+    kept.write_text(_json.dumps({"run": {"git_commit": "abc", "git_dirty": False,
+                                         "fast_claims_requested": ["C1", "M0", "R1"]},
+                                 "claims": {"M0": {"verdict": "supported"}, "R1": {"verdict": "refuted"}}}))
+    monkeypatch.setenv(sensitivity.FAST_RUNS_ENV, str(tmp_path))
+    monkeypatch.setattr(sensitivity, "_head", lambda: "abc")
+    monkeypatch.setattr(sensitivity.subprocess, "run", no_training)
+    args = dict(fault="no_scale", master_seed=0, report_dir=tmp_path / "r", claims_dir=sensitivity.ROOT / "claims")
+    assert sensitivity.run_fast(["R1", "C1"], **args) == {"R1": {"verdict": "refuted"}}   # C1 recorded nothing
+    for change in (dict(fault="scale_by_dk"), dict(master_seed=1)):                     # another cell
+        with pytest.raises(AssertionError, match="trained again"):
+            sensitivity.run_fast(["R1"], **{**args, **change})
+    with pytest.raises(AssertionError, match="trained again"):                         # a claim it did not run
+        sensitivity.run_fast(["R1", "C5"], **args)
+    with pytest.raises(AssertionError, match="trained again"):                         # other arguments
+        sensitivity.run_fast(["R1"], **args, extra_args=["--device", "cpu"])
+    monkeypatch.setattr(sensitivity, "_head", lambda: "def")                              # another commit
+    with pytest.raises(AssertionError, match="trained again"):
+        sensitivity.run_fast(["R1"], **args)
+    monkeypatch.setattr(sensitivity, "_head", lambda: None)                               # uncommitted changes
+    with pytest.raises(AssertionError, match="trained again"):
+        sensitivity.run_fast(["R1"], **args)
