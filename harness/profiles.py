@@ -196,20 +196,21 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # cell whose memory-profiled call took this long reuses it as seed 0's timed round (profiler overhead is
     # per op); max_memory_fraction: skip a cell whose estimated peak exceeds this share of free memory
     # (additive at n=1024 needs ~35 GB: a GPU's, not the dev box's). threads: 1 on CPU, where 2 OpenMP threads
-    # on a shared box made matmul 5-10x slower (spin-waiting) and the ratios meaningless.
+    # on a shared box made matmul 5-10x slower (spin-waiting) and the ratios meaningless. sweep_from: the shared
+    # tuned sweep whose runs similar_quality (R3's precondition, reported) reads, memoised (issue 26).
     "R3": {
         "smoke": {"ns": [64, 128, 256], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64, "seeds": 3,
                   "variants": ["dot_sdpa", "dot_matmul", "additive"], "additive_chunk": 16,
                   "min_round_s": 0.05, "max_iterations": 20, "reuse_profiled_s": 1.0, "threads": 1,
-                  "max_memory_fraction": 0.5},
+                  "max_memory_fraction": 0.5, "sweep_from": "C3"},
         "standard": {"ns": [64, 128, 256, 512], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
                      "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
                      "additive_chunk": 16, "min_round_s": 0.1, "max_iterations": 20, "reuse_profiled_s": 1.0,
-                     "threads": 1, "max_memory_fraction": 0.5},
+                     "threads": 1, "max_memory_fraction": 0.5, "sweep_from": "C3"},
         "full": {"ns": [64, 128, 256, 512, 1024], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64,
                  "seeds": 5, "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],
                  "additive_chunk": 16, "min_round_s": 0.2, "max_iterations": 100, "reuse_profiled_s": 1.0,
-                 "threads": 2, "max_memory_fraction": 0.6},
+                 "threads": 2, "max_memory_fraction": 0.6, "sweep_from": "C3"},
     },
     # C4 (issue 5). iid: Var(q.k) of iid components, fresh draws per (distribution, seed, d_k). model: the default
     # encoder at init read through its taps, d_model = heads*d_k and a fixed d_model (Table 3 rows B), every layer.

@@ -82,3 +82,17 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
         assert t == "passed", times
         assert m == "passed", memory_growth(memory)[2]
         assert np.all(memory["peak_bytes"].notna())
+
+
+def test_similar_quality_says_where_the_precondition_fails():
+    """R3's precondition (reported): additive within 0.1 nats of dot passes, a gap beyond it wholly is refuted, and
+    a gap that straddles the margin is not shown either way."""
+    from claims.test_r3_matmul import SIMILAR_RULE
+    dot = np.array([0.30, 0.32, 0.31])
+
+    def outcome(additive):
+        return decision.decide_alone(SIMILAR_RULE, [decision.samples(additive, dot, paired=True)])["outcome"]
+
+    assert outcome(dot + np.array([0.01, -0.01, 0.005])) == "passed"
+    assert outcome(dot + np.array([0.30, 0.33, 0.31])) == "refuted"          # additive 0.3 nats behind
+    assert outcome(dot + np.array([0.02, 0.20, 0.09])) == "inconclusive"
