@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from harness import verdict as verdicts
 
-BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"
+BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
 
 # Words in a metric's name that say which way is better (matched as whole words, first match wins).
 _LOWER_IS_BETTER = ("loss", "cross-entropy", "perplexity", "error", "time", "seconds", "steps")
@@ -262,16 +262,24 @@ class MarkersMissing(ValueError):
     pass
 
 
-def replace_between_markers(text: str, block: str) -> str:
-    """``text`` with everything between ``BEGIN`` and ``END`` replaced by ``block``."""
-    start, end = text.find(BEGIN), text.find(END)
+def markers(name: str = "findings") -> tuple[str, str]:
+    """The pair of HTML comments that delimit a generated table (``findings``: the smoke baseline's; the README's
+    standard table uses ``findings-standard``)."""
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def replace_between_markers(text: str, block: str, name: str = "findings") -> str:
+    """``text`` with everything between the ``name`` markers (default ``BEGIN`` and ``END``) replaced by ``block``."""
+    begin, end_mark = markers(name)
+    start, end = text.find(begin), text.find(end_mark)
     if start < 0 or end < start:
-        raise MarkersMissing(f"no '{BEGIN}' ... '{END}' markers")
-    return text[:start + len(BEGIN)] + "\n" + block + text[end:]
+        raise MarkersMissing(f"no '{begin}' ... '{end_mark}' markers")
+    return text[:start + len(begin)] + "\n" + block + text[end:]
 
 
-def between_markers(text: str) -> str | None:
-    start, end = text.find(BEGIN), text.find(END)
+def between_markers(text: str, name: str = "findings") -> str | None:
+    begin, end_mark = markers(name)
+    start, end = text.find(begin), text.find(end_mark)
     if start < 0 or end < start:
         return None
-    return text[start + len(BEGIN):end].removeprefix("\n")
+    return text[start + len(begin):end].removeprefix("\n")

@@ -641,6 +641,9 @@ def findings_main(argv: list[str]) -> int:
     parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",
                         help=f"replace the text between {findings.BEGIN} and {findings.END} in FILE (e.g. README.md)")
+    parser.add_argument("--marker", default="findings", metavar="NAME",
+                        help="with --write: the markers' name, <!-- NAME:begin --> ... <!-- NAME:end --> (default "
+                             "findings; the README's standard-profile table is findings-standard)")
     args = parser.parse_args(argv)
     try:
         table = findings.findings_markdown(results_io.load(args.results))
@@ -651,7 +654,7 @@ def findings_main(argv: list[str]) -> int:
         print(table, end="")
         return 0
     try:
-        text = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), table)
+        text = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), table, args.marker)
     except (OSError, findings.MarkersMissing) as exc:
         print(f"error: {args.write}: {exc}", file=sys.stderr)
         return 1

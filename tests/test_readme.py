@@ -123,6 +123,17 @@ def test_the_readmes_findings_table_is_the_baselines():
                                "`python -m harness.report findings reports/baseline.json --write README.md`")
 
 
+def test_the_readmes_standard_table_is_the_committed_standard_run():
+    """Issue 26: every standard figure in the README can be checked against reports/standard.json."""
+    table = findings.between_markers(README.read_text(encoding="utf-8"), "findings-standard")
+    begin, end = findings.markers("findings-standard")
+    assert table is not None, f"the README has no {begin} ... {end} markers"
+    expected = findings.findings_markdown(R.load(ROOT / "reports" / "standard.json"))
+    assert table == expected, ("the README's standard table differs from reports/standard.json's; run `python -m "
+                               "harness.report findings reports/standard.json --write README.md --marker "
+                               "findings-standard`")
+
+
 def test_the_readme_fits_a_first_read():
     size = len(README.read_bytes())
     assert size <= MAX_README_BYTES, f"README.md is {size} bytes; move detail into docs/ (at most {MAX_README_BYTES})"
