@@ -36,9 +36,7 @@ user's parallel corpus (``test_c1_corpus_bleu``).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -48,10 +46,10 @@ import torch
 
 from harness import decision
 from harness.tuning import Tuned, choose_rate, tuning_seeds
+from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
+                            write_generated_corpus)
 from harness.probes import corpus_bleu, forbidden_modules, greedy_texts
-from harness.profiles import DRY_RUN_CORPUS_PAIRS
-from harness.tasks import (Batch, ParallelCorpus, Task, generated_parallel_corpus, heldout_mask, make_task,
-                           validation_test_split)
+from harness.tasks import Batch, Task, heldout_mask, make_task, validation_test_split
 from harness.training import (RunResult, TrainConfig, build_for_task, evaluate, torch_threads, train,
                               width_for_params)
 from model import ModelConfig, param_count
@@ -99,12 +97,6 @@ CRITERIA: dict[str, dict[str, Any]] = {
 }
 #: the tuning stage's choice (module docstring): the mean validation loss at the fixed budget on the tuning seeds
 TUNING_SCORE = ("val_loss",)
-CORPUS_ENV_TSV = "ATTN_CLAIMS_CORPUS_TSV"
-CORPUS_ENV_SRC = "ATTN_CLAIMS_CORPUS_SRC"
-CORPUS_ENV_TGT = "ATTN_CLAIMS_CORPUS_TGT"
-CORPUS_HELP = (f"give a parallel corpus with {CORPUS_ENV_TSV}=pairs.tsv (source<TAB>target per line) or "
-               f"{CORPUS_ENV_SRC}=train.en {CORPUS_ENV_TGT}=train.de (aligned lines), and run "
-               f"`pytest claims/test_c1_attention_suffices.py --profile full` (a GPU: --device cuda)")
 
 
 # ------------------------------------------------------------------------------------------------ configs
@@ -585,70 +577,6 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
 
 
 # ----------------------------------------------------------------------------------------- (d) corpus
-def corpus_paths(env: dict[str, str] | None = None) -> dict[str, Path] | None:
-    """The user's corpus from the environment: {"tsv": path} or {"src": path, "tgt": path}; None if unset.
-    A half-given or missing path is a ValueError naming the variable."""
-    env = os.environ if env is None else env
-    tsv, src, tgt = env.get(CORPUS_ENV_TSV), env.get(CORPUS_ENV_SRC), env.get(CORPUS_ENV_TGT)
-    if tsv:
-        paths = {"tsv": Path(tsv)}
-    elif src or tgt:
-        if not (src and tgt):
-            raise ValueError(f"{CORPUS_ENV_SRC} and {CORPUS_ENV_TGT} go together; got only "
-                             f"{CORPUS_ENV_SRC if src else CORPUS_ENV_TGT}")
-        paths = {"src": Path(src), "tgt": Path(tgt)}
-    else:
-        return None
-    for key, p in paths.items():
-        if not p.is_file():
-            var = {"tsv": CORPUS_ENV_TSV, "src": CORPUS_ENV_SRC, "tgt": CORPUS_ENV_TGT}[key]
-            raise ValueError(f"{var}={p}: no such file")
-    return paths
-
-
-def corpus_status(budget: dict[str, Any], dry: bool = False) -> tuple[bool, str]:
-    """(whether (d) runs, why / why not). A dry run without a user's corpus runs on a generated one."""
-    if not budget.get("corpus"):
-        return False, f"not run: it belongs to the full profile (--profile full); {CORPUS_HELP}"
-    paths = corpus_paths()
-    if paths is None and dry:
-        return True, (f"dry run on {DRY_RUN_CORPUS_PAIRS} generated sentence pairs (the loader, tokenisation and "
-                      f"BLEU; no user corpus given); {CORPUS_HELP}")
-    if paths is None:
-        return False, f"not run: no corpus given; {CORPUS_HELP}"
-    return True, f"run on {', '.join(str(p) for p in paths.values())}"
-
-
-def cpu_has_native_bf16() -> bool:
-    """Whether this CPU runs bf16 natively (PyTorch's dispatch level AVX512 or above); else bf16 is emulated."""
-    return torch.backends.cpu.get_cpu_capability() not in ("DEFAULT", "NO AVX", "AVX2")
-
-
-def load_corpus(paths: dict[str, Path], spec: dict[str, Any]) -> ParallelCorpus:
-    kw = {k: spec[k] for k in ("heldout_fraction", "max_len", "lowercase", "min_freq", "max_vocab", "shared_vocab")
-          if k in spec}
-    if "tsv" in paths:
-        return ParallelCorpus.from_tsv(paths["tsv"], **kw)
-    return ParallelCorpus.from_files(paths["src"], paths["tgt"], **kw)
-
-
-def measure_corpus_bleu(task: ParallelCorpus, mcfg: ModelConfig, tcfg: TrainConfig, seed: int, test_size: int,
-                        progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
-    """Train ``mcfg`` on the corpus and score greedy translations of up to ``test_size`` held-out pairs against
-    their raw target lines (sacrebleu's 13a tokenisation, detokenised hypotheses), with its standard error over
-    200 resamples of the test sentences (the interval of a single seed)."""
-    model = build_for_task("transformer", task, mcfg, seed)
-    run = train(model, task, tcfg, seed, progress=progress)
-    test = task.heldout(min(test_size, len(task.heldout_index)))
-    hyps = greedy_texts(model, test, task.detokenize, max_len=task.max_tgt_len, device=tcfg.device, chunk=128)
-    refs = task.references(test)
-    boot = [corpus_bleu([hyps[i] for i in ix], [refs[i] for i in ix])
-            for ix in np.random.default_rng(seed).integers(0, len(hyps), (200, len(hyps)))]
-    return {"seed": seed, "bleu": corpus_bleu(hyps, refs), "bleu_se_bootstrap": float(np.std(boot, ddof=1)),
-            "test_pairs": len(test), "steps_run": run.steps_run, "train_time_s": run.train_time_s,
-            "params": param_count(model), **task.params(), "example": f"{hyps[0]!r} (ref {refs[0]!r})"}
-
-
 def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_path):
     """(d) the paper's base configuration on the user's corpus (full profile); skips without one, except in a dry
     run, which writes a generated corpus in the user's TSV format and runs on that."""
@@ -663,11 +591,8 @@ def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_pa
     rule = decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})" if bleu_min is not None
                          else "reported: BLEU above 0; no bar is universal for a user's corpus")
     crit = ev.criterion("corpus_bleu", rule=rule, counts=bleu_min is not None, **CRITERIA["corpus_bleu"])
-    paths = corpus_paths()
-    if paths is None:   # a dry run (corpus_status): the generated pairs go through the user's loader
-        paths = {"tsv": tmp_path / "generated_pairs.tsv"}
-        paths["tsv"].write_text("".join(f"{src}\t{tgt}\n" for src, tgt in
-                                        generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS)), encoding="utf-8")
+    # a dry run without a user corpus (corpus_status): generated pairs go through the user's loader
+    paths = corpus_paths() or write_generated_corpus(tmp_path / "generated_pairs.tsv")
     task = load_corpus(paths, spec)
     mcfg = ModelConfig.paper_base(**spec.get("model", {}))
     train_block = {**spec["train"], "device": str(device)}

@@ -10,7 +10,7 @@
   rate sits at an edge of its grid makes it inconclusive however clear the timings, naming the arm and the edge;
   tuning never trains on an evaluation seed, and the evaluation runs use the tuned rates (issue 17).
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
-* (d): without a corpus the corpus test skips with a message that says how to give one; a half-given corpus is an
+* (d) (``harness.corpus``): without a corpus the corpus test skips with a message that says how to give one; a half-given corpus is an
   error naming the variable; the measurement runs on a tiny TSV.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import claims.test_c1_attention_suffices as c1
-from harness import decision
+from harness import corpus, decision
 from harness.profiles import get_profile
 from harness.tasks import validation_test_split
 from harness.tuning import Tuned
@@ -92,20 +92,20 @@ def test_wall_time_criterion_both_ways():
 
 
 def test_corpus_environment(tmp_path, monkeypatch):
-    assert c1.corpus_paths({}) is None
-    with pytest.raises(ValueError, match=c1.CORPUS_ENV_TGT):
-        c1.corpus_paths({c1.CORPUS_ENV_SRC: str(tmp_path / "a")})
+    assert corpus.corpus_paths({}) is None
+    with pytest.raises(ValueError, match=corpus.CORPUS_ENV_TGT):
+        corpus.corpus_paths({corpus.CORPUS_ENV_SRC: str(tmp_path / "a")})
     with pytest.raises(ValueError, match="no such file"):
-        c1.corpus_paths({c1.CORPUS_ENV_TSV: str(tmp_path / "missing.tsv")})
-    runs, why = c1.corpus_status({"corpus": None})
-    assert not runs and c1.CORPUS_ENV_TSV in why and "--profile full" in why
+        corpus.corpus_paths({corpus.CORPUS_ENV_TSV: str(tmp_path / "missing.tsv")})
+    runs, why = corpus.corpus_status({"corpus": None})
+    assert not runs and corpus.CORPUS_ENV_TSV in why and "--profile full" in why
     full = {"corpus": {"seeds": 1}}
-    for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT):
+    for k in (corpus.CORPUS_ENV_TSV, corpus.CORPUS_ENV_SRC, corpus.CORPUS_ENV_TGT):
         monkeypatch.delenv(k, raising=False)
-    assert not c1.corpus_status(full)[0]
-    runs, why = c1.corpus_status(full, dry=True)                 # a dry run runs (d) on generated pairs
-    assert runs and "generated" in why and c1.CORPUS_ENV_TSV in why
-    assert not c1.corpus_status({"corpus": None}, dry=True)[0]   # not a profile with (d): no dry run of it either
+    assert not corpus.corpus_status(full)[0]
+    runs, why = corpus.corpus_status(full, dry=True)                 # a dry run runs (d) on generated pairs
+    assert runs and "generated" in why and corpus.CORPUS_ENV_TSV in why
+    assert not corpus.corpus_status({"corpus": None}, dry=True)[0]   # not a profile with (d): no dry run of it either
 
 
 def test_corpus_bleu_on_a_tiny_tsv(tmp_path):
@@ -116,10 +116,10 @@ def test_corpus_bleu_on_a_tiny_tsv(tmp_path):
         lines.append(f"{words.text_tokens(b.src[0], 'src')}\t{words.detokenize(b.tgt_out[0])}")
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("\n".join(lines), encoding="utf-8")
-    task = c1.load_corpus({"tsv": tsv}, {"heldout_fraction": 0.05, "max_len": 20})
+    task = corpus.load_corpus({"tsv": tsv}, {"heldout_fraction": 0.05, "max_len": 20})
     mcfg = ModelConfig.tiny(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
     tcfg = TrainConfig(steps=5, batch_size=8, schedule="constant", lr=1e-3, eval_every=5, eval_size=8)
-    row = c1.measure_corpus_bleu(task, mcfg, tcfg, 0, test_size=10)
+    row = corpus.measure_corpus_bleu(task, mcfg, tcfg, 0, test_size=10)
     assert 0.0 <= row["bleu"] <= 100.0 and row["test_pairs"] == 10 and row["bleu_se_bootstrap"] >= 0.0
 
 
@@ -142,13 +142,13 @@ def test_a_test_row_in_the_training_split_stops_the_run(monkeypatch):
 
 
 def test_corpus_test_skips_with_instructions(tmp_path):
-    env = {k: "" for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT)}
+    env = {k: "" for k in (corpus.CORPUS_ENV_TSV, corpus.CORPUS_ENV_SRC, corpus.CORPUS_ENV_TGT)}
     proc = run_pytest(REPO, str(REPO / "claims" / "test_c1_attention_suffices.py"), "-k", "corpus", "--profile", "full",
                       "--report-dir", str(tmp_path), "-rs", env=env)
     assert proc.returncode == 0, proc.stdout[-2000:]
     skipped = json.loads((tmp_path / "results.json").read_text())["run"]["skipped"]
     assert len(skipped) == 1 and skipped[0]["id"] == "C1"
-    assert c1.CORPUS_ENV_TSV in skipped[0]["reason"] and c1.CORPUS_ENV_SRC in skipped[0]["reason"]
+    assert corpus.CORPUS_ENV_TSV in skipped[0]["reason"] and corpus.CORPUS_ENV_SRC in skipped[0]["reason"]
 
 
 def _tuned(lstm_lr, grid=(4e-3, 8e-3, 1.6e-2)):
