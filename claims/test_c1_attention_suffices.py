@@ -45,7 +45,8 @@ import pytest
 import torch
 
 from harness import decision
-from harness.tuning import Tuned, choose_rate, tuning_seeds
+from harness.tuning import (Tuned, choose_rates, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table,
+                            tuned_table, tuning_seeds)
 from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
                             write_generated_corpus)
 from harness.probes import corpus_bleu, forbidden_modules, greedy_texts
@@ -97,6 +98,9 @@ CRITERIA: dict[str, dict[str, Any]] = {
 }
 #: the tuning stage's choice (module docstring): the mean validation loss at the fixed budget on the tuning seeds
 TUNING_SCORE = ("val_loss",)
+#: the tuning table's per-rate columns beside the choosing score (pandas named aggregations of the tuning runs)
+TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_to_95_s", "mean"),
+                "reached_95": ("reached_95", "sum"), "runs": ("seed", "size")}
 
 
 # ------------------------------------------------------------------------------------------------ configs
@@ -225,26 +229,21 @@ def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: fl
 
 def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[str, Tuned]]:
-    """Issue 17's tuning stage for one comparison task (module docstring): each arch trained at every rate of
-    ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), the rate chosen by
-    ``harness.tuning.choose_rate`` on mean steps to 95%, ties broken by mean validation loss, the grid extended past
-    an end at most ``tuning.extend`` times (0 when absent) while the choice sits there. Returns (one row per tuning
-    run, the choice per arch)."""
+    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.tuning.choose_rates`` over
+    each arch's ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), each run a
+    ``tuning_run``, chosen by ``TUNING_SCORE``, the grid extended past an end at most ``tuning.extend`` times.
+    Returns (one row per tuning run, the choice per arch)."""
     block = budget["tuning"]
-    t_seeds = tuning_seeds(seeds, int(block["seeds"]))
-    tables, tuned = [], {}
-    for arch in archs:
-        tcfg = train_config(budget, task_name, device, arch)
 
-        def score(lr: float, seed: int, arch: str = arch, tcfg: TrainConfig = tcfg) -> dict[str, Any]:
-            if progress:
-                progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
-            return tuning_run(arch, setup, replace(tcfg, lr=lr), seed, float(budget["target"]), progress)
+    def score(arch: str, lr: float, seed: int) -> dict[str, Any]:
+        if progress:
+            progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
+        tcfg = replace(train_config(budget, task_name, device, arch), lr=lr)
+        return tuning_run(arch, setup, tcfg, seed, float(budget["target"]), progress)
 
-        table, tuned[arch] = choose_rate(arch, block[arch]["lr_grid"], t_seeds, score, by=TUNING_SCORE,
-                                         extend=int(block.get("extend", 0)))
-        tables.append(table.assign(task=task_name))
-    return pd.concat(tables, ignore_index=True), tuned
+    table, tuned = choose_rates({a: block[a]["lr_grid"] for a in archs}, tuning_seeds(seeds, int(block["seeds"])),
+                                score, by=TUNING_SCORE, extend=int(block.get("extend", 0)))
+    return table.assign(task=task_name), tuned
 
 
 def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...], seeds, device,
@@ -306,33 +305,19 @@ def measure(budget: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, 
 
 
 def lr_tuning_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Per (task, arch, rate): the tuning seeds' mean steps and seconds to 95%, validation loss, how many reached
-    95%; the chosen rate marked, with its edge ('' when interior)."""
-    t = (tuning.groupby(["task", "arm", "lr"], sort=False)
-         .agg(steps_to_95=("steps_to_95", "mean"), val_loss=("val_loss", "mean"),
-              time_to_95_s=("time_to_95_s", "mean"), reached_95=("reached_95", "sum"), runs=("seed", "size"))
-         .reset_index().rename(columns={"arm": "arch"}))
-    t["chosen"] = [math.isclose(r.lr, tuned[r.task][r.arch].lr) for r in t.itertuples()]
-    t["edge"] = [(tuned[r.task][r.arch].edge or "") if r.chosen else "" for r in t.itertuples()]
-    return t
+    """Per (task, arch, rate): ``harness.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
+    rate and its edge) with their mean steps and seconds to 95% and how many reached it."""
+    return pd.concat([tuned_table(by_arch, tuning[tuning.task == name], TUNING_TABLE).drop(columns="d_k")
+                      .assign(task=name) for name, by_arch in tuned.items()], ignore_index=True)
 
 
 def fixed_lr_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """The fixed-rate view (reported, never counted): both arms at one shared rate, the design tuning replaces.
-    For each rate in both arms' grids, from the tuning runs (no run of its own): mean steps and seconds to 95%
-    per arm and the mean over tuning seeds of ln(LSTM / Transformer) seconds, paired by seed."""
-    rows = []
-    for task_name, g in tuning.groupby("task", sort=False):
-        shared = sorted(set(g[g.arm == "transformer"].lr) & set(g[g.arm == "lstm"].lr))
-        for lr in shared:
-            t, lstm = (g[(g.arm == a) & (g.lr == lr)].sort_values("seed") for a in ("transformer", "lstm"))
-            ln_ratio = np.log(lstm.time_to_95_s.to_numpy(float)) - np.log(t.time_to_95_s.to_numpy(float))
-            rows.append({"task": task_name, "lr": lr, "seeds": "tuning",
-                         **{f"{a}_{col}": float(x[col].mean()) for a, x in (("transformer", t), ("lstm", lstm))
-                            for col in ("steps_to_95", "time_to_95_s")},
-                         "ln_time_ratio_lstm_over_transformer": float(ln_ratio.mean()),
-                         "transformer_tuned_rate": math.isclose(lr, tuned[task_name]["transformer"].lr)})
-    return pd.DataFrame(rows)
+    """Both arms at each rate their grids share (``harness.tuning.fixed_rate_table``): mean steps, seconds and ln
+    seconds to 95% on the tuning seeds; ln(LSTM / Transformer) seconds is the difference of the ln columns."""
+    tuning = tuning.assign(ln_time_to_95_s=np.log(tuning.time_to_95_s.to_numpy(float)))
+    return pd.concat([fixed_rate_table(tuning[tuning.task == name], by_arch,
+                                       ("steps_to_95", "time_to_95_s", "ln_time_to_95_s")).assign(task=name)
+                      for name, by_arch in tuned.items()], ignore_index=True)
 
 
 # ------------------------------------------------------------------------------- what the criteria read
@@ -357,11 +342,6 @@ def generalisation(rows: pd.DataFrame) -> tuple[dict[str, Any], str]:
     return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0])), detail
 
 
-def edge_reason(tuned: Mapping[str, Tuned]) -> str:
-    """Why a comparison of these tuned arms cannot be trusted: each arm whose rate is at an edge of its grid."""
-    return "; ".join(t.edge_reason for t in tuned.values() if t.edge)
-
-
 def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
             ) -> tuple[list[dict[str, Any]], str]:
     """Per comparison task, the seed-paired held-out test loss (LSTM, Transformer) at the fixed budget, and the
@@ -370,7 +350,7 @@ def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = 
     for task_name, g in df.groupby("task", sort=False):
         t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
         parts.append(decision.samples(lstm.test_loss.to_numpy(float), t.test_loss.to_numpy(float), paired=True,
-                                      label=task_name, invalid=edge_reason((tuned or {}).get(task_name, {}))))
+                                      label=task_name, invalid=edge_reasons((tuned or {}).get(task_name, {}).values())))
         bleu = (f"; BLEU transformer {t.bleu.mean():.2f}, lstm {lstm.bleu.mean():.2f}"
                 if "bleu" in g and g.bleu.notna().any() else "")
         text.append(f"{task_name}: test loss transformer {np.round(t.test_loss, 4).tolist()} vs lstm "
@@ -389,7 +369,7 @@ def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None 
         rates = (tuned or {}).get(task_name, {})
         parts.append(decision.samples(np.log(lstm.time_to_95_s.to_numpy(float)),
                                       np.log(t.time_to_95_s.to_numpy(float)), paired=True, label=task_name,
-                                      invalid=edge_reason(rates)))
+                                      invalid=edge_reasons(rates.values())))
         text.append(f"{task_name}: "
                     + (f"tuned rates transformer {rates['transformer'].lr:.3g}, lstm {rates['lstm'].lr:.3g}; "
                        if {"transformer", "lstm"} <= set(rates) else "")
@@ -423,31 +403,6 @@ def curves_figure(curves: pd.DataFrame, target: float):
         ax.set_ylim(-0.02, 1.02)
         ax.legend(loc="lower right", fontsize=8)
     axes[0][0].set_ylabel("validation exact match")
-    fig.tight_layout()
-    return fig
-
-
-def tuning_figure(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]], target: float):
-    """Which learning rate gives the lowest validation loss at the fixed budget, per architecture? Its mean on the
-    tuning seeds against the rate, one panel per comparison task, the chosen rate circled."""
-    plt = _pyplot()
-    tasks = list(tuned)
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 3.4), squeeze=False)
-    colors = {"transformer": "tab:blue", "lstm": "tab:orange"}
-    for ax, name in zip(axes[0], tasks):
-        for arch, t in tuned[name].items():
-            g = tuning[(tuning.task == name) & (tuning.arm == arch)]
-            means = g.groupby("lr").val_loss.mean()
-            ax.plot(means.index, means.to_numpy(), "o-", color=colors.get(arch, "k"), label=arch)
-            ax.scatter(g.lr, g.val_loss, s=10, alpha=0.4, color=colors.get(arch, "k"))
-            ax.plot([t.lr], [means.loc[t.lr]], "o", ms=13, mfc="none", color=colors.get(arch, "k"))
-        ax.set_xscale("log")
-        ax.set_xlabel("learning rate (warmup then constant)")
-        ax.set_title(name)
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("validation loss at the fixed budget\n(tuning seeds; circled: chosen)")
-    fig.suptitle("Which learning rate gives the lowest validation loss, per architecture?")
     fig.tight_layout()
     return fig
 
@@ -552,7 +507,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
         ev.table("lr_tuning", lr_tuning_table(m.tuning, m.tuned))
         ev.table("fixed_lr", fixed_lr_table(m.tuning, m.tuned))
         ev.table("tuning_runs", m.tuning)
-        ev.figure("steps_vs_lr", tuning_figure(m.tuning, m.tuned, float(budget["target"])))
+        ev.figure("steps_vs_lr", figure_loss_vs_lr_by_task(
+            m.tuned, "Which learning rate gives the lowest validation loss at the fixed budget, per architecture?"))
     ev.table("per_seed", runs)
     ev.figure("learning_curves", curves_figure(curves, float(budget["target"])))
     ev.note(f"Every run trains its fixed step budget (no early stop). Loss and exact match (greedy decoding) are "

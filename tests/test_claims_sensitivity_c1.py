@@ -198,4 +198,6 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     table = c1.lr_tuning_table(m.tuning, m.tuned)
     assert table.chosen.sum() == 2 and (table.edge == "").all() and (table.runs == 2).all()
     fixed = c1.fixed_lr_table(m.tuning, m.tuned)
-    assert fixed.lr.tolist() == [4e-3, 8e-3] and fixed.transformer_tuned_rate.tolist() == [True, False]
+    at = {a: fixed[fixed.arm == a] for a in ("transformer", "lstm")}
+    assert at["transformer"].lr.tolist() == at["lstm"].lr.tolist() == [4e-3, 8e-3]
+    assert at["transformer"].tuned_rate.tolist() == [True, False] and at["lstm"].tuned_rate.tolist() == [False, True]
