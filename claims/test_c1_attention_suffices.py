@@ -25,9 +25,13 @@ user's parallel corpus (``test_c1_corpus_bleu``).
   if it is worse by more than that on a task; an arm tuned to an edge of its grid makes that part inconclusive.
 * Reported, not counted: ``wall_time_to_95`` (ln(LSTM / Transformer) CPU wall time to 95% validation exact match,
   with steps to 95%, which are load-free, in the tables). On one CPU thread this is not a test of the parallelism
-  argument, and its old margin (ln 1.25) was a noise floor, not an effect anyone asserted. The GPU criterion the
-  parallelism argument calls for (time per step against sequence length at fixed tokens per batch, counted only
-  under ``--device cuda``) is not implemented yet. BLEU is reported for both architectures on number words.
+  argument, and its old margin (ln 1.25) was a noise floor, not an effect anyone asserted. BLEU is reported for
+  both architectures on number words.
+* ``step_time_vs_length`` (superiority, paired by repeat; declared and counted only under ``--device cuda`` with
+  a profile whose block has ``step_time``, i.e. full): the parallelism argument itself. At a fixed number of
+  tokens per batch, the log-log slope of the time per training step against sequence length n is lower for the
+  Transformer (O(1) sequential operations per layer) than for the LSTM (O(n)) by more than 0.25. On a CPU thread
+  nothing runs in parallel, so there it is not declared, and a note says why.
 * ``corpus_bleu`` (full profile): counted only when the profile sets ``bleu_min``.
 
 **Refuted** if a trained Transformer holds recurrence or convolution, its held-out loss on a task lies wholly above
@@ -45,6 +49,7 @@ import pytest
 import torch
 
 from harness import decision
+from harness.bench import step_time_slopes, step_time_vs_length
 from harness.tuning import (Tuned, choose_rates, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table,
                             tuned_table, tuning_seeds)
 from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
@@ -91,6 +96,17 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "architecture at its own learning rate tuned on disjoint seeds, takes longer than the "
                    "Transformer to reach 95% validation exact match",
         metric="ln training wall time to 95% validation exact match (s; evaluation excluded)"),
+    "step_time_vs_length": dict(
+        rule=decision.superiority(0.25, paired=True, reason="0.25 in the log-log slope: per doubling of n the "
+                                  "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
+                                  "O(1) sequential operations predict a gap near 1 where a step's latency is its "
+                                  "sequential depth, so a quarter of it is the smallest gap we call one"),
+        arms=("lstm", "transformer"),
+        prediction="at a fixed number of tokens per batch, the Transformer's time per training step grows more "
+                   "slowly with sequence length than the parameter-matched LSTM's (O(1) against O(n) sequential "
+                   "operations; GPU only)",
+        metric="log-log slope of median seconds per training step against sequence length n, per repeat: LSTM - "
+               "Transformer"),
     "corpus_bleu": dict(   # its rule: above the profile's bleu_min (test_c1_corpus_bleu)
         prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs above "
                    "the profile's bleu_min (reported, not counted, when the profile sets none)",
@@ -420,6 +436,23 @@ def time_figure(df: pd.DataFrame):
     return fig
 
 
+def step_time_figure(times: pd.DataFrame):
+    """Does the time per training step grow more slowly with n for the Transformer than for the LSTM?"""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    for arm, g in times.groupby("arm", sort=False):
+        med = g.groupby("n").s_per_step.median()
+        ax.plot(med.index, 1e3 * med.to_numpy(), "o-", label=arm)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"sequence length n ({int(times.tokens.iloc[0])} tokens per batch)")
+    ax.set_ylabel("ms per training step (median)")
+    ax.set_title("Does step time grow more slowly with n\nfor the Transformer than the LSTM?")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 # -------------------------------------------------------------------------------------------- the claim
 def _declare_claim(ev) -> None:
     ev.claim(CLAIM_ID, title="Attention alone suffices for sequence transduction",
@@ -429,8 +462,35 @@ def _declare_claim(ev) -> None:
     ev.answer_objections(OBJECTIONS)
 
 
-def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool) -> dict[str, Any]:
-    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse), before measuring."""
+def times_steps(budget: dict[str, Any], device: torch.device | str) -> bool:
+    """Whether ``step_time_vs_length`` is declared: a block with ``step_time`` (full) under --device cuda."""
+    return bool(budget.get("step_time")) and torch.device(device).type == "cuda"
+
+
+def step_times(budget: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
+    """``harness.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
+    matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
+    spec, setup = budget["step_time"], setup_task(budget, "reverse", ("transformer", "lstm"))
+    return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],
+                               int(spec["tokens_per_batch"]), int(spec["repeats"]), int(spec["steps"]),
+                               device=device, warmup=int(spec["warmup_steps"]), train=budget["train"])
+
+
+def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
+    """``step_time_vs_length``'s measurement: the per-repeat log-log slopes (LSTM, Transformer), paired."""
+    slopes = step_time_slopes(times)
+    by = {a: slopes[slopes.arm == a].sort_values("repeat").slope.to_numpy(float) for a in ("transformer", "lstm")}
+    med = times.groupby(["arm", "n"]).s_per_step.median().unstack("n")
+    detail = (f"slopes per repeat transformer {np.round(by['transformer'], 3).tolist()}, lstm "
+              f"{np.round(by['lstm'], 3).tolist()}; median ms per step at n = {list(med.columns)}: "
+              + "; ".join(f"{a} {np.round(1e3 * med.loc[a].to_numpy(float), 2).tolist()}" for a in med.index))
+    return [decision.samples(by["lstm"], by["transformer"], paired=True, label="reverse")], detail
+
+
+def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, timing: bool = False
+            ) -> dict[str, Any]:
+    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse; ``timing``:
+    ``step_time_vs_length`` too), before measuring."""
     _declare_claim(ev)
     crits = {}
     if not fast:
@@ -447,6 +507,10 @@ def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool) ->
         crits["time"] = ev.criterion("wall_time_to_95", how=f"tasks {', '.join(compare)}; one CPU thread: not a test "
                                      "of the parallelism argument; censored runs enter with their whole training "
                                      "time", **CRITERIA["wall_time_to_95"])
+    if timing:
+        crits["step_time"] = ev.criterion("step_time_vs_length", how="reverse at each length, fixed tokens per "
+                                          "batch; CUDA synchronised around every timed step; one slope per repeat",
+                                          **CRITERIA["step_time_vs_length"])
     return crits
 
 
@@ -455,7 +519,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
     ev = evidence
     tasks = tuple(budget.get("fast", {}).get("tasks", ["reverse"])) if fast else tuple(budget.get("tasks_run", TASKS))
     compare = () if fast else tuple(budget["lstm"]["tasks"])
-    c = declare(ev, tasks, compare, fast)
+    timing = not fast and times_steps(budget, device)
+    c = declare(ev, tasks, compare, fast, timing)
     for name in tasks:
         ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(budget["gate_exact_match"]))
     if "number_words_de" in tasks:
@@ -528,6 +593,18 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
                 + ". A rate at an edge makes quality_vs_lstm inconclusive on that task. fixed_lr (reported, not "
                 "counted) is the design this replaces, both arms at one shared rate: the tuning runs at each rate "
                 "of both grids, paired by tuning seed.")
+    if timing:
+        times = step_times(budget, device)
+        parts, detail = step_time_parts(times)
+        c["step_time"].measure(parts, detail=detail)
+        for arm, g in step_time_slopes(times).groupby("arm"):
+            ev.metric(f"step_time_slope/{arm}", float(g.slope.mean()))
+        ev.table("step_times", times)
+        ev.figure("step_time_vs_length", step_time_figure(times))
+    else:
+        ev.note("step_time_vs_length (time per step against sequence length at fixed tokens per batch, the "
+                "parallelism argument) is not declared: it needs --device cuda and a profile with a step_time block "
+                "(--profile full); one CPU thread runs nothing in parallel.")
     ev.note("(d) corpus BLEU with the paper's base configuration: " + corpus_status(budget, profile.dry)[1])
     ev.headline("exact_match/reverse")
 

@@ -201,3 +201,29 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     at = {a: fixed[fixed.arm == a] for a in ("transformer", "lstm")}
     assert at["transformer"].lr.tolist() == at["lstm"].lr.tolist() == [4e-3, 8e-3]
     assert at["transformer"].tuned_rate.tolist() == [True, False] and at["lstm"].tuned_rate.tolist() == [False, True]
+
+
+def test_step_time_vs_length_runs_on_cpu_at_tiny_sizes():
+    """The GPU criterion's measurement (issue 26) on CPU: every (repeat, n, arm) timed at fixed tokens per batch,
+    one slope per (arm, repeat), and a measurement the declared rule decides."""
+    from harness.bench import step_time_slopes, step_time_vs_length
+    cfg = ModelConfig.tiny(d_model=8, n_heads=2, d_ff=16, n_encoder_layers=1, n_decoder_layers=1)
+    times = step_time_vs_length({"transformer": ("transformer", cfg), "lstm": ("lstm_seq2seq", cfg.replace(n_heads=1))},
+                                [4, 8, 16], 64, repeats=2, steps=2, device="cpu", warmup=1)
+    assert len(times) == 2 * 3 * 2 and (times.s_per_step > 0).all() and (times.tokens == 64).all()
+    assert times[times.n == 16].batch_size.unique().tolist() == [4]
+    assert len(step_time_slopes(times)) == 4
+    parts, detail = c1.step_time_parts(times)
+    assert parts[0]["paired"] and "lstm" in detail
+    assert _decide(c1.CRITERIA["step_time_vs_length"]["rule"], parts) in ("passed", "inconclusive", "refuted")
+
+
+def test_step_time_criterion_is_declared_and_counted_only_under_cuda(tmp_path):
+    from harness.evidence import Evidence
+    full, smoke = get_profile("full").claim("C1"), get_profile("smoke").claim("C1")
+    assert c1.times_steps(full, "cuda") and not c1.times_steps(full, "cpu") and not c1.times_steps(smoke, "cuda")
+    for timing, declared in ((c1.times_steps(full, "cpu"), False), (c1.times_steps(full, "cuda"), True)):
+        ev = Evidence(tmp_path)
+        c1.declare(ev, ("reverse",), ("reverse",), fast=False, timing=timing)
+        crit = [c for c in ev.criteria if c.name == "step_time_vs_length"]
+        assert bool(crit) is declared and all(c.counts for c in crit)
