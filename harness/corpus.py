@@ -82,6 +82,8 @@ def measure_corpus_bleu(task: ParallelCorpus, mcfg: ModelConfig, tcfg: TrainConf
     """Train ``mcfg`` on the corpus and score greedy translations of up to ``test_size`` held-out pairs against
     their raw target lines (sacrebleu's 13a tokenisation, detokenised hypotheses), with its standard error over
     200 resamples of the test sentences (the interval of a single seed)."""
+    if progress:
+        progress(f"corpus seed {seed}: {task.params()}", force=True)
     model = build_for_task("transformer", task, mcfg, seed)
     run = train(model, task, tcfg, seed, progress=progress)
     test = task.heldout(min(test_size, len(task.heldout_index)))

@@ -9,9 +9,11 @@
 * ``wall_time_to_95``: the rule says passed / refuted / inconclusive on constructed timings; an arm whose tuned
   rate sits at an edge of its grid makes it inconclusive however clear the timings, naming the arm and the edge;
   tuning never trains on an evaluation seed, and the evaluation runs use the tuned rates (issue 17).
+* ``step_time_vs_length`` (GPU only): its measurement runs on CPU at tiny sizes, and it is declared (and counted)
+  only under cuda with the full profile's step_time block.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
-* (d) (``harness.corpus``): without a corpus the corpus test skips with a message that says how to give one; a half-given corpus is an
-  error naming the variable; the measurement runs on a tiny TSV.
+* (d) (``harness.corpus``): without a corpus the corpus test skips with a message that says how to give one; a
+  half-given corpus is an error naming the variable; the measurement runs on a tiny TSV.
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ import pytest
 import torch
 
 import claims.test_c1_attention_suffices as c1
-from harness import corpus, decision
+from harness import corpus, decision, transduction
 from harness.profiles import get_profile
-from harness.tasks import validation_test_split
+from harness.tasks import rows_in_training_split, validation_test_split
 from harness.tuning import Tuned
 from harness.tasks import make_task
 from harness.training import TrainConfig
@@ -53,9 +55,9 @@ def test_structure_check_sees_recurrence():
     val, test = validation_test_split(task, 16, 16)
     cfg = ModelConfig.tiny(d_model=8, n_heads=1, d_ff=16, n_encoder_layers=1, n_decoder_layers=1)
     tcfg = TrainConfig(steps=1, batch_size=4, schedule="constant", lr=1e-3, eval_every=1, eval_size=16)
-    lstm_row, _ = c1.train_and_test("lstm", task, cfg, tcfg, 0, val, test, 0.95)
+    lstm_row, _ = transduction.train_and_test("lstm", task, cfg, tcfg, 0, val, test, 0.95)
     assert "LSTM" in lstm_row["forbidden_modules"]
-    tr_row, _ = c1.train_and_test("transformer", task, cfg, tcfg, 0, val, test, 0.95)
+    tr_row, _ = transduction.train_and_test("transformer", task, cfg, tcfg, 0, val, test, 0.95)
     holds, n_bad, detail = c1.forbidden_in(pd.DataFrame([tr_row, lstm_row]))
     assert holds and n_bad == 0 and "LSTM" in detail
     holds, n_bad, _ = c1.forbidden_in(pd.DataFrame([{**tr_row, "forbidden_modules": lstm_row["forbidden_modules"]}]))
@@ -68,8 +70,8 @@ def test_heldout_split_is_disjoint_and_held_out():
         val, test = validation_test_split(task, 20, 40)
         keys = lambda b: {tuple(r) for r in task.split_keys(b).tolist()}
         assert not keys(val) & keys(test) and len(val) == 20 and 0 < len(test) <= 40
-        assert c1.rows_in_training_split(task, test) == 0
-        assert c1.rows_in_training_split(task, task.train_batch(torch.Generator().manual_seed(0), 50)) == 50
+        assert rows_in_training_split(task, test) == 0
+        assert rows_in_training_split(task, task.train_batch(torch.Generator().manual_seed(0), 50)) == 50
 
 
 def _timings(t, lstm, reached=True):
@@ -136,9 +138,9 @@ def test_generalisation_decides_on_the_loss_not_the_ceiling():
 
 
 def test_a_test_row_in_the_training_split_stops_the_run(monkeypatch):
-    monkeypatch.setattr(c1, "rows_in_training_split", lambda task, batch: 1)
+    monkeypatch.setattr(transduction, "rows_in_training_split", lambda task, batch: 1)
     with pytest.raises(RuntimeError, match="training split"):
-        c1.measure_task(get_profile("smoke").claim("C1"), "reverse", ("transformer",), [0], "cpu")
+        transduction.measure_task(get_profile("smoke").claim("C1"), "reverse", ("transformer",), [0], "cpu")
 
 
 def test_corpus_test_skips_with_instructions(tmp_path):
@@ -184,13 +186,13 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
         return ({"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "steps_run": 10,
                  "test_exact_match": 1.0}, [])
 
-    monkeypatch.setattr(c1, "tuning_run", fake_tuning_run)
-    monkeypatch.setattr(c1, "train_and_test", fake_train_and_test)
+    monkeypatch.setattr(transduction, "tuning_run", fake_tuning_run)
+    monkeypatch.setattr(transduction, "train_and_test", fake_train_and_test)
     smoke = get_profile("smoke").claim("C1")     # training is faked: the smoke block's sizes cost nothing here
     budget = {**smoke, "lstm": {**smoke["lstm"], "tasks": ["reverse"]}, "tuning": {"seeds": 2, "transformer": {"lr_grid": [2e-3, 4e-3, 8e-3]},
                                         "lstm": {"lr_grid": [4e-3, 8e-3, 1.6e-2]}}}
     seeds = [0, 1, 2]
-    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu")
+    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu", by=c1.TUNING_SCORE)
     assert {s for _, s in tuned_on}.isdisjoint(seeds) and len(tuned_on) == 2 * 3 * 2
     assert sorted({s for _, s, _ in evaluated}) == seeds
     assert {(a, lr) for a, _, lr in evaluated} == {("transformer", 4e-3), ("lstm", 8e-3)}
