@@ -115,7 +115,7 @@ TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_t
                 "reached_95": ("reached_95", "sum"), "runs": ("seed", "size")}
 
 
-# ------------------------------------------------------------------------------------------------ configs
+# -------------------------------------------------------------------------------------------- objections
 #: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
@@ -401,7 +401,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
                     for a, t in by_arch.items()) for task_name, by_arch in m.tuned.items())
                 + ". A rate at an edge makes quality_vs_lstm inconclusive on that task. fixed_lr (reported, not "
                 "counted) is the design this replaces, both arms at one shared rate: the tuning runs at each rate "
-                "of both grids, paired by tuning seed.")
+                "both grids share, on the same tuning seeds (ln seconds beside seconds).")
     if timing:
         times = step_times(budget, device)
         parts, detail = step_time_parts(times)
