@@ -382,7 +382,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
         ev.table("fixed_lr", fixed_lr_table(m.tuning, m.tuned))
         ev.table("tuning_runs", m.tuning)
         ev.figure("steps_vs_lr", figure_loss_vs_lr_by_task(
-            m.tuned, "Which learning rate gives the lowest validation loss at the fixed budget, per architecture?"))
+            m.tuned, "Which learning rate gives the lowest validation\nloss at the fixed budget, per architecture?"))
     ev.table("per_seed", runs)
     ev.figure("learning_curves", curves_figure(curves, float(budget["target"])))
     ev.note(f"Every run trains its fixed step budget (no early stop). Loss and exact match (greedy decoding) are "
