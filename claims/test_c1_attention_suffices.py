@@ -9,10 +9,10 @@ test: there nothing runs in parallel, and wall time is FLOPs plus per-op dispatc
 (``harness.tasks``); on the comparison tasks (two at every profile) a parameter-matched LSTM encoder-decoder with
 Luong attention (``model.baselines``, ``width_for_params``), the 2017 baseline, trains on the same data stream.
 Every run trains a **fixed step budget** (no early stop), each architecture at its own learning rate, tuned on
-tuning seeds disjoint from the evaluation seeds (``harness.tuning.choose_rate``) by the validation loss at that
-budget: the quantity the criterion compares, on a validation part of the held-out split the test part never
-shares (``harness.tasks.validation_test_split``). The full profile adds the paper's base configuration on a
-user's parallel corpus (``test_c1_corpus_bleu``).
+tuning seeds disjoint from the evaluation seeds (``harness.transduction.measure``, ``harness.tuning.choose_rate_per_arm``)
+by the validation loss at that budget: the quantity the criterion compares, on a validation part of the held-out
+split the test part never shares (``harness.tasks.validation_test_split``). The full profile adds the paper's base
+configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.corpus``).
 
 **Criteria** (``CRITERIA``, declared before measuring; the harness decides):
 * ``no_recurrence_no_convolution`` (exact): a walk of every trained Transformer's ``modules()`` finds no recurrent
@@ -25,21 +25,23 @@ user's parallel corpus (``test_c1_corpus_bleu``).
   if it is worse by more than that on a task; an arm tuned to an edge of its grid makes that part inconclusive.
 * Reported, not counted: ``wall_time_to_95`` (ln(LSTM / Transformer) CPU wall time to 95% validation exact match,
   with steps to 95%, which are load-free, in the tables). On one CPU thread this is not a test of the parallelism
-  argument, and its old margin (ln 1.25) was a noise floor, not an effect anyone asserted. The GPU criterion the
-  parallelism argument calls for (time per step against sequence length at fixed tokens per batch, counted only
-  under ``--device cuda``) is not implemented yet. BLEU is reported for both architectures on number words.
+  argument, and its old margin (ln 1.25) was a noise floor, not an effect anyone asserted. BLEU is reported for
+  both architectures on number words.
+* ``step_time_vs_length`` (superiority, paired by repeat; declared and counted only under ``--device cuda`` with
+  a profile whose block has ``step_time``, i.e. full): the parallelism argument itself. At a fixed number of
+  tokens per batch, the log-log slope of the time per training step against sequence length n is lower for the
+  Transformer (O(1) sequential operations per layer) than for the LSTM (O(n)) by more than 0.25. On a CPU thread
+  nothing runs in parallel, so there it is not declared, and a note says why.
 * ``corpus_bleu`` (full profile): counted only when the profile sets ``bleu_min``.
 
 **Refuted** if a trained Transformer holds recurrence or convolution, its held-out loss on a task lies wholly above
-0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05 nats per token on a comparison task.
+0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05 nats per token on a comparison task;
+under ``--device cuda``, also if the Transformer's step time grows no more slowly with n than the LSTM's.
 """
 from __future__ import annotations
 
 import math
-import os
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -47,20 +49,18 @@ import pytest
 import torch
 
 from harness import decision
-from harness.tuning import Tuned, choose_rate, tuning_seeds
-from harness.probes import corpus_bleu, forbidden_modules, greedy_texts
-from harness.profiles import DRY_RUN_CORPUS_PAIRS
-from harness.tasks import (Batch, ParallelCorpus, Task, generated_parallel_corpus, heldout_mask, make_task,
-                           validation_test_split)
-from harness.training import (RunResult, TrainConfig, build_for_task, evaluate, torch_threads, train,
-                              width_for_params)
-from model import ModelConfig, param_count
+from harness.bench import step_time_slopes, step_time_vs_length
+from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
+                            write_generated_corpus)
+from harness.training import TrainConfig
+from harness.transduction import ARCH, measure, setup_task
+from harness.tuning import Tuned, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table, tuned_table
+from model import ModelConfig
 
 pytestmark = pytest.mark.claim("C1")
 
 CLAIM_ID = "C1"
 TASKS = ("reverse", "sort", "number_words_de")       # the profile's ``tasks`` block names those it runs
-ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
 
 #: name -> rule, prediction, metric, arms, fast: the whole pre-registration of C1 ("generalises/<task>" per task).
 CRITERIA: dict[str, dict[str, Any]] = {
@@ -92,6 +92,17 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "architecture at its own learning rate tuned on disjoint seeds, takes longer than the "
                    "Transformer to reach 95% validation exact match",
         metric="ln training wall time to 95% validation exact match (s; evaluation excluded)"),
+    "step_time_vs_length": dict(
+        rule=decision.superiority(0.25, paired=True, reason="0.25 in the log-log slope: per doubling of n the "
+                                  "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
+                                  "O(1) sequential operations predict a gap near 1 where a step's latency is its "
+                                  "sequential depth, so a quarter of it is the smallest gap we call one"),
+        arms=("lstm", "transformer"),
+        prediction="at a fixed number of tokens per batch, the Transformer's time per training step grows more "
+                   "slowly with sequence length than the parameter-matched LSTM's (O(1) against O(n) sequential "
+                   "operations; GPU only)",
+        metric="log-log slope of median seconds per training step against sequence length n, per repeat: LSTM - "
+               "Transformer"),
     "corpus_bleu": dict(   # its rule: above the profile's bleu_min (test_c1_corpus_bleu)
         prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs above "
                    "the profile's bleu_min (reported, not counted, when the profile sets none)",
@@ -99,15 +110,12 @@ CRITERIA: dict[str, dict[str, Any]] = {
 }
 #: the tuning stage's choice (module docstring): the mean validation loss at the fixed budget on the tuning seeds
 TUNING_SCORE = ("val_loss",)
-CORPUS_ENV_TSV = "ATTN_CLAIMS_CORPUS_TSV"
-CORPUS_ENV_SRC = "ATTN_CLAIMS_CORPUS_SRC"
-CORPUS_ENV_TGT = "ATTN_CLAIMS_CORPUS_TGT"
-CORPUS_HELP = (f"give a parallel corpus with {CORPUS_ENV_TSV}=pairs.tsv (source<TAB>target per line) or "
-               f"{CORPUS_ENV_SRC}=train.en {CORPUS_ENV_TGT}=train.de (aligned lines), and run "
-               f"`pytest claims/test_c1_attention_suffices.py --profile full` (a GPU: --device cuda)")
+#: the tuning table's per-rate columns beside the choosing score (pandas named aggregations of the tuning runs)
+TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_to_95_s", "mean"),
+                "reached_95": ("reached_95", "sum"), "runs": ("seed", "size")}
 
 
-# ------------------------------------------------------------------------------------------------ configs
+# -------------------------------------------------------------------------------------------- objections
 #: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
@@ -121,226 +129,20 @@ OBJECTIONS = {
 }
 
 
-def train_config(budget: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
-                 fast: bool = False, lr: float | None = None) -> TrainConfig:
-    """The profile's training block, with the task's overrides, the LSTM's (``lstm.train``) and fast mode's
-    (``fast.train``) on top; the stop target is the profile's ``stop_exact_match``; ``lr``: a tuned rate in place
-    of the block's."""
-    d = dict(budget["train"])
-    d.update(budget["tasks"][task_name].get("train", {}))
-    if arch == "lstm":
-        d.update(budget["lstm"].get("train", {}))
-    if fast:
-        d.update(budget.get("fast", {}).get("train", {}))
-    if lr is not None:
-        d["lr"] = float(lr)
-    # a fixed budget (issue 26): the target only records steps to it (the curve), it never stops a run
-    d.update(target_metric="exact_match", target_value=float(budget["target"]), stop_at_target=False,
-             device=str(device))
-    return TrainConfig.from_dict(d)
-
-
-def build_task(budget: dict[str, Any], task_name: str) -> Task:
-    return make_task(task_name, **budget["tasks"][task_name].get("task", {}))
-
-
-# ----------------------------------------------------------------------------------------------- splits
-def rows_in_training_split(task: Task, batch: Batch) -> int:
-    """How many rows of ``batch`` the task's hash would put in the training split (must be 0 for held-out)."""
-    return int((~heldout_mask(task.split_keys(batch), task.heldout_fraction)).sum())
-
-
-# ------------------------------------------------------------------------------------------ measurement
-def first_reaching(curve: list[dict[str, float]], target: float) -> dict[str, float] | None:
-    """The first evaluation row whose validation exact match reaches ``target`` (None if none did)."""
-    return next((row for row in curve if row["exact_match"] >= target), None)
-
-
-def to_target(run: RunResult, target: float) -> tuple[bool, int, float]:
-    """(reached, steps, training seconds) to validation exact match ``target``; a run that never reached it is
-    censored at its whole run (a lower bound on the true value, against the arm that missed)."""
-    hit = first_reaching(run.curve, target)
-    last = run.curve[-1] if run.curve else {"step": run.steps_run, "train_time_s": run.train_time_s}
-    return hit is not None, int((hit or last)["step"]), float((hit or last)["train_time_s"])
-
-
-def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, seed: int, val: Batch,
-                   test: Batch, target: float, progress: Callable[[str], Any] | None = None,
-                   bleu: bool = False) -> tuple[dict[str, Any], list[dict[str, float]]]:
-    """Train ``arch`` ("transformer" | "lstm") on ``task`` (early stop on ``val``), then measure on ``test``.
-    Returns (one row for the per-seed table, the validation learning curve)."""
-    model = build_for_task(ARCH[arch], task, mcfg, seed)
-    run = train(model, task, tcfg, seed, progress=progress, heldout=val)
-    res = evaluate(model, task, test, batch_size=tcfg.eval_batch_size, max_decode_len=tcfg.max_decode_len,
-                   device=tcfg.device)
-    reached, steps, seconds = to_target(run, target)
-    row = {"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "d_model": mcfg.d_model,
-           "params": param_count(model),
-           "forbidden_modules": ", ".join(f"{n} ({t})" for n, t in forbidden_modules(model)),
-           "steps_run": run.steps_run, "diverged": run.diverged,
-           "val_exact_match": run.final.get("exact_match", math.nan),
-           "test_exact_match": res["exact_match"], "test_token_accuracy": res["token_accuracy"],
-           "test_loss": res["loss"],
-           "test_size": len(test), "test_rows_in_train_split": rows_in_training_split(task, test),
-           "reached_95": reached, "steps_to_95": steps, "time_to_95_s": seconds,   # censored: the whole run
-           "train_time_s": run.train_time_s, "s_per_step": run.train_time_s / max(run.steps_run, 1)}
-    if bleu:
-        hyps = greedy_texts(model, test, task.text_tokens, max_len=test.tgt_out.shape[1], device=tcfg.device)
-        refs = [task.text_tokens(r) for r in test.tgt_out]
-        row["bleu"] = corpus_bleu(hyps, refs, tokenize="none")
-        row["example"] = f"{task.text_tokens(test.src[0], 'src')} -> {hyps[0]} (ref {refs[0]})"
-    curve = [{"task": task.name, "arch": arch, "seed": seed, "step": c["step"], "exact_match": c["exact_match"],
-              "train_time_s": c["train_time_s"]} for c in run.curve]
-    return row, curve
-
-
-@dataclass(frozen=True)
-class Setup:
-    """One task as both stages see it: the task, its validation and test parts, each arch's model config (the
-    LSTM's width matched to the Transformer's parameter count)."""
-    task: Task
-    val: Batch
-    test: Batch
-    mcfg: dict[str, ModelConfig]
-
-
-def setup_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...]) -> Setup:
-    task = build_task(budget, task_name)
-    val, test = validation_test_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
-    if rows_in_training_split(task, test):   # a harness bug, not a model property: stop rather than judge
-        raise RuntimeError(f"{task_name}: {rows_in_training_split(task, test)} test rows lie in the training split")
-    mcfg = {"transformer": ModelConfig.small(**budget["model"])}   # the LSTM's width is then matched
-    if "lstm" in archs:
-        n_t = param_count(build_for_task(ARCH["transformer"], task, mcfg["transformer"], 0))
-        lcfg = mcfg["transformer"].replace(n_heads=1)
-        mcfg["lstm"], _ = width_for_params(ARCH["lstm"], task, lcfg, n_t, budget["lstm"]["widths"])
-    return Setup(task, val, test, mcfg)
-
-
-def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: float,
-               progress: Callable[..., Any] | None = None) -> dict[str, Any]:
-    """One tuning run: ``arch`` trained on a tuning seed for the fixed budget. Its validation loss at the end (the
-    choice; inf when diverged), and, reported, its steps and training seconds to validation exact match ``target``
-    (censored: the whole budget)."""
-    model = build_for_task(ARCH[arch], setup.task, setup.mcfg[arch], seed)
-    with torch_threads(tcfg.num_threads):
-        run = train(model, setup.task, tcfg, seed, progress=progress, heldout=setup.val)
-    reached, steps, seconds = to_target(run, target)
-    loss = float(run.final.get("loss", math.nan))
-    return {"steps_to_95": steps if reached else tcfg.steps, "val_loss": loss if math.isfinite(loss) else math.inf,
-            "time_to_95_s": seconds, "reached_95": reached, "diverged": run.diverged}
-
-
-def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
-              progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[str, Tuned]]:
-    """Issue 17's tuning stage for one comparison task (module docstring): each arch trained at every rate of
-    ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), the rate chosen by
-    ``harness.tuning.choose_rate`` on mean steps to 95%, ties broken by mean validation loss, the grid extended past
-    an end at most ``tuning.extend`` times (0 when absent) while the choice sits there. Returns (one row per tuning
-    run, the choice per arch)."""
-    block = budget["tuning"]
-    t_seeds = tuning_seeds(seeds, int(block["seeds"]))
-    tables, tuned = [], {}
-    for arch in archs:
-        tcfg = train_config(budget, task_name, device, arch)
-
-        def score(lr: float, seed: int, arch: str = arch, tcfg: TrainConfig = tcfg) -> dict[str, Any]:
-            if progress:
-                progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
-            return tuning_run(arch, setup, replace(tcfg, lr=lr), seed, float(budget["target"]), progress)
-
-        table, tuned[arch] = choose_rate(arch, block[arch]["lr_grid"], t_seeds, score, by=TUNING_SCORE,
-                                         extend=int(block.get("extend", 0)))
-        tables.append(table.assign(task=task_name))
-    return pd.concat(tables, ignore_index=True), tuned
-
-
-def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...], seeds, device,
-                 progress: Callable[[str], Any] | None = None, fast: bool = False,
-                 lrs: dict[str, float] | None = None, setup: Setup | None = None
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every seed of every arch on one task, seeds outer and archs inner (so that machine-load drift hits both
-    architectures alike), each arch at its rate in ``lrs`` (tuned) or else the profile's. The LSTM's d_model is
-    matched to the Transformer's parameter count. Returns (per-seed rows, learning curves)."""
-    setup = setup or setup_task(budget, task_name, archs)
-    task, val, test, mcfg = setup.task, setup.val, setup.test, setup.mcfg
-    rows, curves = [], []
-    for seed in seeds:
-        for arch in archs:
-            tcfg = train_config(budget, task_name, device, arch, fast, (lrs or {}).get(arch))
-            say = (lambda msg, a=arch: progress(f"{a} {msg}")) if progress else None
-            # the profile's threads for the test measurement too, not only inside train() (which restores the
-            # count when it returns): greedy decoding on torch's default 2 threads ran ~4x slower on a shared box
-            with torch_threads(tcfg.num_threads):
-                row, curve = train_and_test(arch, task, mcfg[arch], tcfg, seed, val, test, float(budget["target"]),
-                                            say, bleu=task_name == "number_words_de")
-            rows.append(row)
-            curves.extend(curve)
-            if progress:
-                progress(f"{arch} {task_name} seed {seed}: test exact match {row['test_exact_match']:.3f} after "
-                         f"{row['steps_run']} steps", force=True)
-    return pd.DataFrame(rows), pd.DataFrame(curves)
-
-
-@dataclass
-class Measured:
-    """Every run of the module: evaluation runs (``runs``) and their validation curves, the tuning runs and the
-    rate chosen per comparison task and arch (``tuned[task][arch]``)."""
-    runs: pd.DataFrame
-    curves: pd.DataFrame
-    tuning: pd.DataFrame
-    tuned: dict[str, dict[str, Tuned]]
-
-
-def measure(budget: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, ...], seeds, device,
-            progress: Callable[..., Any] | None = None, fast: bool = False) -> Measured:
-    """Each task's Transformer on the evaluation ``seeds``; on a comparison task first ``tune_task`` (both arms, on
-    tuning seeds), then both arms on the evaluation seeds, each at its tuned rate."""
-    frames, curves, tuning, tuned = [], [], [], {}
-    for name in tasks:
-        archs = ("transformer", "lstm") if name in compare else ("transformer",)
-        setup = setup_task(budget, name, archs)
-        if name in compare:
-            table, tuned[name] = tune_task(budget, name, setup, archs, seeds, device, progress)
-            tuning.append(table)
-        if progress:
-            progress(f"{name}: {', '.join(archs)} x seeds {seeds}", force=True)
-        df, cv = measure_task(budget, name, archs, seeds, device, progress, fast,
-                              {a: t.lr for a, t in tuned.get(name, {}).items()}, setup)
-        frames.append(df)
-        curves.append(cv)
-    return Measured(pd.concat(frames, ignore_index=True), pd.concat(curves, ignore_index=True),
-                    pd.concat(tuning, ignore_index=True) if tuning else pd.DataFrame(), tuned)
-
-
 def lr_tuning_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Per (task, arch, rate): the tuning seeds' mean steps and seconds to 95%, validation loss, how many reached
-    95%; the chosen rate marked, with its edge ('' when interior)."""
-    t = (tuning.groupby(["task", "arm", "lr"], sort=False)
-         .agg(steps_to_95=("steps_to_95", "mean"), val_loss=("val_loss", "mean"),
-              time_to_95_s=("time_to_95_s", "mean"), reached_95=("reached_95", "sum"), runs=("seed", "size"))
-         .reset_index().rename(columns={"arm": "arch"}))
-    t["chosen"] = [math.isclose(r.lr, tuned[r.task][r.arch].lr) for r in t.itertuples()]
-    t["edge"] = [(tuned[r.task][r.arch].edge or "") if r.chosen else "" for r in t.itertuples()]
-    return t
+    """Per (task, arch, rate): ``harness.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
+    rate and its edge) with their mean steps and seconds to 95% and how many reached it."""
+    return pd.concat([tuned_table(by_arch, tuning[tuning.task == name], TUNING_TABLE).drop(columns="d_k")
+                      .assign(task=name) for name, by_arch in tuned.items()], ignore_index=True)
 
 
 def fixed_lr_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """The fixed-rate view (reported, never counted): both arms at one shared rate, the design tuning replaces.
-    For each rate in both arms' grids, from the tuning runs (no run of its own): mean steps and seconds to 95%
-    per arm and the mean over tuning seeds of ln(LSTM / Transformer) seconds, paired by seed."""
-    rows = []
-    for task_name, g in tuning.groupby("task", sort=False):
-        shared = sorted(set(g[g.arm == "transformer"].lr) & set(g[g.arm == "lstm"].lr))
-        for lr in shared:
-            t, lstm = (g[(g.arm == a) & (g.lr == lr)].sort_values("seed") for a in ("transformer", "lstm"))
-            ln_ratio = np.log(lstm.time_to_95_s.to_numpy(float)) - np.log(t.time_to_95_s.to_numpy(float))
-            rows.append({"task": task_name, "lr": lr, "seeds": "tuning",
-                         **{f"{a}_{col}": float(x[col].mean()) for a, x in (("transformer", t), ("lstm", lstm))
-                            for col in ("steps_to_95", "time_to_95_s")},
-                         "ln_time_ratio_lstm_over_transformer": float(ln_ratio.mean()),
-                         "transformer_tuned_rate": math.isclose(lr, tuned[task_name]["transformer"].lr)})
-    return pd.DataFrame(rows)
+    """Both arms at each rate their grids share (``harness.tuning.fixed_rate_table``): mean steps, seconds and ln
+    seconds to 95% on the tuning seeds; ln(LSTM / Transformer) seconds is the difference of the ln columns."""
+    tuning = tuning.assign(ln_time_to_95_s=np.log(tuning.time_to_95_s.to_numpy(float)))
+    return pd.concat([fixed_rate_table(tuning[tuning.task == name], by_arch,
+                                       ("steps_to_95", "time_to_95_s", "ln_time_to_95_s")).assign(task=name)
+                      for name, by_arch in tuned.items()], ignore_index=True)
 
 
 # ------------------------------------------------------------------------------- what the criteria read
@@ -365,11 +167,6 @@ def generalisation(rows: pd.DataFrame) -> tuple[dict[str, Any], str]:
     return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0])), detail
 
 
-def edge_reason(tuned: Mapping[str, Tuned]) -> str:
-    """Why a comparison of these tuned arms cannot be trusted: each arm whose rate is at an edge of its grid."""
-    return "; ".join(t.edge_reason for t in tuned.values() if t.edge)
-
-
 def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
             ) -> tuple[list[dict[str, Any]], str]:
     """Per comparison task, the seed-paired held-out test loss (LSTM, Transformer) at the fixed budget, and the
@@ -378,7 +175,7 @@ def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = 
     for task_name, g in df.groupby("task", sort=False):
         t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
         parts.append(decision.samples(lstm.test_loss.to_numpy(float), t.test_loss.to_numpy(float), paired=True,
-                                      label=task_name, invalid=edge_reason((tuned or {}).get(task_name, {}))))
+                                      label=task_name, invalid=edge_reasons((tuned or {}).get(task_name, {}).values())))
         bleu = (f"; BLEU transformer {t.bleu.mean():.2f}, lstm {lstm.bleu.mean():.2f}"
                 if "bleu" in g and g.bleu.notna().any() else "")
         text.append(f"{task_name}: test loss transformer {np.round(t.test_loss, 4).tolist()} vs lstm "
@@ -397,7 +194,7 @@ def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None 
         rates = (tuned or {}).get(task_name, {})
         parts.append(decision.samples(np.log(lstm.time_to_95_s.to_numpy(float)),
                                       np.log(t.time_to_95_s.to_numpy(float)), paired=True, label=task_name,
-                                      invalid=edge_reason(rates)))
+                                      invalid=edge_reasons(rates.values())))
         text.append(f"{task_name}: "
                     + (f"tuned rates transformer {rates['transformer'].lr:.3g}, lstm {rates['lstm'].lr:.3g}; "
                        if {"transformer", "lstm"} <= set(rates) else "")
@@ -435,31 +232,6 @@ def curves_figure(curves: pd.DataFrame, target: float):
     return fig
 
 
-def tuning_figure(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]], target: float):
-    """Which learning rate gives the lowest validation loss at the fixed budget, per architecture? Its mean on the
-    tuning seeds against the rate, one panel per comparison task, the chosen rate circled."""
-    plt = _pyplot()
-    tasks = list(tuned)
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 3.4), squeeze=False)
-    colors = {"transformer": "tab:blue", "lstm": "tab:orange"}
-    for ax, name in zip(axes[0], tasks):
-        for arch, t in tuned[name].items():
-            g = tuning[(tuning.task == name) & (tuning.arm == arch)]
-            means = g.groupby("lr").val_loss.mean()
-            ax.plot(means.index, means.to_numpy(), "o-", color=colors.get(arch, "k"), label=arch)
-            ax.scatter(g.lr, g.val_loss, s=10, alpha=0.4, color=colors.get(arch, "k"))
-            ax.plot([t.lr], [means.loc[t.lr]], "o", ms=13, mfc="none", color=colors.get(arch, "k"))
-        ax.set_xscale("log")
-        ax.set_xlabel("learning rate (warmup then constant)")
-        ax.set_title(name)
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("validation loss at the fixed budget\n(tuning seeds; circled: chosen)")
-    fig.suptitle("Which learning rate gives the lowest validation loss, per architecture?")
-    fig.tight_layout()
-    return fig
-
-
 def time_figure(df: pd.DataFrame):
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
@@ -473,6 +245,23 @@ def time_figure(df: pd.DataFrame):
     return fig
 
 
+def step_time_figure(times: pd.DataFrame):
+    """Does the time per training step grow more slowly with n for the Transformer than for the LSTM?"""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    for arm, g in times.groupby("arm", sort=False):
+        med = g.groupby("n").s_per_step.median()
+        ax.plot(med.index, 1e3 * med.to_numpy(), "o-", label=arm)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"sequence length n ({int(times.tokens.iloc[0])} tokens per batch)")
+    ax.set_ylabel("ms per training step (median)")
+    ax.set_title("Does step time grow more slowly with n\nfor the Transformer than the LSTM?")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 # -------------------------------------------------------------------------------------------- the claim
 def _declare_claim(ev) -> None:
     ev.claim(CLAIM_ID, title="Attention alone suffices for sequence transduction",
@@ -482,8 +271,35 @@ def _declare_claim(ev) -> None:
     ev.answer_objections(OBJECTIONS)
 
 
-def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool) -> dict[str, Any]:
-    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse), before measuring."""
+def times_steps(budget: dict[str, Any], device: torch.device | str) -> bool:
+    """Whether ``step_time_vs_length`` is declared: a block with ``step_time`` (full) under --device cuda."""
+    return bool(budget.get("step_time")) and torch.device(device).type == "cuda"
+
+
+def step_times(budget: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
+    """``harness.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
+    matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
+    spec, setup = budget["step_time"], setup_task(budget, "reverse", ("transformer", "lstm"))
+    return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],
+                               int(spec["tokens_per_batch"]), int(spec["repeats"]), int(spec["steps"]),
+                               device=device, warmup=int(spec["warmup_steps"]), train=budget["train"])
+
+
+def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
+    """``step_time_vs_length``'s measurement: the per-repeat log-log slopes (LSTM, Transformer), paired."""
+    slopes = step_time_slopes(times)
+    by = {a: slopes[slopes.arm == a].sort_values("repeat").slope.to_numpy(float) for a in ("transformer", "lstm")}
+    med = times.groupby(["arm", "n"]).s_per_step.median().unstack("n")
+    detail = (f"slopes per repeat transformer {np.round(by['transformer'], 3).tolist()}, lstm "
+              f"{np.round(by['lstm'], 3).tolist()}; median ms per step at n = {list(med.columns)}: "
+              + "; ".join(f"{a} {np.round(1e3 * med.loc[a].to_numpy(float), 2).tolist()}" for a in med.index))
+    return [decision.samples(by["lstm"], by["transformer"], paired=True, label="reverse")], detail
+
+
+def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, timing: bool = False
+            ) -> dict[str, Any]:
+    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse; ``timing``:
+    ``step_time_vs_length`` too), before measuring."""
     _declare_claim(ev)
     crits = {}
     if not fast:
@@ -500,6 +316,10 @@ def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool) ->
         crits["time"] = ev.criterion("wall_time_to_95", how=f"tasks {', '.join(compare)}; one CPU thread: not a test "
                                      "of the parallelism argument; censored runs enter with their whole training "
                                      "time", **CRITERIA["wall_time_to_95"])
+    if timing:
+        crits["step_time"] = ev.criterion("step_time_vs_length", how="reverse at each length, fixed tokens per "
+                                          "batch; CUDA synchronised around every timed step; one slope per repeat",
+                                          **CRITERIA["step_time_vs_length"])
     return crits
 
 
@@ -508,7 +328,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
     ev = evidence
     tasks = tuple(budget.get("fast", {}).get("tasks", ["reverse"])) if fast else tuple(budget.get("tasks_run", TASKS))
     compare = () if fast else tuple(budget["lstm"]["tasks"])
-    c = declare(ev, tasks, compare, fast)
+    timing = not fast and times_steps(budget, device)
+    c = declare(ev, tasks, compare, fast, timing)
     for name in tasks:
         ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(budget["gate_exact_match"]))
     if "number_words_de" in tasks:
@@ -518,7 +339,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
                 relative=True)
 
     # ---- measure: on each comparison task tune both arms on tuning seeds, then evaluate at the tuned rates
-    m = measure(budget, tasks, compare, seeds, device, progress, fast)
+    m = measure(budget, tasks, compare, seeds, device, progress, fast, by=TUNING_SCORE)
     runs, curves = m.runs, m.curves
 
     # ---- record
@@ -560,7 +381,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
         ev.table("lr_tuning", lr_tuning_table(m.tuning, m.tuned))
         ev.table("fixed_lr", fixed_lr_table(m.tuning, m.tuned))
         ev.table("tuning_runs", m.tuning)
-        ev.figure("steps_vs_lr", tuning_figure(m.tuning, m.tuned, float(budget["target"])))
+        ev.figure("steps_vs_lr", figure_loss_vs_lr_by_task(
+            m.tuned, "Which learning rate gives the lowest validation\nloss at the fixed budget, per architecture?"))
     ev.table("per_seed", runs)
     ev.figure("learning_curves", curves_figure(curves, float(budget["target"])))
     ev.note(f"Every run trains its fixed step budget (no early stop). Loss and exact match (greedy decoding) are "
@@ -579,76 +401,24 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast)
                     for a, t in by_arch.items()) for task_name, by_arch in m.tuned.items())
                 + ". A rate at an edge makes quality_vs_lstm inconclusive on that task. fixed_lr (reported, not "
                 "counted) is the design this replaces, both arms at one shared rate: the tuning runs at each rate "
-                "of both grids, paired by tuning seed.")
+                "both grids share, on the same tuning seeds (ln seconds beside seconds).")
+    if timing:
+        times = step_times(budget, device)
+        parts, detail = step_time_parts(times)
+        c["step_time"].measure(parts, detail=detail)
+        for arm, g in step_time_slopes(times).groupby("arm"):
+            ev.metric(f"step_time_slope/{arm}", float(g.slope.mean()))
+        ev.table("step_times", times)
+        ev.figure("step_time_vs_length", step_time_figure(times))
+    else:
+        ev.note("step_time_vs_length (time per step against sequence length at fixed tokens per batch, the "
+                "parallelism argument) is not declared: it needs --device cuda and a profile with a step_time block "
+                "(--profile full); one CPU thread runs nothing in parallel.")
     ev.note("(d) corpus BLEU with the paper's base configuration: " + corpus_status(budget, profile.dry)[1])
     ev.headline("exact_match/reverse")
 
 
 # ----------------------------------------------------------------------------------------- (d) corpus
-def corpus_paths(env: dict[str, str] | None = None) -> dict[str, Path] | None:
-    """The user's corpus from the environment: {"tsv": path} or {"src": path, "tgt": path}; None if unset.
-    A half-given or missing path is a ValueError naming the variable."""
-    env = os.environ if env is None else env
-    tsv, src, tgt = env.get(CORPUS_ENV_TSV), env.get(CORPUS_ENV_SRC), env.get(CORPUS_ENV_TGT)
-    if tsv:
-        paths = {"tsv": Path(tsv)}
-    elif src or tgt:
-        if not (src and tgt):
-            raise ValueError(f"{CORPUS_ENV_SRC} and {CORPUS_ENV_TGT} go together; got only "
-                             f"{CORPUS_ENV_SRC if src else CORPUS_ENV_TGT}")
-        paths = {"src": Path(src), "tgt": Path(tgt)}
-    else:
-        return None
-    for key, p in paths.items():
-        if not p.is_file():
-            var = {"tsv": CORPUS_ENV_TSV, "src": CORPUS_ENV_SRC, "tgt": CORPUS_ENV_TGT}[key]
-            raise ValueError(f"{var}={p}: no such file")
-    return paths
-
-
-def corpus_status(budget: dict[str, Any], dry: bool = False) -> tuple[bool, str]:
-    """(whether (d) runs, why / why not). A dry run without a user's corpus runs on a generated one."""
-    if not budget.get("corpus"):
-        return False, f"not run: it belongs to the full profile (--profile full); {CORPUS_HELP}"
-    paths = corpus_paths()
-    if paths is None and dry:
-        return True, (f"dry run on {DRY_RUN_CORPUS_PAIRS} generated sentence pairs (the loader, tokenisation and "
-                      f"BLEU; no user corpus given); {CORPUS_HELP}")
-    if paths is None:
-        return False, f"not run: no corpus given; {CORPUS_HELP}"
-    return True, f"run on {', '.join(str(p) for p in paths.values())}"
-
-
-def cpu_has_native_bf16() -> bool:
-    """Whether this CPU runs bf16 natively (PyTorch's dispatch level AVX512 or above); else bf16 is emulated."""
-    return torch.backends.cpu.get_cpu_capability() not in ("DEFAULT", "NO AVX", "AVX2")
-
-
-def load_corpus(paths: dict[str, Path], spec: dict[str, Any]) -> ParallelCorpus:
-    kw = {k: spec[k] for k in ("heldout_fraction", "max_len", "lowercase", "min_freq", "max_vocab", "shared_vocab")
-          if k in spec}
-    if "tsv" in paths:
-        return ParallelCorpus.from_tsv(paths["tsv"], **kw)
-    return ParallelCorpus.from_files(paths["src"], paths["tgt"], **kw)
-
-
-def measure_corpus_bleu(task: ParallelCorpus, mcfg: ModelConfig, tcfg: TrainConfig, seed: int, test_size: int,
-                        progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
-    """Train ``mcfg`` on the corpus and score greedy translations of up to ``test_size`` held-out pairs against
-    their raw target lines (sacrebleu's 13a tokenisation, detokenised hypotheses), with its standard error over
-    200 resamples of the test sentences (the interval of a single seed)."""
-    model = build_for_task("transformer", task, mcfg, seed)
-    run = train(model, task, tcfg, seed, progress=progress)
-    test = task.heldout(min(test_size, len(task.heldout_index)))
-    hyps = greedy_texts(model, test, task.detokenize, max_len=task.max_tgt_len, device=tcfg.device, chunk=128)
-    refs = task.references(test)
-    boot = [corpus_bleu([hyps[i] for i in ix], [refs[i] for i in ix])
-            for ix in np.random.default_rng(seed).integers(0, len(hyps), (200, len(hyps)))]
-    return {"seed": seed, "bleu": corpus_bleu(hyps, refs), "bleu_se_bootstrap": float(np.std(boot, ddof=1)),
-            "test_pairs": len(test), "steps_run": run.steps_run, "train_time_s": run.train_time_s,
-            "params": param_count(model), **task.params(), "example": f"{hyps[0]!r} (ref {refs[0]!r})"}
-
-
 def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_path):
     """(d) the paper's base configuration on the user's corpus (full profile); skips without one, except in a dry
     run, which writes a generated corpus in the user's TSV format and runs on that."""
@@ -663,12 +433,8 @@ def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_pa
     rule = decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})" if bleu_min is not None
                          else "reported: BLEU above 0; no bar is universal for a user's corpus")
     crit = ev.criterion("corpus_bleu", rule=rule, counts=bleu_min is not None, **CRITERIA["corpus_bleu"])
-    paths = corpus_paths()
-    if paths is None:   # a dry run (corpus_status): the generated pairs go through the user's loader
-        paths = {"tsv": tmp_path / "generated_pairs.tsv"}
-        paths["tsv"].write_text("".join(f"{src}\t{tgt}\n" for src, tgt in
-                                        generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS)), encoding="utf-8")
-    task = load_corpus(paths, spec)
+    # a dry run without a user corpus (corpus_status): generated pairs go through the user's loader
+    task = load_corpus(corpus_paths() or write_generated_corpus(tmp_path / "generated_pairs.tsv"), spec)
     mcfg = ModelConfig.paper_base(**spec.get("model", {}))
     train_block = {**spec["train"], "device": str(device)}
     if profile.dry and train_block.get("bf16") and str(device) == "cpu" and not cpu_has_native_bf16():
@@ -677,12 +443,9 @@ def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_pa
         train_block["bf16"] = False
         ev.note("Dry run on a CPU without native bf16 (no AVX-512): the corpus run trained in float32, not the "
                 "GPU's bf16 autocast path.")
-    tcfg = TrainConfig.from_dict(train_block)
-    rows = []
-    for seed in seeds[: int(spec.get("seeds", len(seeds)))]:
-        progress(f"corpus seed {seed}: {task.params()}", force=True)
-        rows.append(measure_corpus_bleu(task, mcfg, tcfg, seed, int(spec["test_size"]), progress))
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame([measure_corpus_bleu(task, mcfg, TrainConfig.from_dict(train_block), seed,
+                                           int(spec["test_size"]), progress)
+                       for seed in seeds[: int(spec.get("seeds", len(seeds)))]])
     r = df.iloc[0]   # the seed is the unit; one seed's interval comes from its bootstrap over test sentences
     crit.measure([decision.samples(df.bleu, label="seeds") if len(df) >= 2 else decision.estimate(
         r.bleu, r.bleu_se_bootstrap, max(int(r.test_pairs) - 1, 1), 1, label="one seed",

@@ -241,3 +241,68 @@ def write_benchmark_json(path: Path, records: Iterable[Mapping[str, Any]], *, de
            "datetime": _dt.datetime.now(_dt.timezone.utc).isoformat(), "version": pb_version}
     write_json_atomic(Path(path), out)
     return Path(path)
+
+
+# -------------------------------------------------------------------- training steps against length (C1, GPU)
+def training_step_seconds(model: torch.nn.Module, task: Any, cfg: Any, batch_size: int, steps: int,
+                          warmup: int = 2, seed: int = 0) -> list[float]:
+    """Wall seconds of each of ``steps`` training steps (``harness.training.optimizer_step``: forward, loss,
+    backward, clip, Adam) of ``model`` on ``task``'s training batches of ``batch_size`` rows on ``cfg.device``,
+    after ``warmup`` untimed steps. The batch is drawn and moved before the clock starts; CUDA is synchronised at
+    both ends of every step, so a step's time is its kernels' time, not their launch."""
+    from harness.training import make_optimizer, optimizer_step
+
+    device = torch.device(cfg.device)
+    model.to(device).train()
+    opt, sched = make_optimizer(model, cfg, getattr(getattr(model, "cfg", None), "d_model", None))
+    gen = torch.Generator().manual_seed(seed)
+    times = []
+    for i in range(warmup + steps):
+        batch = task.train_batch(gen, batch_size).to(device)
+        _sync(device)
+        t0 = time.perf_counter()
+        optimizer_step(model, batch, task, opt, sched, cfg)
+        _sync(device)
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def step_time_vs_length(models: Mapping[str, tuple[str, ModelConfig]], lengths: Iterable[int],
+                        tokens_per_batch: int, repeats: int, steps: int, *, device: torch.device | str = "cpu",
+                        warmup: int = 2, train: Mapping[str, Any] | None = None, vocab: int = 20) -> "Any":
+    """Median seconds per training step against sequence length ``n`` at a fixed number of source tokens per
+    batch (``tokens_per_batch // n`` rows of reverse at exactly length n): ``models`` maps an arm to (registry
+    name, config). Arms are interleaved inside each (repeat, n), so drift in the machine's load hits all alike;
+    repeat r builds every model from seed r. One row per (repeat, n, arm): arm, n, batch_size, s_per_step."""
+    import pandas as pd
+
+    from harness.tasks import make_task
+    from harness.training import TrainConfig, build_for_task
+
+    tcfg = TrainConfig.from_dict({"schedule": "constant", "lr": 1e-3, **(train or {}), "steps": steps,
+                                  "device": str(device)})
+    rows = []
+    for repeat in range(repeats):
+        for n in lengths:
+            task = make_task("reverse", vocab=vocab, min_len=int(n), max_len=int(n))
+            batch = max(1, int(tokens_per_batch) // int(n))
+            for arm, (name, cfg) in models.items():
+                model = build_for_task(name, task, cfg, repeat)
+                secs = training_step_seconds(model, task, tcfg, batch, steps, warmup, seed=repeat)
+                rows.append({"arm": arm, "n": int(n), "repeat": repeat, "batch_size": batch,
+                             "tokens": batch * int(n), "s_per_step": float(sorted(secs)[len(secs) // 2])})
+                del model
+    return pd.DataFrame(rows)
+
+
+def step_time_slopes(times: "Any") -> "Any":
+    """Per (arm, repeat) of ``step_time_vs_length``'s rows: the least-squares slope of ln seconds per step on
+    ln n (the exponent of time ~ n^slope). One row per (arm, repeat): arm, repeat, slope."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame([{"arm": arm, "repeat": rep, "slope": float(np.polyfit(np.log(g.n.to_numpy(float)),
+                                                                               np.log(g.s_per_step.to_numpy(float)),
+                                                                               1)[0])}
+                         for (arm, rep), g in times.groupby(["arm", "repeat"], sort=False)])

@@ -464,6 +464,11 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                             "lstm": {"lr_grid": [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2]}},
                  "fast": {"tasks": ["reverse"], "train": {"steps": 500}},
                  "gate_exact_match": 0.01, "gate_bleu": 1.0, "gate_steps_relative": 0.5,
+                 # step_time_vs_length (counted under --device cuda only): reverse at n = 16..256 (5 points, a
+                 # 16x range for the slope) at 8192 source tokens per batch (512 rows at 16, 32 at 256), the median
+                 # of 20 timed steps after 5 warmup steps (cuDNN and allocator warm), 5 repeats (the slope's unit)
+                 "step_time": {"lengths": [16, 32, 64, 128, 256], "tokens_per_batch": 8192, "repeats": 5,
+                               "steps": 20, "warmup_steps": 5},
                  # the paper's base model (Table 3) and schedule (5.3), label smoothing 0.1 (5.4); bleu_min: a
                  # threshold to count the criterion (None: BLEU is reported, no universal bar for a user's corpus)
                  "corpus": {"seeds": 1, "heldout_fraction": 0.01, "max_len": 100, "shared_vocab": True,

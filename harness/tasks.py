@@ -100,6 +100,11 @@ def heldout_mask(keys: Tensor, fraction: float) -> Tensor:
     return _hash_rows(keys.reshape(keys.shape[0], -1)) < int(round(fraction * _HASH_BUCKETS))
 
 
+def rows_in_training_split(task: "Task", batch: "Batch") -> int:
+    """How many rows of ``batch`` the task's hash would put in the training split (must be 0 for held-out)."""
+    return int((~heldout_mask(task.split_keys(batch), task.heldout_fraction)).sum())
+
+
 def validation_test_split(task: "Task", n_val: int, n_test: int) -> tuple["Batch", "Batch"]:
     """(validation, test) from the task's held-out split (issue 26: every tuning stage and early stop reads the
     validation part, every reported result the test part): the first ``n_val`` rows of ``task.heldout(n_val +

@@ -239,6 +239,20 @@ class RunResult:
         return dataclasses.asdict(self)
 
 
+def first_reaching(curve: list[dict[str, float]], target: float, metric: str = "exact_match"
+                   ) -> dict[str, float] | None:
+    """The first evaluation row of ``curve`` whose ``metric`` reaches ``target`` (None if none did)."""
+    return next((row for row in curve if row[metric] >= target), None)
+
+
+def to_target(run: RunResult, target: float, metric: str = "exact_match") -> tuple[bool, int, float]:
+    """(reached, steps, training seconds) to held-out ``metric`` ``target`` on ``run``'s curve; a run that never
+    reached it is censored at its whole run (a lower bound on the true value, against the arm that missed)."""
+    hit = first_reaching(run.curve, target, metric)
+    last = run.curve[-1] if run.curve else {"step": run.steps_run, "train_time_s": run.train_time_s}
+    return hit is not None, int((hit or last)["step"]), float((hit or last)["train_time_s"])
+
+
 # ------------------------------------------------------------------------------------- model <-> task
 def build_for_task(name: str, task: Task, cfg: ModelConfig, seed: int, **kw: Any) -> nn.Module:
     """``set_seed(seed)`` then ``model.build(name, cfg', **kw)`` with the task's vocabularies and length filled in

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -171,6 +171,25 @@ def choose_rates(arms: Sequence[Any], block: Callable[[Any], Mapping[str, Any]],
     return pd.concat(tables, ignore_index=True), chosen
 
 
+def choose_rate_per_arm(grids: Mapping[str, Sequence[float]], seeds: Sequence[int],
+                 train_and_score: Callable[[str, float, int], Mapping[str, float]], by: Sequence[str] = ("loss",),
+                 extend: int = 0) -> tuple[pd.DataFrame, dict[str, Tuned]]:
+    """``choose_rate`` for each arm of ``grids`` (arm -> its own grid; arms without a d_k, e.g. C1's
+    architectures), ``train_and_score(arm, lr, seed)`` training and scoring one run. Returns (every arm's tuning
+    runs in one table, the choice per arm)."""
+    tables, tuned = [], {}
+    for arm, grid in grids.items():
+        table, tuned[arm] = choose_rate(arm, grid, seeds, lambda lr, seed, arm=arm: train_and_score(arm, lr, seed),
+                                        by=by, extend=extend)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True), tuned
+
+
+def edge_reasons(tuned: Iterable[Tuned]) -> str:
+    """Why a comparison of these tuned arms cannot be trusted: each arm whose rate is at an edge of its grid."""
+    return "; ".join(t.edge_reason for t in tuned if t.edge)
+
+
 def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
                       seeds: Sequence[int], tuned: Mapping[tuple[str, int], Tuned], device: Any = "cpu",
                       progress: Callable[..., Any] | None = None) -> pd.DataFrame:
@@ -186,11 +205,28 @@ def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[
     return pd.concat(parts, ignore_index=True)
 
 
-def tuned_table(tuned: Mapping[tuple[str, int], Tuned]) -> pd.DataFrame:
-    """One row per (arm, d_k, grid rate): the tuning seeds' mean held-out loss, the chosen rate marked."""
-    return pd.DataFrame([{"arm": t.arm, "d_k": t.d_k, "lr": lr, "tuning_mean_loss": loss, "chosen": lr == t.lr,
-                          "edge": (t.edge or "") if lr == t.lr else ""}
-                         for t in tuned.values() for lr, loss in zip(t.grid, t.mean_loss)])
+def tuned_table(tuned: Mapping[Any, Tuned], runs: pd.DataFrame | None = None,
+                aggregates: Mapping[str, tuple[str, str]] | None = None) -> pd.DataFrame:
+    """One row per (arm, d_k, grid rate): the tuning seeds' mean held-out loss, the chosen rate marked. With
+    ``runs`` (``choose_rate``'s tuning runs: arm, lr, seed and scores) and ``aggregates`` (pandas named
+    aggregations, e.g. ``{"reached": ("reached", "sum")}``), those per (arm, rate) too."""
+    table = pd.DataFrame([{"arm": t.arm, "d_k": t.d_k, "lr": lr, "tuning_mean_loss": loss, "chosen": lr == t.lr,
+                           "edge": (t.edge or "") if lr == t.lr else ""}
+                          for t in tuned.values() for lr, loss in zip(t.grid, t.mean_loss)])
+    if runs is None or not aggregates:
+        return table
+    return table.merge(runs.groupby(["arm", "lr"]).agg(**aggregates).reset_index(), on=["arm", "lr"], how="left")
+
+
+def fixed_rate_table(tuning: pd.DataFrame, tuned: Mapping[Any, Tuned], columns: Sequence[str]) -> pd.DataFrame:
+    """The fixed-rate view (reported, never counted), the design tuning replaces: every arm of ``tuned`` at each
+    rate that all of their grids share, read from ``choose_rate``'s tuning runs there (no run of its own). One row
+    per (rate, arm): the tuning seeds' mean of ``columns``, and whether it is that arm's tuned rate."""
+    arms = {t.arm: t for t in tuned.values()}
+    shared = sorted(set.intersection(*(set(t.grid) for t in arms.values())))
+    at = tuning[tuning["arm"].isin(list(arms)) & tuning["lr"].isin(shared)]
+    out = at.groupby(["lr", "arm"], sort=False)[list(columns)].mean().reset_index().sort_values("lr", kind="stable")
+    return out.assign(tuned_rate=[math.isclose(r.lr, arms[r.arm].lr) for r in out.itertuples()], seeds="tuning")
 
 
 def figure_loss_vs_lr(tuned: Mapping[tuple[str, int], Tuned], title: str):
@@ -304,7 +340,7 @@ def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
 
 def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tuned]], title: str):
     """Held-out loss against learning rate per arm, one row of panels per task ('' for a single, unnamed task)
-    and one panel per d_k, the chosen rate circled."""
+    and one panel per d_k (one for arms without a d_k), the chosen rate circled."""
     import matplotlib.pyplot as plt
 
     rows = list(per_task)
@@ -328,7 +364,7 @@ def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tu
             ax.set_xlabel("learning rate")
             ax.set_ylabel("held-out loss (tuning seeds)")
             name = next(iter(tuned.values())).setting
-            ax.set_title(f"{task}, {name} = {d_ks[c]}" if task else f"{name} = {d_ks[c]}")
+            ax.set_title(", ".join(p for p in (task, "" if d_ks[c] is None else f"{name} = {d_ks[c]}") if p))
             ax.legend(fontsize=7)
             ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(title)

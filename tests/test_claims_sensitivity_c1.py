@@ -9,9 +9,11 @@
 * ``wall_time_to_95``: the rule says passed / refuted / inconclusive on constructed timings; an arm whose tuned
   rate sits at an edge of its grid makes it inconclusive however clear the timings, naming the arm and the edge;
   tuning never trains on an evaluation seed, and the evaluation runs use the tuned rates (issue 17).
+* ``step_time_vs_length`` (GPU only): its measurement runs on CPU at tiny sizes, and it is declared (and counted)
+  only under cuda with the full profile's step_time block.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
-* (d): without a corpus the corpus test skips with a message that says how to give one; a half-given corpus is an
-  error naming the variable; the measurement runs on a tiny TSV.
+* (d) (``harness.corpus``): without a corpus the corpus test skips with a message that says how to give one; a
+  half-given corpus is an error naming the variable; the measurement runs on a tiny TSV.
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ import pytest
 import torch
 
 import claims.test_c1_attention_suffices as c1
-from harness import decision
+from harness import corpus, decision, transduction
 from harness.profiles import get_profile
-from harness.tasks import validation_test_split
+from harness.tasks import rows_in_training_split, validation_test_split
 from harness.tuning import Tuned
 from harness.tasks import make_task
 from harness.training import TrainConfig
@@ -53,9 +55,9 @@ def test_structure_check_sees_recurrence():
     val, test = validation_test_split(task, 16, 16)
     cfg = ModelConfig.tiny(d_model=8, n_heads=1, d_ff=16, n_encoder_layers=1, n_decoder_layers=1)
     tcfg = TrainConfig(steps=1, batch_size=4, schedule="constant", lr=1e-3, eval_every=1, eval_size=16)
-    lstm_row, _ = c1.train_and_test("lstm", task, cfg, tcfg, 0, val, test, 0.95)
+    lstm_row, _ = transduction.train_and_test("lstm", task, cfg, tcfg, 0, val, test, 0.95)
     assert "LSTM" in lstm_row["forbidden_modules"]
-    tr_row, _ = c1.train_and_test("transformer", task, cfg, tcfg, 0, val, test, 0.95)
+    tr_row, _ = transduction.train_and_test("transformer", task, cfg, tcfg, 0, val, test, 0.95)
     holds, n_bad, detail = c1.forbidden_in(pd.DataFrame([tr_row, lstm_row]))
     assert holds and n_bad == 0 and "LSTM" in detail
     holds, n_bad, _ = c1.forbidden_in(pd.DataFrame([{**tr_row, "forbidden_modules": lstm_row["forbidden_modules"]}]))
@@ -68,8 +70,8 @@ def test_heldout_split_is_disjoint_and_held_out():
         val, test = validation_test_split(task, 20, 40)
         keys = lambda b: {tuple(r) for r in task.split_keys(b).tolist()}
         assert not keys(val) & keys(test) and len(val) == 20 and 0 < len(test) <= 40
-        assert c1.rows_in_training_split(task, test) == 0
-        assert c1.rows_in_training_split(task, task.train_batch(torch.Generator().manual_seed(0), 50)) == 50
+        assert rows_in_training_split(task, test) == 0
+        assert rows_in_training_split(task, task.train_batch(torch.Generator().manual_seed(0), 50)) == 50
 
 
 def _timings(t, lstm, reached=True):
@@ -92,20 +94,20 @@ def test_wall_time_criterion_both_ways():
 
 
 def test_corpus_environment(tmp_path, monkeypatch):
-    assert c1.corpus_paths({}) is None
-    with pytest.raises(ValueError, match=c1.CORPUS_ENV_TGT):
-        c1.corpus_paths({c1.CORPUS_ENV_SRC: str(tmp_path / "a")})
+    assert corpus.corpus_paths({}) is None
+    with pytest.raises(ValueError, match=corpus.CORPUS_ENV_TGT):
+        corpus.corpus_paths({corpus.CORPUS_ENV_SRC: str(tmp_path / "a")})
     with pytest.raises(ValueError, match="no such file"):
-        c1.corpus_paths({c1.CORPUS_ENV_TSV: str(tmp_path / "missing.tsv")})
-    runs, why = c1.corpus_status({"corpus": None})
-    assert not runs and c1.CORPUS_ENV_TSV in why and "--profile full" in why
+        corpus.corpus_paths({corpus.CORPUS_ENV_TSV: str(tmp_path / "missing.tsv")})
+    runs, why = corpus.corpus_status({"corpus": None})
+    assert not runs and corpus.CORPUS_ENV_TSV in why and "--profile full" in why
     full = {"corpus": {"seeds": 1}}
-    for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT):
+    for k in (corpus.CORPUS_ENV_TSV, corpus.CORPUS_ENV_SRC, corpus.CORPUS_ENV_TGT):
         monkeypatch.delenv(k, raising=False)
-    assert not c1.corpus_status(full)[0]
-    runs, why = c1.corpus_status(full, dry=True)                 # a dry run runs (d) on generated pairs
-    assert runs and "generated" in why and c1.CORPUS_ENV_TSV in why
-    assert not c1.corpus_status({"corpus": None}, dry=True)[0]   # not a profile with (d): no dry run of it either
+    assert not corpus.corpus_status(full)[0]
+    runs, why = corpus.corpus_status(full, dry=True)                 # a dry run runs (d) on generated pairs
+    assert runs and "generated" in why and corpus.CORPUS_ENV_TSV in why
+    assert not corpus.corpus_status({"corpus": None}, dry=True)[0]   # not a profile with (d): no dry run of it either
 
 
 def test_corpus_bleu_on_a_tiny_tsv(tmp_path):
@@ -116,10 +118,10 @@ def test_corpus_bleu_on_a_tiny_tsv(tmp_path):
         lines.append(f"{words.text_tokens(b.src[0], 'src')}\t{words.detokenize(b.tgt_out[0])}")
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("\n".join(lines), encoding="utf-8")
-    task = c1.load_corpus({"tsv": tsv}, {"heldout_fraction": 0.05, "max_len": 20})
+    task = corpus.load_corpus({"tsv": tsv}, {"heldout_fraction": 0.05, "max_len": 20})
     mcfg = ModelConfig.tiny(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
     tcfg = TrainConfig(steps=5, batch_size=8, schedule="constant", lr=1e-3, eval_every=5, eval_size=8)
-    row = c1.measure_corpus_bleu(task, mcfg, tcfg, 0, test_size=10)
+    row = corpus.measure_corpus_bleu(task, mcfg, tcfg, 0, test_size=10)
     assert 0.0 <= row["bleu"] <= 100.0 and row["test_pairs"] == 10 and row["bleu_se_bootstrap"] >= 0.0
 
 
@@ -136,19 +138,19 @@ def test_generalisation_decides_on_the_loss_not_the_ceiling():
 
 
 def test_a_test_row_in_the_training_split_stops_the_run(monkeypatch):
-    monkeypatch.setattr(c1, "rows_in_training_split", lambda task, batch: 1)
+    monkeypatch.setattr(transduction, "rows_in_training_split", lambda task, batch: 1)
     with pytest.raises(RuntimeError, match="training split"):
-        c1.measure_task(get_profile("smoke").claim("C1"), "reverse", ("transformer",), [0], "cpu")
+        transduction.measure_task(get_profile("smoke").claim("C1"), "reverse", ("transformer",), [0], "cpu")
 
 
 def test_corpus_test_skips_with_instructions(tmp_path):
-    env = {k: "" for k in (c1.CORPUS_ENV_TSV, c1.CORPUS_ENV_SRC, c1.CORPUS_ENV_TGT)}
+    env = {k: "" for k in (corpus.CORPUS_ENV_TSV, corpus.CORPUS_ENV_SRC, corpus.CORPUS_ENV_TGT)}
     proc = run_pytest(REPO, str(REPO / "claims" / "test_c1_attention_suffices.py"), "-k", "corpus", "--profile", "full",
                       "--report-dir", str(tmp_path), "-rs", env=env)
     assert proc.returncode == 0, proc.stdout[-2000:]
     skipped = json.loads((tmp_path / "results.json").read_text())["run"]["skipped"]
     assert len(skipped) == 1 and skipped[0]["id"] == "C1"
-    assert c1.CORPUS_ENV_TSV in skipped[0]["reason"] and c1.CORPUS_ENV_SRC in skipped[0]["reason"]
+    assert corpus.CORPUS_ENV_TSV in skipped[0]["reason"] and corpus.CORPUS_ENV_SRC in skipped[0]["reason"]
 
 
 def _tuned(lstm_lr, grid=(4e-3, 8e-3, 1.6e-2)):
@@ -184,13 +186,13 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
         return ({"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "steps_run": 10,
                  "test_exact_match": 1.0}, [])
 
-    monkeypatch.setattr(c1, "tuning_run", fake_tuning_run)
-    monkeypatch.setattr(c1, "train_and_test", fake_train_and_test)
+    monkeypatch.setattr(transduction, "tuning_run", fake_tuning_run)
+    monkeypatch.setattr(transduction, "train_and_test", fake_train_and_test)
     smoke = get_profile("smoke").claim("C1")     # training is faked: the smoke block's sizes cost nothing here
     budget = {**smoke, "lstm": {**smoke["lstm"], "tasks": ["reverse"]}, "tuning": {"seeds": 2, "transformer": {"lr_grid": [2e-3, 4e-3, 8e-3]},
                                         "lstm": {"lr_grid": [4e-3, 8e-3, 1.6e-2]}}}
     seeds = [0, 1, 2]
-    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu")
+    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu", by=c1.TUNING_SCORE)
     assert {s for _, s in tuned_on}.isdisjoint(seeds) and len(tuned_on) == 2 * 3 * 2
     assert sorted({s for _, s, _ in evaluated}) == seeds
     assert {(a, lr) for a, _, lr in evaluated} == {("transformer", 4e-3), ("lstm", 8e-3)}
@@ -198,4 +200,32 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     table = c1.lr_tuning_table(m.tuning, m.tuned)
     assert table.chosen.sum() == 2 and (table.edge == "").all() and (table.runs == 2).all()
     fixed = c1.fixed_lr_table(m.tuning, m.tuned)
-    assert fixed.lr.tolist() == [4e-3, 8e-3] and fixed.transformer_tuned_rate.tolist() == [True, False]
+    at = {a: fixed[fixed.arm == a] for a in ("transformer", "lstm")}
+    assert at["transformer"].lr.tolist() == at["lstm"].lr.tolist() == [4e-3, 8e-3]
+    assert at["transformer"].tuned_rate.tolist() == [True, False] and at["lstm"].tuned_rate.tolist() == [False, True]
+
+
+def test_step_time_vs_length_runs_on_cpu_at_tiny_sizes():
+    """The GPU criterion's measurement (issue 26) on CPU: every (repeat, n, arm) timed at fixed tokens per batch,
+    one slope per (arm, repeat), and a measurement the declared rule decides."""
+    from harness.bench import step_time_slopes, step_time_vs_length
+    cfg = ModelConfig.tiny(d_model=8, n_heads=2, d_ff=16, n_encoder_layers=1, n_decoder_layers=1)
+    times = step_time_vs_length({"transformer": ("transformer", cfg), "lstm": ("lstm_seq2seq", cfg.replace(n_heads=1))},
+                                [4, 8, 16], 64, repeats=2, steps=2, device="cpu", warmup=1)
+    assert len(times) == 2 * 3 * 2 and (times.s_per_step > 0).all() and (times.tokens == 64).all()
+    assert times[times.n == 16].batch_size.unique().tolist() == [4]
+    assert len(step_time_slopes(times)) == 4
+    parts, detail = c1.step_time_parts(times)
+    assert parts[0]["paired"] and "lstm" in detail
+    assert _decide(c1.CRITERIA["step_time_vs_length"]["rule"], parts) in ("passed", "inconclusive", "refuted")
+
+
+def test_step_time_criterion_is_declared_and_counted_only_under_cuda(tmp_path):
+    from harness.evidence import Evidence
+    full, smoke = get_profile("full").claim("C1"), get_profile("smoke").claim("C1")
+    assert c1.times_steps(full, "cuda") and not c1.times_steps(full, "cpu") and not c1.times_steps(smoke, "cuda")
+    for timing, declared in ((c1.times_steps(full, "cpu"), False), (c1.times_steps(full, "cuda"), True)):
+        ev = Evidence(tmp_path)
+        c1.declare(ev, ("reverse",), ("reverse",), fast=False, timing=timing)
+        crit = [c for c in ev.criteria if c.name == "step_time_vs_length"]
+        assert bool(crit) is declared and all(c.counts for c in crit)

@@ -167,3 +167,25 @@ def test_tuning_seeds_are_disjoint_from_every_master_seeds_seeds_by_construction
     for m in (0, 1, 999, 10 ** 6):
         seeds = plugin.derive_seeds(m, 5)
         assert all(t > top for t in tuning.tuning_seeds(seeds, 3))
+
+
+def test_choose_rate_per_arm_tables_and_figure_for_arms_without_a_d_k():
+    """C1's shape (issue 26): named arms on their own grids, the tuning table with per-rate aggregates of the
+    tuning runs, the fixed-rate view at the rates both grids share, and the figure with one panel per task."""
+    best = {"a": 2e-3, "b": 4e-3}
+    runs, tuned = tuning.choose_rate_per_arm({"a": [1e-3, 2e-3, 4e-3], "b": [2e-3, 4e-3, 8e-3]}, [10, 11],
+                                      lambda arm, lr, seed: {"loss": abs(math.log2(lr / best[arm])) + seed / 100,
+                                                             "steps": 100 * lr / best[arm]}, by=("loss",))
+    assert {a: t.lr for a, t in tuned.items()} == best and len(runs) == 12
+    table = tuning.tuned_table(tuned, runs, {"steps": ("steps", "mean"), "n": ("seed", "size")})
+    assert table.chosen.sum() == 2 and (table.n == 2).all()
+    assert table[table.chosen].steps.tolist() == pytest.approx([100.0, 100.0])
+    assert tuning.tuned_table(tuned).columns.tolist() == ["arm", "d_k", "lr", "tuning_mean_loss", "chosen", "edge"]
+    fixed = tuning.fixed_rate_table(runs, tuned, ["loss", "steps"])
+    assert fixed.lr.tolist() == [2e-3, 2e-3, 4e-3, 4e-3] and fixed.arm.tolist() == ["a", "b", "a", "b"]
+    assert fixed.tuned_rate.tolist() == [True, False, False, True] and (fixed.seeds == "tuning").all()
+    edged = tuning.Tuned("b", None, 8e-3, (2e-3, 4e-3, 8e-3), (3.0, 2.0, 1.0))
+    assert tuning.edge_reasons(tuned.values()) == ""
+    assert "b: its tuned learning rate 0.008 is the grid's highest" in tuning.edge_reasons([tuned["a"], edged])
+    fig = tuning.figure_loss_vs_lr_by_task({"reverse": tuned, "sort": tuned}, "which rate?")
+    assert [ax.get_title() for ax in fig.axes] == ["reverse", "sort"]

@@ -1,0 +1,196 @@
+"""Architectures compared on a sequence-transduction task at a fixed step budget, each at its own tuned rate (C1).
+
+One task as every stage sees it (``Setup``): its validation and test parts of the held-out split (the validation
+part scores tuning, the test part the comparison; neither is ever trained on) and each architecture's model config,
+the LSTM's width matched to the Transformer's parameter count. ``measure`` first tunes every architecture on tuning
+seeds disjoint from the evaluation seeds (``harness.tuning.choose_rate_per_arm`` over ``tuning_run``), then trains each
+on the evaluation seeds at its tuned rate, seeds outer and architectures inner so machine-load drift hits all
+alike, and measures it on the test part (``train_and_test``). Budgets are the profile's C1 block.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+import torch
+
+from model import ModelConfig, param_count
+
+from .probes import corpus_bleu, forbidden_modules, greedy_texts
+from .tasks import Batch, Task, make_task, rows_in_training_split, validation_test_split
+from .training import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
+from .tuning import Tuned, choose_rate_per_arm, tuning_seeds
+
+#: an architecture's name in the comparison -> its name in the model registry
+ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
+
+
+def train_config(budget: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
+                 fast: bool = False, lr: float | None = None) -> TrainConfig:
+    """The profile's training block, with the task's overrides, the LSTM's (``lstm.train``) and fast mode's
+    (``fast.train``) on top; the stop target is the profile's ``stop_exact_match``; ``lr``: a tuned rate in place
+    of the block's."""
+    d = dict(budget["train"])
+    d.update(budget["tasks"][task_name].get("train", {}))
+    if arch == "lstm":
+        d.update(budget["lstm"].get("train", {}))
+    if fast:
+        d.update(budget.get("fast", {}).get("train", {}))
+    if lr is not None:
+        d["lr"] = float(lr)
+    # a fixed budget (issue 26): the target only records steps to it (the curve), it never stops a run
+    d.update(target_metric="exact_match", target_value=float(budget["target"]), stop_at_target=False,
+             device=str(device))
+    return TrainConfig.from_dict(d)
+
+
+def build_task(budget: dict[str, Any], task_name: str) -> Task:
+    return make_task(task_name, **budget["tasks"][task_name].get("task", {}))
+
+
+# ------------------------------------------------------------------------------------------ measurement
+def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, seed: int, val: Batch,
+                   test: Batch, target: float, progress: Callable[[str], Any] | None = None,
+                   bleu: bool = False) -> tuple[dict[str, Any], list[dict[str, float]]]:
+    """Train ``arch`` ("transformer" | "lstm") on ``task`` (early stop on ``val``), then measure on ``test``.
+    Returns (one row for the per-seed table, the validation learning curve)."""
+    model = build_for_task(ARCH[arch], task, mcfg, seed)
+    run = train(model, task, tcfg, seed, progress=progress, heldout=val)
+    res = evaluate(model, task, test, batch_size=tcfg.eval_batch_size, max_decode_len=tcfg.max_decode_len,
+                   device=tcfg.device)
+    reached, steps, seconds = to_target(run, target)
+    row = {"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "d_model": mcfg.d_model,
+           "params": param_count(model),
+           "forbidden_modules": ", ".join(f"{n} ({t})" for n, t in forbidden_modules(model)),
+           "steps_run": run.steps_run, "diverged": run.diverged,
+           "val_exact_match": run.final.get("exact_match", math.nan),
+           "test_exact_match": res["exact_match"], "test_token_accuracy": res["token_accuracy"],
+           "test_loss": res["loss"],
+           "test_size": len(test), "test_rows_in_train_split": rows_in_training_split(task, test),
+           "reached_95": reached, "steps_to_95": steps, "time_to_95_s": seconds,   # censored: the whole run
+           "train_time_s": run.train_time_s, "s_per_step": run.train_time_s / max(run.steps_run, 1)}
+    if bleu:
+        hyps = greedy_texts(model, test, task.text_tokens, max_len=test.tgt_out.shape[1], device=tcfg.device)
+        refs = [task.text_tokens(r) for r in test.tgt_out]
+        row["bleu"] = corpus_bleu(hyps, refs, tokenize="none")
+        row["example"] = f"{task.text_tokens(test.src[0], 'src')} -> {hyps[0]} (ref {refs[0]})"
+    curve = [{"task": task.name, "arch": arch, "seed": seed, "step": c["step"], "exact_match": c["exact_match"],
+              "train_time_s": c["train_time_s"]} for c in run.curve]
+    return row, curve
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One task as both stages see it: the task, its validation and test parts, each arch's model config (the
+    LSTM's width matched to the Transformer's parameter count)."""
+    task: Task
+    val: Batch
+    test: Batch
+    mcfg: dict[str, ModelConfig]
+
+
+def setup_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...]) -> Setup:
+    task = build_task(budget, task_name)
+    val, test = validation_test_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
+    if rows_in_training_split(task, test):   # a harness bug, not a model property: stop rather than judge
+        raise RuntimeError(f"{task_name}: {rows_in_training_split(task, test)} test rows lie in the training split")
+    mcfg = {"transformer": ModelConfig.small(**budget["model"])}   # the LSTM's width is then matched
+    if "lstm" in archs:
+        n_t = param_count(build_for_task(ARCH["transformer"], task, mcfg["transformer"], 0))
+        lcfg = mcfg["transformer"].replace(n_heads=1)
+        mcfg["lstm"], _ = width_for_params(ARCH["lstm"], task, lcfg, n_t, budget["lstm"]["widths"])
+    return Setup(task, val, test, mcfg)
+
+
+def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: float,
+               progress: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """One tuning run: ``arch`` trained on a tuning seed for the fixed budget. Its validation loss at the end (the
+    choice; inf when diverged), and, reported, its steps and training seconds to validation exact match ``target``
+    (censored: the whole budget)."""
+    model = build_for_task(ARCH[arch], setup.task, setup.mcfg[arch], seed)
+    with torch_threads(tcfg.num_threads):
+        run = train(model, setup.task, tcfg, seed, progress=progress, heldout=setup.val)
+    reached, steps, seconds = to_target(run, target)
+    loss = float(run.final.get("loss", math.nan))
+    return {"steps_to_95": steps if reached else tcfg.steps, "val_loss": loss if math.isfinite(loss) else math.inf,
+            "time_to_95_s": seconds, "reached_95": reached, "diverged": run.diverged}
+
+
+def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
+              progress: Callable[..., Any] | None = None, *, by: Sequence[str]
+              ) -> tuple[pd.DataFrame, dict[str, Tuned]]:
+    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.tuning.choose_rate_per_arm`` over
+    each arch's ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), each run a
+    ``tuning_run``, chosen by the scores ``by`` (``tuning_run``'s names), the grid extended past an end at most ``tuning.extend`` times.
+    Returns (one row per tuning run, the choice per arch)."""
+    block = budget["tuning"]
+
+    def score(arch: str, lr: float, seed: int) -> dict[str, Any]:
+        if progress:
+            progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
+        tcfg = replace(train_config(budget, task_name, device, arch), lr=lr)
+        return tuning_run(arch, setup, tcfg, seed, float(budget["target"]), progress)
+
+    table, tuned = choose_rate_per_arm({a: block[a]["lr_grid"] for a in archs}, tuning_seeds(seeds, int(block["seeds"])),
+                                score, by=by, extend=int(block.get("extend", 0)))
+    return table.assign(task=task_name), tuned
+
+
+def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...], seeds, device,
+                 progress: Callable[[str], Any] | None = None, fast: bool = False,
+                 lrs: dict[str, float] | None = None, setup: Setup | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every seed of every arch on one task, seeds outer and archs inner (so that machine-load drift hits both
+    architectures alike), each arch at its rate in ``lrs`` (tuned) or else the profile's. The LSTM's d_model is
+    matched to the Transformer's parameter count. Returns (per-seed rows, learning curves)."""
+    setup = setup or setup_task(budget, task_name, archs)
+    task, val, test, mcfg = setup.task, setup.val, setup.test, setup.mcfg
+    rows, curves = [], []
+    for seed in seeds:
+        for arch in archs:
+            tcfg = train_config(budget, task_name, device, arch, fast, (lrs or {}).get(arch))
+            say = (lambda msg, a=arch: progress(f"{a} {msg}")) if progress else None
+            # the profile's threads for the test measurement too, not only inside train() (which restores the
+            # count when it returns): greedy decoding on torch's default 2 threads ran ~4x slower on a shared box
+            with torch_threads(tcfg.num_threads):
+                row, curve = train_and_test(arch, task, mcfg[arch], tcfg, seed, val, test, float(budget["target"]),
+                                            say, bleu=task_name == "number_words_de")
+            rows.append(row)
+            curves.extend(curve)
+            if progress:
+                progress(f"{arch} {task_name} seed {seed}: test exact match {row['test_exact_match']:.3f} after "
+                         f"{row['steps_run']} steps", force=True)
+    return pd.DataFrame(rows), pd.DataFrame(curves)
+
+
+@dataclass
+class Measured:
+    """Every run of C1's measurement: evaluation runs (``runs``) and their validation curves, the tuning runs and the
+    rate chosen per comparison task and arch (``tuned[task][arch]``)."""
+    runs: pd.DataFrame
+    curves: pd.DataFrame
+    tuning: pd.DataFrame
+    tuned: dict[str, dict[str, Tuned]]
+
+
+def measure(budget: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, ...], seeds, device,
+            progress: Callable[..., Any] | None = None, fast: bool = False, *, by: Sequence[str]) -> Measured:
+    """Each task's Transformer on the evaluation ``seeds``; on a comparison task first ``tune_task`` (both arms, on
+    tuning seeds, choosing by ``by``), then both arms on the evaluation seeds, each at its tuned rate."""
+    frames, curves, tuning, tuned = [], [], [], {}
+    for name in tasks:
+        archs = ("transformer", "lstm") if name in compare else ("transformer",)
+        setup = setup_task(budget, name, archs)
+        if name in compare:
+            table, tuned[name] = tune_task(budget, name, setup, archs, seeds, device, progress, by=by)
+            tuning.append(table)
+        if progress:
+            progress(f"{name}: {', '.join(archs)} x seeds {seeds}", force=True)
+        df, cv = measure_task(budget, name, archs, seeds, device, progress, fast,
+                              {a: t.lr for a, t in tuned.get(name, {}).items()}, setup)
+        frames.append(df)
+        curves.append(cv)
+    return Measured(pd.concat(frames, ignore_index=True), pd.concat(curves, ignore_index=True),
+                    pd.concat(tuning, ignore_index=True) if tuning else pd.DataFrame(), tuned)
