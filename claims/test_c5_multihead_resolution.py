@@ -1,133 +1,75 @@
 """C5: multi-head attention recovers the resolution lost to averaging (NOTE-011, claim C5, strength moderate).
 
-The paper names the cost of attention, "reduced effective resolution due to averaging attention-weighted
-positions", and answers it with several heads; Table 3 (A) ablates h but never isolates resolution. Issue 7
-isolates it on multi-position retrieval (``harness.tasks.MultiPositionRetrieval``): one query position must
-return the tokens of M slots at once, so one query gathers M positions. Model: one attention layer + FFN
-(``EncoderTagger``, one layer), d_model 64 fixed, h varied, d_k = d_v = d_model / h. Every target sits at the
-query, so the task is drawn as a classify task (y: the query's M targets) and the model trained as a
-``model.QueryTagger``: the harness's seeded ``encoder_tagger`` with its last layer computed at the query only
-(same weights, and at the query the same function; a training step costs about half as much on CPU).
+**Claim.** The paper names the cost of attention, "reduced effective resolution due to averaging
+attention-weighted positions", and answers it with several heads; Table 3 (A) ablates h but never isolates
+resolution. Isolated here on multi-position retrieval (``harness.tasks.MultiPositionRetrieval``): one query
+position must return the tokens of M slots at once. The claim is about resolution and sample efficiency at a fixed
+budget, not what one head can represent in the limit (``exact_match_h1_M4_long``: h = 1 at several times the steps).
 
-Two bindings of the task, because what averaging costs depends on what tells a gathered token's slot:
+**Design.** One attention layer + FFN, d_model 64 fixed, h varied, d_k = d_v = d_model / h. Every target sits at
+the query, so the task is drawn as a classify task and the model trained as a ``model.QueryTagger``: the seeded
+``encoder_tagger`` with its last layer computed at the query only (same weights and, there, the same function).
+Two bindings, because what averaging costs depends on what tells a gathered token's slot:
 
-* ``token`` (issue 7's task): marks 1..M at random positions, fused with the token in one id. The value vector
-  of a marked position carries its own slot, so one head can average the M positions and lose nothing: a
-  calibration run measured a linear probe reading all M tokens back from a single head's output (resolution
-  0.99 at h = 1, M = 4) while its exact match was 0.45-0.65. There multi-head can only help sample efficiency.
-* ``position``: slot j is a fixed position and tokens carry no mark. Only *where* attention looked says which
-  slot a token fills; an average of the M values (token + positional encoding, added) does not bind token to
-  slot. This is where resolution can be lost to averaging, so the resolution criteria are tested here (this
-  split was decided after the calibration above showed the token binding has no resolution to lose).
+* ``token`` (issue 7's task): marks 1..M fused with the token in one id. A marked value carries its own slot, so
+  one head can average the M positions and lose nothing (``resolution_h1_token`` ~0.99): heads can only help
+  sample efficiency.
+* ``position``: slot j is a fixed position and tokens carry no mark. Only *where* attention looked binds a token to
+  its slot; an average of the M values does not. The resolution criteria are tested here.
 
-Framing (issue 7): a single head is not incapable: on the token binding at M = 4 it reaches about 0.89 exact
-match with five times the steps. So the claim is about resolution and sample efficiency at a fixed budget, not
-about what one head can represent in the limit. The standard profile re-measures it (``exact_match_h1_M4_long``).
+The h arms of one seed start from identical weights (W^Q, W^K, W^V, W^O are d_model x d_model whatever h) and see
+identical batches, so they are paired by seed, also at their own learning rates. Every position arm trains at its
+own rate, the lowest mean validation loss over ``position.tuning.lr_grid`` on tuning seeds disjoint from the
+evaluation seeds (``harness.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
+comparison using that arm inconclusive (``Tuned.edge_reason``). The token binding keeps the paper's warmup
+schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
+``resolution_rises`` at the profile's shared rate: a fault check, not the verdict.
 
-Criteria (``CRITERIA``, declared before any training; the harness decides them, Holm over the counted ones).
-Issue 17 redesigned them after earlier runs' data had been seen, so they are pre-registered here: written before
-the first run of this design, which is at master seed 7 (no earlier run used it). The h arms of one seed start
-from identical weights (W^Q, W^K, W^V, W^O are d_model x d_model whatever h) and see identical batches, so they
-are paired by seed, also at their own learning rates (the rate changes the updates, not the init or the data).
+**Effective resolution** (``harness.resolution.positional_resolution``): per slot, the base-rate-corrected accuracy
+of a ridge linear probe reading that slot's token from the attention output at the query (every head's output
+concatenated, before W^O; fitted on training draws, scored on held-out examples); the mean over slots (1: all M
+resolved). In a one-layer model the attention output is the only route from the gathered positions to the query.
+A head that averages M positions superposes their values in one vector, so a token is read back through crosstalk,
+and not at all when nothing in the value says which slot it came from; heads that each attend their own slot leave
+every token recoverable. Entropy only says how spread the weights are. The probe is linear, not the model's FFN, so
+it measures what attention delivered.
 
-Counted (the claim's family):
+**Counted** (``CRITERIA``, declared before any training; Holm over the counted ones; position binding, M = 4):
 
-(1) ``resolution_gain`` (primary, position binding, M = 4): resolution(h = 4) - resolution(h = 1) > 0.25, paired by
-    seed (superiority with margin: at least one more slot of the four resolved; a head that adds nothing, or
-    recovers less than a slot, does not pass). Metric ``resolution_gain_h4_over_h1``: its measured mean.
-(2) ``distinct_slots`` (mechanism, position binding, h = 4): the heads keep the slots apart. Per seed, head i's
-    slot shares s_ij (mean over held-out examples of its weight on slot j over its weight on all M slots); slot j
-    *receives most of head i's slot mass* when s_ij > 1/2 (more than half: "most"). ``distinct_slots`` = the number
-    of different slots that receive most of some head's slot mass (0..M); a seed counts when it is >= 3 (three of
-    four slots each held by a head of their own). Prediction: on most seeds, i.e. the fraction of seeds that count
-    exceeds 1/2 (band [0.5, inf)). The per-seed indicators are 0/1, and a t over them is degenerate exactly when
-    every seed agrees (the expected case; the per-seed count saturates at M = 4 the same way), so the fraction is
-    handed over as a proportion measurement (``decision.proportion``: the plus-four estimate, t with n - 1 df).
-    A normal approximation: at the profiles' seed counts it takes the exact binomial test's decision at alpha,
-    alpha / 2 and alpha / 3 for every k at n = 8 (smoke), and at n = 25 for every k but 8 and 17 at alpha (p 0.046
-    against the exact 0.054). The detail states the exact binomial p (``decision.binomial_p``, pi = 1/2) and says
-    when the two would decide differently at alpha.
-(3) ``resolution_rises`` (fast, position binding): the slope of resolution against log2 h is above 0.05 (a fifth
-    of a slot per doubling at M = 4). Kept counted for two reasons: it is the fast criterion, the one ``--fast``
-    decides and the fault suite gates (``single_head`` and ``uniform_attention`` refute it), and from standard on
-    it spans h = 1, 2, 4, 8, so it says resolution rises across the range, which one contrast at h = 4 does not.
-    At smoke (h in {1, 4}) it is implied by (1) (slope = gain / 2 > 0.125): it costs the family one Holm step and
-    buys nothing more there. The seed is the unit (``resolution_slope``): the h arms of a seed share its init and
-    batches, so one least-squares slope per seed over the seeds that ran every h, then a t interval across the
-    seeds (``stats.replicate_slope``, as C3 does); a pooled fit over every (seed, h) row would count a seed's
-    shared draw as independent points. When every seed's slope is the same number, that spread of zero is exact,
-    not unknown, and the slope goes to the protocol as an exact point (``decision.estimate(..., exact=why)``):
-    its interval is the point. That happens when a seed's h arms compute the same function, as under
-    ``uniform_attention`` (every head averages every position, W^V and W^O are d_model x d_model whatever h, so
-    h = 1 and h = 4 train to identical resolution on each seed: slope 0, below the band, refuted). It is not the
-    ceiling the protocol guards against: resolution itself still varies from seed to seed, and where some h's
-    resolution is constant across seeds (a ceiling, where equal slopes say nothing) the slope stays degenerate,
-    inconclusive. The margin and the band are unchanged.
+(1) ``resolution_gain`` (primary): resolution(h = 4) - resolution(h = 1) > 0.25, paired by seed (superiority: at
+    least one more slot of the four resolved). Metric ``resolution_gain_h4_over_h1``: its measured mean.
+(2) ``distinct_slots`` (mechanism, h = 4): the heads keep the slots apart. Head i's slot share s_ij is its weight on
+    slot j over its weight on all M (mean over held-out examples); slot j receives *most* of head i's slot mass
+    when s_ij > 1/2. A seed counts when >= 3 distinct slots each receive most of some head's mass. Prediction: on
+    most seeds (the fraction above 1/2, band [0.5, inf)), handed over as a plus-four proportion
+    (``decision.proportion``: 0/1 indicators that all agree make a t degenerate); the detail gives the exact
+    binomial p and says where it would decide otherwise at alpha.
+(3) ``resolution_rises`` (fast): the slope of resolution against log2 h is above 0.05 (a fifth of a slot per
+    doubling at M = 4). The criterion ``--fast`` decides and the fault suite gates; from standard on it spans
+    h = 1..8. The seed is the unit (``stats.replicate_slope`` over the seeds that ran every h: a seed's arms share
+    its draw); identical slopes on every seed, with no h at a ceiling, are an exact point (``uniform_attention``).
 
-Reported, not counted (each decided alone at alpha, shown with its outcome):
+**Reported, not counted** (each decided alone at alpha):
 
-* ``head_sharpness`` (position binding): mean per-head entropy of h = 4 below h = 1's (the issue's entropy test).
-  Not evidence of resolution: a single head that selects one slot is sharper than the multi-head heads and still
-  loses three slots of four (measured below), so entropy can pass or fail whatever the resolution does.
-* ``exact_match`` (token binding, issue 7's task): h = 4's held-out exact match above h = 1's at a fixed budget.
-  On that binding the module's own probe reads every slot's token back from a single head's output
-  (``resolution_h1_token`` ~0.99): nothing is lost to averaging there, so a gain in exact match is sample
-  efficiency, not resolution recovered; counted, it would let an optimisation effect decide a claim about
-  resolution. It also runs both arms at one schedule (the paper's warmup), and issue 17 counts trained
-  comparisons only at tuned rates: the token binding is not tuned (budget), so its comparisons are the
-  fixed-rate results issue 17 keeps as secondary.
-* ``single_head_entropy`` (token binding): a single head spreads its mass over the M slots: its query-row entropy
-  H lies within [ln M / 2, (ln M + ln S) / 2] (nearer ln M than 0, one position, or ln S, all S positions), handed
-  over as (2H - ln M) / ln S, H's place in that band [0, 1]. It tests the note's premise, that attention averages,
-  where averaging costs nothing; on the position binding, where resolution is lost, a single head does not weight
-  the slots evenly (top-slot share ~0.73, or ~1.0 when it selects: below), and the loss is measured directly
-  (``resolution_h1``). So it places the claim's mechanism, not its truth.
-* ``token_head_sharpness`` and ``token_resolution_rises``: the rules of ``head_sharpness`` and
-  ``resolution_rises`` on the token binding (context: nothing to lose there).
-* ``too_many_heads`` (position binding): Table 3 (A)'s shape at d_model 64: h = 16 (d_k = 4) loses quality against
-  h = 4: higher held-out loss (exact match reaches 1.000 at h = 16 on every seed, a ceiling with no spread; it
-  stays in the detail). Not counted: that too many heads cost quality again is the ablation bounding the claim,
-  not the claim, and issue 7 expects it may be inconclusive at this scale.
+* ``head_sharpness`` (position): h = 4's mean per-head entropy below h = 1's. Not evidence of resolution: a single
+  head that selects one slot is sharper than the multi-head heads and still loses three slots of four; the
+  selecting single heads (top-slot share > ``SELECTING_SHARE``) are counted in its detail.
+* ``exact_match`` (token): h = 4's held-out exact match above h = 1's at a fixed budget. Nothing is lost to
+  averaging on that binding, so a gain is sample efficiency, not resolution recovered.
+* ``single_head_entropy`` (token): a single head spreads its mass over the M slots: its query-row entropy H lies in
+  [ln M / 2, (ln M + ln S) / 2] (nearer ln M than 0, one position, or ln S, all S positions), handed over as
+  (2H - ln M) / ln S in [0, 1]. It places the note's premise, that attention averages, not the claim's truth.
+* ``token_head_sharpness``, ``token_resolution_rises``: the rules of ``head_sharpness`` and ``resolution_rises``
+  on the token binding (context: nothing to lose there).
+* ``too_many_heads`` (position): Table 3 (A)'s shape at d_model 64: h = 16 (d_k = 4) has higher held-out loss than
+  h = 4 (exact match sits at its 1.000 ceiling). The ablation bounding the claim, not the claim.
 
-Learning rates (issue 17). Every position arm (each h of the criteria and too_many_heads) is trained at its own
-rate: each is first trained over ``position.tuning.lr_grid`` (warmup_constant's rate; from standard on the grid
-holds the earlier design's shared rate) on tuning seeds (``harness.tuning.tuning_seeds``: disjoint from every
-evaluation seed set), the rate with the lowest mean held-out loss is the arm's (a diverged run never wins), and
-the arm is then trained and probed on the evaluation seeds at that rate. A rate at the edge of its grid may not be
-the arm's best: every comparison that uses that arm is inconclusive, saying which arm and edge
-(``Tuned.edge_reason``). Metrics ``tuned_lr/C5/h<h>/<d_k>/multi_retrieval_position`` and ``tuned_loss/...`` (mean
-held-out loss on the evaluation seeds at that rate); the tuning table (every rate) and the loss-vs-rate figure
-are the fixed-rate view. ``--fast`` decides ``resolution_rises`` at the profile's shared rate without tuning: a
-fault check, not the verdict (the faults act on every rate alike).
+**Faults**: ``single_head`` (every head uses head 0's projections) and ``uniform_attention`` (every head averages
+every position) take away what extra heads add; ``resolution_rises`` catches both
+(tests/test_claims_sensitivity_c5.py).
 
-Effective resolution (``harness.resolution.positional_resolution``): for each of the M slots, the
-base-rate-corrected accuracy with which a linear probe reads that slot's token from the attention output at
-the query (every head's output concatenated, before W^O), fitted on training draws and scored on held-out
-examples; the mean over slots (1: all M resolved, 0: none; M times it: positions resolved). Why this is
-resolution: in a one-layer model the attention output is the only route from the gathered positions to the
-query. A head that averages M positions superposes their values in one d_v-dimensional vector, so a token is
-read back through crosstalk from the others, and when nothing in the value says which slot it came from, not
-at all; heads that keep the positions apart (each attending its own slot) leave every token linearly
-recoverable. The probe counts how many gathered positions survive as distinct tokens; entropy only says how
-spread the weights are. A linear probe, not the model's own FFN, so the measure is of what attention delivered.
-
-Two states of the single head (measured on issue 10's master-seed reruns, at the shared rate). On the position
-binding a single head trained at M = 4 does not weight the M slots evenly.
-On 6 of 9 seeds it is diffuse: its most-attended slot holds ~0.72-0.75 of its slot mass (``top_slot_share``;
-1/M would be even), entropy ~1.1 nats, loss ~1.5. On 3 of 9 it selects one slot: top-slot share ~1.0, entropy
-0.1-0.3 nats, loss ~2.1. It stays there at twice the steps: a worse local optimum, not a model still training.
-Both states resolve about one slot in four (resolution 0.24-0.30), so ``resolution_rises`` holds either way. On
-the token binding, where an even average loses nothing, the single head does average (top-slot share ~0.32).
-Where averaging would cost resolution, a single head does not average; it favours one slot and loses the
-others. The selecting state is sharper than the multi-head model's heads (0.26-0.76 nats). So
-``head_sharpness`` is true on average (h = 1: 0.79, h = 4: 0.47 nats over those 9 seeds) but weak per run, and
-says nothing about resolution: it is reported, not counted (above). Its detail and the metric
-``single_head_selecting_fraction_position`` count the selecting single heads (top-slot share >
-``SELECTING_SHARE``), so a reader sees which state a run drew.
-
-Faults (issue 10): ``single_head`` (every head uses head 0's projections: h is in effect 1) and
-``uniform_attention`` (every head averages every position) both take away what extra heads add; the fast
-criterion ``resolution_rises`` catches both (tests/test_claims_sensitivity_c5.py).
+What earlier runs measured (the calibration behind the two bindings, the single head's two states) and the longer
+justifications (the proportion's approximation, the exact point): docs/c5-resolution.md.
 """
 from __future__ import annotations
 
@@ -457,9 +399,10 @@ def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
 
 
 def resolution_slope(df: pd.DataFrame, heads: list[int], binding: str = "position", M: int = 4) -> dict[str, Any]:
-    """resolution_rises's measurement (module docstring): one least-squares slope of resolution against log2 h per
-    seed, over the seeds that ran every h, then a t interval across seeds (``stats.replicate_slope``); an exact
-    point when every seed's slope is the same and no h's resolution is constant across seeds."""
+    """resolution_rises's measurement (why per seed: docs/c5-resolution.md): one least-squares slope of resolution
+    against log2 h per seed, over the seeds that ran every h, then a t interval across seeds
+    (``stats.replicate_slope``); an exact point when every seed's slope is the same and no h's resolution is
+    constant across seeds."""
     sel = pd.concat([select(df, binding, M, h) for h in heads])
     balanced = [s for s, g in sel.groupby("seed") if set(g["h"]) >= set(heads)]
     sel = sel[sel["seed"].isin(balanced)]
@@ -492,7 +435,7 @@ def selecting_fraction(single: pd.DataFrame) -> float:
 
 def describe_single_heads(single: pd.DataFrame) -> str:
     """'k/n select one slot (...)' with each run's entropy and top-slot share: head_sharpness's detail and the
-    report's note on the single head's two states (module docstring)."""
+    report's note on the single head's two states (docs/c5-resolution.md)."""
     k = round(selecting_fraction(single) * len(single))
     return (f"{k}/{len(single)} select one slot (top-slot share > {SELECTING_SHARE}); entropy per seed "
             + ", ".join(f"{e:.2f}" for e in single["entropy"]) + " nats, top-slot share per seed "

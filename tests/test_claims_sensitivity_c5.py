@@ -267,9 +267,9 @@ def test_distinct_slots_decisions(k, n, outcome):
 
 
 @pytest.mark.parametrize("n", [8, 25])
-def test_plus_four_agrees_with_the_exact_binomial_where_the_docstring_says(n):
+def test_plus_four_agrees_with_the_exact_binomial_where_the_docs_say(n):
     """The plus-four estimate takes the exact test's decision at alpha, alpha / 2 and alpha / 3 for every k at the
-    profiles' seed counts, except k = 8 and 17 of 25 at alpha (module docstring)."""
+    profiles' seed counts, except k = 8 and 17 of 25 at alpha (docs/c5-resolution.md)."""
     from scipy import stats as sps
     rule = c5.CRITERIA["distinct_slots"]["rule"]
     differ = []
