@@ -244,8 +244,7 @@ def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device 
     """Train one (arm, seed) (at ``lr`` when given, else the profile's rate), then measure through the taps:
     entropy of the query row, the mass it puts on the slots, the slot shares per head and the resolution probe.
     Returns (row, attention map of held-out example 0). The whole arm, probe included, runs on the train block's
-    ``num_threads`` (1 at every profile: on a shared 2-core box a second thread only spins; the probe on the
-    default two threads cost as much as a third of the training)."""
+    ``num_threads`` (1 at every profile; why: docs/c5-resolution.md)."""
     tc = train_config(arm, budget, device, lr)
     with torch_threads(tc.num_threads):
         return _train_and_probe(arm, budget, tc, seed, device, progress)
@@ -446,16 +445,9 @@ def describe_distinct_slots(counts: np.ndarray) -> str:
     """distinct_slots's detail: per-seed counts, k/n, the exact binomial p, and whether the exact test would decide
     otherwise at alpha than the plus-four estimate handed to the protocol."""
     k, n = int((counts >= MIN_DISTINCT_SLOTS).sum()), len(counts)
-    p_more, p_fewer = decision.binomial_p(k, n)
-    approx = decision.decide_alone(CRITERIA["distinct_slots"]["rule"], [decision.proportion(k, n)])["outcome"]
-    exact = decision.binomial_outcome(k, n)
-    text = (f"{k}/{n} seeds with >= {MIN_DISTINCT_SLOTS} distinct majority slots (per seed: "
-            + ", ".join(str(int(v)) for v in counts) + f"); exact binomial p (more than half) {p_more:.4g}, "
-            f"(fewer than half) {p_fewer:.4g}")
-    if approx != exact:
-        text += (f"; at alpha = {decision.ALPHA} alone the exact test would say {exact}, the plus-four estimate "
-                 f"{approx}")
-    return text
+    return (f"{k}/{n} seeds with >= {MIN_DISTINCT_SLOTS} distinct majority slots (per seed: "
+            + ", ".join(str(int(v)) for v in counts) + "); "
+            + decision.proportion_detail(CRITERIA["distinct_slots"]["rule"], k, n))
 
 
 # ============================================================================================ figures

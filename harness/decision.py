@@ -298,6 +298,19 @@ def binomial_outcome(k: int, n: int, pi: float = 0.5, alpha: float = ALPHA) -> s
     return PASSED if p_more <= alpha else REFUTED if p_fewer <= alpha else INCONCLUSIVE
 
 
+def proportion_detail(rule: Rule, k: int, n: int) -> str:
+    """A ``proportion`` measurement's detail beside its exact test (pi = 1/2): both exact binomial p values, and,
+    where the exact test alone and the plus-four estimate under ``rule`` decide differently at ALPHA, what each
+    says."""
+    p_more, p_fewer = binomial_p(k, n)
+    approx = decide_alone(rule, [proportion(k, n)])["outcome"]
+    exact = binomial_outcome(k, n)
+    text = f"exact binomial p (more than half) {p_more:.4g}, (fewer than half) {p_fewer:.4g}"
+    if approx != exact:
+        text += f"; at alpha = {ALPHA} alone the exact test would say {exact}, the plus-four estimate {approx}"
+    return text
+
+
 #: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.verdict
 #: re-opens a claim's 'ceiling' objection when a counted criterion carries it
 CONSTANT_ARM = "an arm is constant across seeds (a ceiling? use a metric without one)"
