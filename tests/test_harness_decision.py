@@ -163,6 +163,13 @@ def test_proportion_is_plus_four_and_binomial_outcome_is_the_exact_test():
         D.proportion(3, 1)
 
 
+def test_proportion_detail_says_where_the_exact_test_decides_otherwise():
+    rule = D.band(0.5, None, reason="on most seeds")
+    assert D.proportion_detail(rule, 8, 8) == "exact binomial p (more than half) 0.003906, (fewer than half) 1"
+    assert D.proportion_detail(rule, 17, 25).endswith(
+        f"; at alpha = {D.ALPHA} alone the exact test would say inconclusive, the plus-four estimate passed")
+
+
 # ---------------------------------------------------------------------------------------------- family
 def test_holm_levels_and_step_down():
     levels, rejected, adjusted = D.holm_levels([0.01, 0.04, 0.03, 0.2])
