@@ -90,10 +90,35 @@ class Kernel:
         out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
         return out.transpose(1, 2), weights
 
+    @property
+    def identity(self) -> str:
+        """What names this kernel in a model config (``ModelConfig.kernel``) and so in the sweep's memo key: its
+        name, convention and source hash, so that two kernels never share a trained run."""
+        return f"{self.name} [{self.convention}] sha256:{self.source_sha256 or 'unreadable'}"
+
     def describe(self) -> dict[str, Any]:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
                 "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes)}
+
+
+def identity(fn: Callable[..., Any] | None) -> str | None:
+    """A kernel's identity (``Kernel.identity``; a plain callable's ``module:qualname`` and source hash), or None for
+    no kernel: what the sweep's memo keys on beside the config."""
+    if fn is None:
+        return None
+    if isinstance(fn, Kernel):
+        return fn.identity
+    name = f"{getattr(fn, '__module__', None) or '?'}:{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    return f"{name} sha256:{source_hash(fn) or 'unreadable'}"
+
+
+def register(kernel: Kernel) -> str:
+    """``kernel`` bound to its identity in ``model.kernels``, for ``ModelConfig(kernel=...)``: returns that name (a
+    sweep variant's override ``{"kernel": register(k)}`` trains a model whose attention calls ``k``)."""
+    from model.kernels import register_kernel
+
+    return register_kernel(kernel.identity, kernel)
 
 
 def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
