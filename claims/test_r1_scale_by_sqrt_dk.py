@@ -345,19 +345,30 @@ def kernel_training_sweeps(kernel, training: dict, sweep_block: dict, seeds, dev
 
 def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, device,
                     progress=lambda msg, force=False: None) -> None:
-    """``kernel_trains_as_reference`` measured and recorded, with its per-part, tuning and per-seed tables."""
+    """``kernel_trains_as_reference`` measured and recorded, with its per-part, tuning and per-seed tables; not
+    measured, saying why, when the kernel raised in the model or an arm's held-out loss is not finite (diverged)."""
     progress(f"kernel {kernel.name}: training arm, {training['seeds']} seeds per part", force=True)
-    sweeps_ = kernel_training_sweeps(kernel, training, sweep_block, seeds, device, progress)
+    try:
+        sweeps_ = kernel_training_sweeps(kernel, training, sweep_block, seeds, device, progress)
+    except kernels.KernelRaised as exc:
+        crit.unmeasured(f"the kernel raised while training: {exc}")
+        return
+    cells = [(t, s, d) for t, s in sweeps_.items() for d in sorted(s.runs.d_k.unique())]
+    diverged = [f"{a} on {t} d_k={d}" for t, s, d in cells for a in (REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT)
+                if not np.all(np.isfinite(s.cell(a, d)))]
+    ev.table("kernel_training_tuned_lr", tuning.tuned_tables(sweeps_))
+    ev.table("kernel_training_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],
+                                                   ignore_index=True))
+    if diverged:
+        crit.unmeasured(f"held-out loss not finite (diverged) for {', '.join(diverged)}")
+        return
     parts = {f"{t} d_k={d}": [s.paired(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT, d, identical=_SAME_COMPUTATION)]
-             for t, s in sweeps_.items() for d in sorted(s.runs.d_k.unique())}
+             for t, s, d in cells}
     crit.measure([m for ms in parts.values() for m in ms],
                  detail=comparison_detail(sweeps_, KERNEL_TRAINING_VARIANT, REFERENCE_VARIANT))
     for s in sweeps_.values():
         tuning.tuned_metrics(ev, "R1", s)
     ev.table("kernel_training_per_part", tuning.part_outcomes(crit.rule, parts))
-    ev.table("kernel_training_tuned_lr", tuning.tuned_tables(sweeps_))
-    ev.table("kernel_training_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],
-                                                   ignore_index=True))
     ev.figure("kernel_training_loss_vs_lr", tuning.figure_loss_vs_lr_by_task(
         {t: s.tuned for t, s in sweeps_.items()},
         "R1: does the kernel train as the reference? Held-out loss against learning rate per arm (tuning seeds)"))

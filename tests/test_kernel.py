@@ -288,3 +288,16 @@ def test_two_kernels_never_share_a_sweep_run():
     with use_kernel(one):
         assert cached({"reference": {}}) == {"reference": False}
     clear_sweep_cache()
+
+
+def test_a_kernel_that_raises_in_a_model_says_so_in_its_own_words():
+    """``harness.kernel.register``'s binding turns what the kernel raises inside a model into ``KernelRaised`` with
+    the kernel's own message (R1's training arm records it, unmeasured), never the harness's own error."""
+    def picky(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        raise ValueError("head dim 8 is not supported by this kernel\nsecond line")
+
+    kernel = kernels.Kernel(fn=picky, name="user:picky", convention="sdpa")
+    mha = _mha(False, kernel=kernels.register(kernel))
+    with pytest.raises(kernels.KernelRaised, match="^user:picky raised ValueError: head dim 8 is not supported by "
+                                                   "this kernel$"):
+        mha(torch.randn(1, 4, 32))
