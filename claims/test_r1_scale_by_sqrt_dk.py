@@ -34,6 +34,18 @@ So the model's default attention must *be* that operation, and using it must nev
     within 0.05 of -0.5.
 ``kernel_logit_variance`` (band, fast; C4 a): the scaled logits' within-row variance, for unit-variance q and k,
     lies in [0.8, 1.25] (the footnote's 1).
+``kernel_trains_as_reference`` (non-inferiority, counted; not under ``--fast``): the kernel as an arm of C3's tuned
+    sweep. The project's MultiHeadAttention calls the kernel in place of its own score-softmax-value step
+    (``ModelConfig.kernel``); the reference arm is the same model with its own scaled dot product. On both of C3's
+    tasks at C3's smallest and largest d_k, each arm at its own rate tuned on tuning seeds by validation loss, the
+    kernel's held-out (test part) loss is not worse than the reference's by more than ``default_never_worse``'s 0.1
+    nats, for its reason, paired by seed; one part per (task, d_k), an arm tuned to its grid's edge makes its part
+    inconclusive. What it catches is what changes training: a scale that is not 1/sqrt(d_k) at the large d_k (C3's
+    saturation, as ``default_never_worse`` measures it for our own module), a numerically broken step. It cannot see
+    a mask or head-layout bug: C3's tasks mask nothing and have one head (M0's ``kernel_masks`` and
+    ``kernel_heads_independent`` catch those). A kernel that trains bit for bit as the reference (the SDPA wrapper)
+    gives the same loss on every seed: an exact point at 0 (``decision.samples(identical=...)``), not a degenerate
+    sample. Budgets: ``kernel_trial.training`` in harness/profiles.py.
 """
 from __future__ import annotations
 
@@ -47,10 +59,12 @@ import torch
 import torch.nn.functional as F
 
 from harness import decision, kernel_probes, stats, sweeps, tuning
+from harness import kernel as kernels
 from harness.kernel import DTYPES
 from harness.training import torch_threads
 from harness.sweeps import per_seed, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
+from model.kernels import use_kernel
 
 # one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
 pytestmark = [pytest.mark.claim("R1"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
@@ -162,6 +176,7 @@ def default_scale_check(df: pd.DataFrame, rel_tol: float = REL_TOL) -> tuple[boo
 # changes only the default); "default" is the model's default scale, which is C3's explicit d_k^-0.5 run (the
 # memo shares it) unless a fault changes what the default computes.
 SWEEP_VARIANTS = {"default": {}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}
+NEVER_WORSE_MARGIN = 0.1          # nats: every non-inferiority of R1 (the kernel's training arm too), for _NATS
 _NATS = "0.1 nats of held-out cross-entropy per target (chance ln 16 on key-value lookup): C3's smallest quality gap"
 _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same training batches and init stream); every "
            "d_k of the sweep on both tasks must hold")
@@ -175,12 +190,12 @@ CRITERIA = {
                    "scale is 1/sqrt(d_k)",
         metric="max relative error against SDPA's default (float64)"),
     "default_never_worse": dict(
-        rule=decision.non_inferiority(0.1, paired=True, reason=_NATS),
+        rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across {sweep_from}'s d_k sweep {sweep_d_ks} on {tasks}, each arm at its tuned rate, the "
                    "default's held-out loss is never worse than unscaled dot attention's by more than the margin",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "default"), how=_PAIRED),
     "default_vs_additive": dict(
-        counts=False, rule=decision.non_inferiority(0.1, paired=True, reason=_NATS),
+        counts=False, rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across {sweep_from}'s d_k sweep {sweep_d_ks} on {tasks}, at tuned rates, the default's "
                    "held-out loss is not worse than additive attention's by more than the margin (reported: R1 makes no claim against additive)",
         metric="held-out loss (nats) after the budget", arms=("additive", "default"), how=_PAIRED),
@@ -197,11 +212,15 @@ def declare(ev, fast: bool, **grid) -> dict:
 def never_worse_measurements(sweeps_: dict[str, tuning.TunedSweep]) -> dict[str, dict[str, list[dict]]]:
     """Each comparison criterion -> {"<task> d_k=<d>": [paired measurement]}: comparator loss - default loss
     (δ > -margin: the default is not worse by more than the margin), invalid where an arm's rate is at an edge."""
-    return {name: {f"{task} d_k={d}": [decision.samples(s.cell(other, d), s.cell("default", d), paired=True,
-                                                        label=f"{task} d_k={d}",
-                                                        invalid=s.invalid((other, d), ("default", d)))]
+    return {name: {f"{task} d_k={d}": [s.paired(other, "default", d)]
                    for task, s in sweeps_.items() for d in sorted(s.runs.d_k.unique())}
             for name, other in COMPARATORS.items()}
+
+
+def comparison_detail(sweeps_: dict[str, tuning.TunedSweep], arm: str, other: str) -> str:
+    """Every part's means and tuned rates, ``arm`` against ``other``: a comparison criterion's detail."""
+    return "; ".join(f"{t} d_k={d}: {s.describe(arm, d)} vs {s.describe(other, d)} nats" for t, s in sweeps_.items()
+                     for d in sorted(s.runs.d_k.unique()))
 
 
 def never_worse_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -275,10 +294,95 @@ KERNEL_CRITERIA = {
 }
 
 
-def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None) -> None:
-    """R1 on a kernel under trial: its criteria declared, measured (``harness.kernel_probes``), recorded."""
+# the kernel as an arm of C3's tuned sweep (module docstring): the reference is the module's own scaled dot product
+KERNEL_TRAINING_VARIANT = "kernel"
+REFERENCE_VARIANT = "reference"
+_SAME_COMPUTATION = ("the kernel computed the reference's own operation bit for bit (one init, one batch stream and "
+                     "one tuned rate per seed), so the two runs are one computation")
+KERNEL_TRAINING_CRITERIA = {
+    "kernel_trains_as_reference": dict(
+        rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
+        prediction="on {tasks}, at {sweep_from}'s smallest and largest d_k ({d_ks}), each arm at its own rate tuned "
+                   "on tuning seeds, the model whose attention calls the kernel has a held-out loss not worse than "
+                   "the same model's with the reference scaled dot product by more than the margin",
+        metric="held-out loss (nats) after the budget", arms=(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT),
+        how=_PAIRED),
+}
+
+
+def training_d_ks(spec: dict) -> list[int]:
+    """The small and the large d_k of one of C3's tasks (``tuning.sweep_tasks``): its sweep's smallest and largest."""
+    return sorted({min(spec["d_ks"]), max(spec["d_ks"])})
+
+
+def declare_kernel_training(ev, sweep_block: dict, sweep_from: str = "C3"):
+    """``kernel_trains_as_reference`` declared, its prediction naming the tasks and d_k it reads."""
+    tasks = tuning.sweep_tasks(sweep_block)
+    grid = dict(tasks=" and ".join(tasks), sweep_from=sweep_from,
+                d_ks="; ".join(f"{t} {training_d_ks(spec)}" for t, spec in tasks.items()))
+    spec = KERNEL_TRAINING_CRITERIA["kernel_trains_as_reference"]
+    return ev.criterion("kernel_trains_as_reference", **{**spec, "prediction": spec["prediction"].format(**grid)})
+
+
+def kernel_training_sweeps(kernel, training: dict, sweep_block: dict, seeds, device,
+                           progress=lambda msg, force=False: None) -> dict[str, tuning.TunedSweep]:
+    """C3's tuned sweep with two arms, the reference and the model calling ``kernel`` (``ModelConfig.kernel``, its
+    identity: the memo never mixes two kernels' runs), on each of C3's tasks at its small and large d_k, tuned by
+    ``training["tuning"]`` and evaluated on the first ``training["seeds"]`` of ``seeds``. ``training["train"]``:
+    per task, overrides of C3's train block. K = 0 gradient-tap steps: the criterion reads held-out loss only, a
+    kernel exposes no logits, and the reference stays on its SDPA path while it trains."""
+    variants = {REFERENCE_VARIANT: {}, KERNEL_TRAINING_VARIANT: {"kernel": kernels.register(kernel)}}
+    evaluation = list(seeds)[: int(training["seeds"])]
+    out = {}
+    with use_kernel(None):          # the reference is the module's own attention, whatever the session's kernel
+        for task, spec in tuning.sweep_tasks(sweep_block).items():
+            budget = {**spec["budget"], "grad_steps": 0,
+                      "train": {**spec["budget"]["train"], **training.get("train", {}).get(task, {})}}
+            out[task] = tuning.tuned_sweep(variants, training_d_ks(spec), budget, evaluation, training["tuning"],
+                                           device, progress)
+    return out
+
+
+def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, device,
+                    progress=lambda msg, force=False: None) -> None:
+    """``kernel_trains_as_reference`` measured and recorded, with its per-part, tuning and per-seed tables; not
+    measured, saying why, when the kernel raised in the model or an arm's held-out loss is not finite (diverged)."""
+    progress(f"kernel {kernel.name}: training arm, {training['seeds']} seeds per part", force=True)
+    try:
+        sweeps_ = kernel_training_sweeps(kernel, training, sweep_block, seeds, device, progress)
+    except kernels.KernelRaised as exc:
+        crit.unmeasured(f"the kernel raised while training: {exc}")
+        return
+    cells = [(t, s, d) for t, s in sweeps_.items() for d in sorted(s.runs.d_k.unique())]
+    diverged = [f"{a} on {t} d_k={d}" for t, s, d in cells for a in (REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT)
+                if not np.all(np.isfinite(s.cell(a, d)))]
+    ev.table("kernel_training_tuned_lr", tuning.tuned_tables(sweeps_))
+    ev.table("kernel_training_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],
+                                                   ignore_index=True))
+    if diverged:
+        crit.unmeasured(f"held-out loss not finite (diverged) for {', '.join(diverged)}")
+        return
+    parts = {f"{t} d_k={d}": [s.paired(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT, d, identical=_SAME_COMPUTATION)]
+             for t, s, d in cells}
+    crit.measure([m for ms in parts.values() for m in ms],
+                 detail=comparison_detail(sweeps_, KERNEL_TRAINING_VARIANT, REFERENCE_VARIANT))
+    for s in sweeps_.values():
+        tuning.tuned_metrics(ev, "R1", s)
+    ev.table("kernel_training_per_part", tuning.part_outcomes(crit.rule, parts))
+    ev.figure("kernel_training_loss_vs_lr", tuning.figure_loss_vs_lr_by_task(
+        {t: s.tuned for t, s in sweeps_.items()},
+        "R1: does the kernel train as the reference? Held-out loss against learning rate per arm (tuning seeds)"))
+
+
+def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None,
+                 sweep_block: dict | None = None) -> None:
+    """R1 on a kernel under trial: its criteria declared, measured (``harness.kernel_probes``), recorded; with
+    ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
     crits = {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(d_ks=trial["d_ks"])})
              for name, spec in KERNEL_CRITERIA.items()}
+    if sweep_block is not None:
+        crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block,
+                                                                      trial["training"]["sweep_from"])
     reports = {}
     for dt in kernel.dtypes:
         progress(f"kernel {kernel.name}: exactness, {trial['cases']} drawn cases, {dt}", force=True)
@@ -312,6 +416,9 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
     ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
     for dt, message in kernel.rejected_dtypes.items():
         ev.note(f"{dt}: not measured, the kernel raised at pre-flight ({message})")
+    if sweep_block is not None:
+        kernel_training(ev, crits["kernel_trains_as_reference"], kernel, trial["training"], sweep_block, seeds, device,
+                        progress)
     ev.headline("r1_kernel_error_over_bound")
 
 
@@ -320,7 +427,9 @@ def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, a
     with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
         if attention is not None:
             _claim(evidence)
-            return kernel_trial(evidence, attention, profile.claim("kernel_trial"), seeds, device, progress)
+            trial = profile.claim("kernel_trial")
+            return kernel_trial(evidence, attention, trial, seeds, device, progress, sweep_block=None if fast else
+                                profile.claim(trial["training"]["sweep_from"]))
         _run(evidence, profile, budget, device, seeds, progress, fast)
 
 
@@ -360,11 +469,8 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
                for task, spec in tuning.sweep_tasks(sweep_block).items()}
     tables, per_part = [], []
     for name, parts in never_worse_measurements(sweeps_).items():
-        crit[name].measure([m for ms in parts.values() for m in ms], detail="; ".join(
-            f"{t} d_k={d}: default {s.cell('default', d).mean():.3g} (lr {s.tuned[('default', d)].lr:.3g}) vs "
-            f"{COMPARATORS[name]} {s.cell(COMPARATORS[name], d).mean():.3g} (lr "
-            f"{s.tuned[(COMPARATORS[name], d)].lr:.3g}) nats" for t, s in sweeps_.items()
-            for d in sorted(s.runs.d_k.unique())))
+        crit[name].measure([m for ms in parts.values() for m in ms],
+                           detail=comparison_detail(sweeps_, "default", COMPARATORS[name]))
         per_part.append(tuning.part_outcomes(CRITERIA[name]["rule"], parts).assign(criterion=name))
     for task, s in sweeps_.items():
         tables.append(never_worse_table(s.runs).assign(task=task))

@@ -225,11 +225,25 @@ def _clean(values: Any, what: str) -> list[float]:
     return a.tolist()
 
 
-def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "") -> dict[str, Any]:
+def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "",
+            identical: str = "") -> dict[str, Any]:
     """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
 
     ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
-    edge of its grid, issue 17); the criterion is then inconclusive with that reason, whatever the numbers say."""
+    edge of its grid, issue 17); the criterion is then inconclusive with that reason, whatever the numbers say.
+
+    ``identical`` (paired only): why two arms equal on every seed would be a fact, not a ceiling (they compute the
+    same thing bit for bit: a kernel under trial that *is* the reference). Then, when every seed's a equals its b
+    while the arms vary across seeds, the measurement is an exact point at δ = 0 (``estimate(..., exact=...)``,
+    "Exact points" above); otherwise, and without it, the samples as given (equal arms stay degenerate)."""
+    if identical and paired and b is not None:
+        x, y = np.asarray(a, float), np.asarray(b, float)
+        if x.shape == y.shape and x.size >= 2 and np.array_equal(x, y) and np.all(np.isfinite(x)) \
+                and not np.all(x == x[0]):
+            m = estimate(0.0, 0.0, x.size - 1, x.size, label=label, method="paired arms identical on every seed",
+                         exact=f"both arms gave exactly the same value on each of the {x.size} seeds, which vary "
+                               f"across seeds (no arm at a ceiling): {identical}")
+            return {**m, "invalid": str(invalid)} if invalid else m
     m: dict[str, Any] = {"label": label, "source": "samples", "a": _clean(a, f"{label or 'measurement'}: arm a")}
     if invalid:
         m["invalid"] = str(invalid)

@@ -48,6 +48,16 @@ class KernelError(ValueError):
     """The user's kernel cannot be put on trial as given; the message is one line naming what was expected."""
 
 
+class KernelRaised(RuntimeError):
+    """The kernel raised inside a model (``register``'s binding: R1's training arm); its own message, one line."""
+
+
+def first_line(exc: BaseException) -> str:
+    """'<type>: <the first line of its message>', for recording a kernel's own error on one line."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
 @dataclass
 class HFModule:
     """What transformers' attention functions read off ``module`` (a stand-in for the model's attention layer)."""
@@ -90,10 +100,42 @@ class Kernel:
         out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
         return out.transpose(1, 2), weights
 
+    @property
+    def identity(self) -> str:
+        """What names this kernel in a model config (``ModelConfig.kernel``) and so in the sweep's memo key: its
+        name, convention and source hash, so that two kernels never share a trained run."""
+        return f"{self.name} [{self.convention}] sha256:{self.source_sha256 or 'unreadable'}"
+
     def describe(self) -> dict[str, Any]:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
                 "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes)}
+
+
+def identity(fn: Callable[..., Any] | None) -> str | None:
+    """A kernel's identity (``Kernel.identity``; a plain callable's ``module:qualname`` and source hash), or None for
+    no kernel: what the sweep's memo keys on beside the config."""
+    if fn is None:
+        return None
+    if isinstance(fn, Kernel):
+        return fn.identity
+    name = f"{getattr(fn, '__module__', None) or '?'}:{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    return f"{name} sha256:{source_hash(fn) or 'unreadable'}"
+
+
+def register(kernel: Kernel) -> str:
+    """``kernel`` bound to its identity in ``model.kernels``, for ``ModelConfig(kernel=...)``: returns that name (a
+    sweep variant's override ``{"kernel": register(k)}`` trains a model whose attention calls ``k``). What the kernel
+    raises there comes out as ``KernelRaised`` with its own message, so a caller can tell it from the harness's."""
+    from model.kernels import register_kernel
+
+    def guarded(q, k, v, **kw):
+        try:
+            return kernel(q, k, v, **kw)
+        except Exception as exc:      # the user's kernel: its own message, on one line
+            raise KernelRaised(f"{kernel.name} raised {first_line(exc)}") from exc
+
+    return register_kernel(kernel.identity, guarded)
 
 
 def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -198,8 +240,7 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
         except KernelError:
             raise
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            kernel.rejected_dtypes[dname] = f"{type(exc).__name__}: {first}"
+            kernel.rejected_dtypes[dname] = first_line(exc)
             continue
         if not isinstance(raw, torch.Tensor):
             raise KernelError(f"{kernel.name} returned {type(raw).__name__}; expected a tensor {layout} "

@@ -533,7 +533,8 @@ class ClaimsSession:
                                                      + KERNEL_NOT_YET.get(cid, KERNEL_NOT_YET["*"])))
         s = self.settings
         if not s.fast:
-            items[:] = longest_first(items, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run))
+            items[:] = longest_first(items, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run,
+                                                                    attention=bool(s.attention)))
 
     # outcome -----------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -674,7 +675,8 @@ class ClaimsSession:
         base_claims = self.baseline["claims"] if self.baseline else {}
         regressions = baseline_gate.compare_results(claims, base_claims) if s.gate_active else {}
         for cid, claim in claims.items():
-            claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid, dry=s.dry_run)
+            claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid, dry=s.dry_run,
+                                                                attention=bool(s.attention))
             if cid in regressions:
                 claim["regression"] = regressions[cid]
         devices = sorted({p["device"] for p in self.parts if p.get("device")})

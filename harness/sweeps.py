@@ -47,8 +47,10 @@ import torch
 from torch import nn
 
 from model import MultiHeadAttention, ModelConfig, active_fault
+from model.kernels import active_kernel
 
 from . import probes
+from .kernel import identity as kernel_identity
 from .tasks import Task, make_task, validation_test_split
 from .training import TrainConfig, build_for_task, evaluate, train
 
@@ -76,12 +78,15 @@ def probe_softmax_state(model: nn.Module, batch, n_classes: int, patterns: Seque
     """The state of every attention softmax in ``model`` on ``batch`` (eval mode, task loss back-propagated):
     logit std (the mediator: d_k * var_q * var_k before scaling), entropy, fraction of saturated rows (max weight
     > 0.99), mean |dL/dlogits| over all logits, and the per-component variance of q and k. Averaged over the
-    attention modules (layers) and heads."""
+    attention modules (layers) and heads. NaN throughout when the attention runs through a kernel (issue 27): it
+    exposes q and k but no logits, and the softmax state is read off the logits."""
     cache, _ = probes.run_with_taps(model, batch, patterns, n_classes=n_classes, backward=True)
     names = cache.names("*.logits")
+    out = {"logit_std": [], "entropy": [], "saturated_fraction": [], "grad_abs_mean": [], "q_var": [], "k_var": []}
+    if not names and cache.names("*.q"):
+        return {k: math.nan for k in out}
     if not names:
         raise ValueError("probe_softmax_state: the model has no attention logits tap")
-    out = {"logit_std": [], "entropy": [], "saturated_fraction": [], "grad_abs_mean": [], "q_var": [], "k_var": []}
     for name in names:
         base = name[: -len("logits")]
         out["logit_std"].append(probes.logit_std(cache[name]))
@@ -155,8 +160,11 @@ def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed
     resolved = cfg.to_dict()
     resolved.pop("scale"), resolved.pop("scale_exponent")
     resolved["effective_scales"] = effective_scales(model)
+    # the config names a model's own kernel (cfg.kernel: its identity, source hash included); the session's kernel
+    # (--attention, model.kernels.set_kernel) runs in every model without one, so it is keyed too
     return json.dumps({"cfg": resolved, "budget": budget, "seed": seed, "device": device,
-                       "fault": active_fault()}, sort_keys=True, default=str)
+                       "fault": active_fault(), "session_kernel": kernel_identity(active_kernel())},
+                      sort_keys=True, default=str)
 
 
 # --------------------------------------------------------------------------------------------- sweep
@@ -189,9 +197,9 @@ def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed:
     grads, stds, absmax = [], [], []
 
     def on_step(step, model, batch, loss, cache=None):
-        if cache is None:
+        names = cache.names(LOGIT_TAPS) if cache is not None else []
+        if not names:               # no taps this step, or a kernel that exposes no logits (the columns stay NaN)
             return
-        names = cache.names(LOGIT_TAPS)
         grads.append(float(np.mean([_grad_abs_mean(cache, n) for n in names])))
         stds.append(float(np.mean([probes.logit_std(cache[n]) for n in names])))
         absmax.append(max(float(cache[n].abs().max()) for n in names))      # Q1: logit growth

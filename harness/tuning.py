@@ -262,6 +262,19 @@ class TunedSweep:
             raise ValueError(f"the {self.task} sweep has no runs of {arm!r} at d_k={d_k}")
         return c[column].to_numpy(float)
 
+    def describe(self, arm: str, d_k: int) -> str:
+        """'<arm> <mean held-out loss> (lr <its tuned rate>)' on the evaluation seeds, for a criterion's detail."""
+        return f"{arm} {self.cell(arm, d_k).mean():.3g} (lr {self.tuned[(arm, int(d_k))].lr:.3g})"
+
+    def paired(self, a: str, b: str, d_k: int, label: str = "", identical: str = "") -> dict[str, Any]:
+        """Arm ``a`` against arm ``b`` at ``d_k``, paired by seed (δ = a - b of the held-out loss; ``decision.samples``,
+        ``identical`` passed on), invalid where either arm's rate sits at its grid's edge."""
+        from . import decision
+
+        return decision.samples(self.cell(a, d_k), self.cell(b, d_k), paired=True,
+                                label=label or f"{self.task} d_k={d_k}", invalid=self.invalid((a, d_k), (b, d_k)),
+                                identical=identical)
+
     def invalid(self, *cells: tuple[str, int]) -> str:
         """Why a comparison of these (arm, d_k) cells cannot be trusted: each arm whose rate is at a grid edge."""
         return "; ".join(f"{self.task}: {self.tuned[(a, int(d))].edge_reason}" for a, d in dict.fromkeys(cells)

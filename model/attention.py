@@ -7,8 +7,8 @@ layernorm | l2 with a learnable per-head gain (Q1), key-padding and causal masks
 Two paths, same numbers: with no tap of this module active, dot-product attention goes through
 ``F.scaled_dot_product_attention`` with the scale passed explicitly (fast path); otherwise the
 explicit path computes logits -> mask -> softmax -> weights @ v with a ``Tap`` at each step.
-A kernel under trial (``model/kernels.py``) replaces that step for the dot score without QK-norm; additive and
-QK-norm stay ours. Projections, faults and the q/k/v/out taps stay; ``weights`` only if the kernel returns them.
+A kernel under trial (``model/kernels.py``: the config's ``kernel``, else the session's) replaces that step for the
+dot score without QK-norm; additive and QK-norm stay ours. Projections, faults and the q/k/v/out taps stay; ``weights`` only if the kernel returns them.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .faults import active_fault
-from .kernels import active_kernel
+from .kernels import active_kernel, kernel_named
 from .taps import Tap
 
 
@@ -148,6 +148,9 @@ class MultiHeadAttention(nn.Module):
         self.qk_norm = cfg.qk_norm
         self.norm_eps = cfg.layer_norm_eps
         self.attn_dropout = cfg.attn_dropout
+        self.kernel_name = cfg.kernel
+        if cfg.kernel is not None:
+            kernel_named(cfg.kernel)                # a name nobody registered fails here, naming the registered
         self.base_scale = cfg.attn_scale()
         # faults act on the dot product's default 1/sqrt(d_k) only (additive has no scale to break)
         self.fault_scalable = cfg.uses_default_scale() and cfg.score == "dot"
@@ -203,7 +206,9 @@ class MultiHeadAttention(nn.Module):
         dropout_p = self.attn_dropout if self.training else 0.0
         tapped = any(t._sinks for t in self._taps)
 
-        kernel = active_kernel() if self.score == "dot" and self.qk_norm == "none" and not uniform else None
+        kernel = None
+        if self.score == "dot" and self.qk_norm == "none" and not uniform:
+            kernel = active_kernel() if self.kernel_name is None else kernel_named(self.kernel_name)
         if kernel is not None:                                         # the kernel under trial (issue 27)
             q, k, v = self.q(q), self.k(k), self.v(v)
             mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)

@@ -69,6 +69,9 @@ class ModelConfig:
     scale_exponent: float | None = None     # alpha: scale = d_k ** -alpha (overrides nothing: exclusive with a non-default scale)
     qk_norm: str = "none"                   # "none" | "layernorm" | "l2" (each with a learnable per-head gain)
     qk_norm_gain_init: float = 1.0
+    # A kernel registered in model/kernels.py (``register_kernel``) that this model's dot-product attention calls in
+    # place of its own score-softmax-value step (issue 27's training arm); None: the session's kernel, if any.
+    kernel: str | None = None
     _derived: tuple = field(default=(), init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ validation
@@ -121,6 +124,12 @@ class ModelConfig:
             if self.scale != "default":
                 raise _bad("scale_exponent", f"is exclusive with scale={self.scale!r}; "
                                              f"leave scale='default' when setting an exponent")
+        if self.kernel is not None:
+            if not isinstance(self.kernel, str) or not self.kernel:
+                raise _bad("kernel", f"must be None or the name of a registered kernel, got {self.kernel!r}")
+            if self.score != "dot" or self.qk_norm != "none":
+                raise _bad("kernel", f"replaces the dot product's score-softmax-value step: needs score='dot' and "
+                                     f"qk_norm='none', got score={self.score!r}, qk_norm={self.qk_norm!r}")
         if not _is_finite_number(self.qk_norm_gain_init) or self.qk_norm_gain_init <= 0:
             raise _bad("qk_norm_gain_init", f"must be a finite number > 0, got {self.qk_norm_gain_init!r}")
         for name in ("norm_first", "scale_embeddings", "tie_embeddings"):

@@ -5,6 +5,11 @@ score-softmax-value step (the pytest option ``--attention`` calls it for the ses
 does the same inside a block. ``fn(q, k, v, *, mask, is_causal, scale, dropout_p) -> (out, weights or None)``
 takes and returns (B, h, T, d) tensors, ``mask`` bool with True where a query may attend
 (``harness.kernel.Kernel`` puts a user's function in this form). The model imports nothing from the harness.
+
+A kernel can also be one model's, not the session's: ``register_kernel(name, fn)`` binds a name, and a
+``ModelConfig(kernel=name)`` makes that model's attention call it whatever the session's is (a kernel trial's
+training arm, beside a reference arm built without one). The name is the kernel's identity in the config, and so in
+every memo keyed on the config (``harness.kernel.Kernel.identity``: its name, convention and source hash).
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 _active: Callable[..., Any] | None = None
+_named: dict[str, Callable[..., Any]] = {}
 
 
 def set_kernel(fn: Callable[..., Any] | None) -> None:
@@ -35,3 +41,23 @@ def use_kernel(fn: Callable[..., Any] | None) -> Iterator[None]:
         yield
     finally:
         set_kernel(previous)
+
+
+def register_kernel(name: str, fn: Callable[..., Any]) -> str:
+    """Bind ``name`` to ``fn`` for ``ModelConfig(kernel=name)``; returns ``name``. Binding a name again replaces it
+    (the same identity: the caller's name says what the kernel is)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"register_kernel: expected a non-empty name, got {name!r}")
+    if not callable(fn):
+        raise ValueError(f"register_kernel: expected a callable kernel for {name!r}, got {type(fn).__name__}")
+    _named[name] = fn
+    return name
+
+
+def kernel_named(name: str) -> Callable[..., Any]:
+    """The kernel registered as ``name``; a ValueError naming the registered ones otherwise."""
+    try:
+        return _named[name]
+    except KeyError:
+        raise ValueError(f"no kernel registered as {name!r} (model.kernels.register_kernel); registered: "
+                         f"{sorted(_named) or 'none'}") from None

@@ -153,6 +153,23 @@ def test_an_exact_point_is_decided_where_it_lies_and_has_no_firmness():
     assert both["verdict"] == "refuted" and both["firmness"] == pytest.approx(1.0)
 
 
+def test_paired_arms_identical_on_every_seed_are_an_exact_point_only_when_the_caller_says_why():
+    """samples(..., identical=why): equal paired arms that vary across seeds are an exact point at 0 (a kernel that
+    computes the reference bit for bit); without the reason, or with an arm constant across seeds (a ceiling), they
+    stay degenerate; arms that differ anywhere are the samples as given; ``invalid`` still wins."""
+    rule = D.non_inferiority(0.1, reason=R, paired=True)
+    loss = [0.3, 0.5, 0.4]
+    same = D.samples(loss, list(loss), paired=True, identical="one computation")
+    assert same["source"] == "estimate" and same["exact"].endswith("one computation")
+    assert outcome(rule, same)["outcome"] == "passed"
+    assert outcome(rule, D.samples(loss, list(loss), paired=True))["outcome"] == "inconclusive"
+    ceiling = D.samples([1.0] * 3, [1.0] * 3, paired=True, identical="why")
+    assert ceiling["source"] == "samples" and outcome(rule, ceiling)["outcome"] == "inconclusive"
+    assert D.samples(loss, [0.3, 0.5, 0.41], paired=True, identical="why")["source"] == "samples"
+    edge = D.samples(loss, list(loss), paired=True, identical="why", invalid="an arm at its grid's edge")
+    assert outcome(rule, edge)["outcome"] == "inconclusive"
+
+
 def test_proportion_is_plus_four_and_binomial_outcome_is_the_exact_test():
     m = D.proportion(8, 8)
     assert m["value"] == pytest.approx(10 / 12) and m["se"] == pytest.approx(math.sqrt(10 / 12 * 2 / 12 / 12))

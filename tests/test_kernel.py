@@ -224,3 +224,80 @@ def test_additive_and_qk_norm_stay_ours():
         assert not calls
         _mha(False)(x)
     assert calls == [1]
+
+
+def test_a_config_kernel_is_that_models_own():
+    """``ModelConfig(kernel=name)`` makes that model's attention call the registered kernel, whatever the session's;
+    a model without one keeps its own (or the session's); a name nobody registered, or a kernel on a score it does
+    not replace, is a ValueError naming the field."""
+    from model.kernels import register_kernel
+
+    calls = []
+
+    def spy(q, k, v, **kw):
+        calls.append("spy")
+        return F.scaled_dot_product_attention(q, k, v), None
+
+    def session(q, k, v, **kw):
+        calls.append("session")
+        return F.scaled_dot_product_attention(q, k, v), None
+
+    register_kernel("test spy", spy)
+    x = torch.randn(1, 4, 32)
+    with torch.no_grad():
+        _mha(False)(x)
+        _mha(False, kernel="test spy")(x)
+        assert calls == ["spy"]
+        with use_kernel(session):
+            _mha(False, kernel="test spy")(x)
+            _mha(False)(x)
+    assert calls == ["spy", "spy", "session"]
+    with pytest.raises(ValueError, match="no kernel registered as 'nobody'"):
+        _mha(False, kernel="nobody")
+    with pytest.raises(ValueError, match="ModelConfig.kernel: replaces the dot product's"):
+        ModelConfig(score="additive", kernel="test spy")
+
+
+def test_two_kernels_never_share_a_sweep_run():
+    """The sweep's memo keys on the config, whose ``kernel`` is the kernel's identity (name, convention, source
+    hash): two kernels of one name but different source train their own runs, the same kernel again is memoised,
+    and a session kernel (``--attention``) keeps a model without a config kernel from reusing a run made without it."""
+    from harness.sweeps import attention_variant_sweep, clear_sweep_cache
+
+    def scaled(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=scale)
+
+    def doubled(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=2 * scale)
+
+    one, other = (kernels.Kernel(fn=f, name="user.attention:attention", convention="sdpa",
+                                 source_sha256=kernels.source_hash(f)) for f in (scaled, doubled))
+    assert one.identity != other.identity and "sha256:" in one.identity
+    budget = {"task": {"name": "delayed_copy", "d": 2, "vocab": 4, "n_out": 2},
+              "model": {"d_model": 16, "n_heads": 1, "d_v": 16, "d_ff": 16},
+              "train": {"steps": 2, "batch_size": 8, "eval_every": 0, "eval_size": 16, "num_threads": 1},
+              "probe_size": 8, "test_size": 16}
+    clear_sweep_cache()
+
+    def cached(variants):
+        return attention_variant_sweep(variants, [4], budget, [0]).set_index("variant")["cached"].to_dict()
+
+    arms = {"reference": {}, "one": {"kernel": kernels.register(one)}, "other": {"kernel": kernels.register(other)}}
+    assert cached(arms) == {"reference": False, "one": False, "other": False}
+    assert cached(arms) == {"reference": True, "one": True, "other": True}
+    with use_kernel(one):
+        assert cached({"reference": {}}) == {"reference": False}
+    clear_sweep_cache()
+
+
+def test_a_kernel_that_raises_in_a_model_says_so_in_its_own_words():
+    """``harness.kernel.register``'s binding turns what the kernel raises inside a model into ``KernelRaised`` with
+    the kernel's own message (R1's training arm records it, unmeasured), never the harness's own error."""
+    def picky(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        raise ValueError("head dim 8 is not supported by this kernel\nsecond line")
+
+    kernel = kernels.Kernel(fn=picky, name="user:picky", convention="sdpa")
+    mha = _mha(False, kernel=kernels.register(kernel))
+    with pytest.raises(kernels.KernelRaised, match="^user:picky raised ValueError: head dim 8 is not supported by "
+                                                   "this kernel$"):
+        mha(torch.randn(1, 4, 32))

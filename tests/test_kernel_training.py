@@ -1,0 +1,65 @@
+"""R1's training arm on a kernel (issue 27) can fail: a gallery kernel that trains badly is not supported by
+``kernel_trains_as_reference``, a correct one is not refuted.
+
+The criterion runs in-process as the plugin runs it under ``--attention`` (declared, measured through the tuned
+sweep, judged by ``harness.verdict``), at a test budget: delayed copy alone (C3's second task; its first, key-value
+lookup, only adds time) at C3's smoke large d_k 256 alone (where a scale bug shows), C3's smoke steps, 3 seeds, one
+tuning seed. ``scale_unused`` leaves the scores unscaled: at d_k 256 the softmax saturates and delayed copy stays
+near chance (C3's own finding, which R1's ``default_never_worse`` measures for our module); the SDPA wrapper computes
+the reference bit for bit, an exact point at 0. The reference arm's runs are memoised, so the second kernel trains
+its own arm only.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+import torch
+
+import claims.test_r1_scale_by_sqrt_dk as r1
+from harness import kernel as kernels
+from harness import verdict as verdicts
+from harness.evidence import Evidence
+from harness.profiles import get_profile
+
+torch.set_num_threads(1)
+SEEDS = [0, 1, 2]
+TRAINING = {"sweep_from": "C3", "seeds": 3, "tuning": {"points": 3, "span": 16.0, "seeds": 1, "extend": 1},
+            "train": {}}
+
+
+def delayed_copy_only() -> dict:
+    """C3's smoke block with its second task (delayed copy) as its only one."""
+    c3 = get_profile("smoke").claim("C3")
+    return {"sweep": c3["task2"]["sweep"], "sweep_d_ks": [max(c3["task2"]["sweep_d_ks"])]}
+
+
+@lru_cache(maxsize=None)
+def trained(name: str) -> dict:
+    """R1's record with ``kernel_trains_as_reference`` alone, judged, for ``examples.attention.<name>:attention``."""
+    import tempfile
+    from pathlib import Path
+
+    kernel = kernels.resolve(f"examples.attention.{name}:attention")
+    kernels.preflight(kernel)
+    ev = Evidence(Path(tempfile.mkdtemp()), claim_id="R1")
+    r1._claim(ev)
+    block = delayed_copy_only()
+    crit = r1.declare_kernel_training(ev, block)
+    r1.kernel_training(ev, crit, kernel, TRAINING, block, SEEDS, torch.device("cpu"))
+    return verdicts.apply_judgement(ev.to_record())
+
+
+def test_a_kernel_that_trains_badly_is_not_supported():
+    record = trained("scale_unused")
+    (crit,) = record["criteria"]
+    assert verdicts.canonical(record["verdict"]) != verdicts.SUPPORTED, crit
+    assert crit["outcome"] == "refuted", crit
+    assert crit["deciding_part"] == "delayed_copy d_k=256", crit   # saturated at the large d_k, near chance
+
+
+def test_a_correct_kernel_is_not_refuted():
+    record = trained("sdpa_wrapper")
+    (crit,) = record["criteria"]
+    assert verdicts.canonical(record["verdict"]) != verdicts.REFUTED, crit
+    assert crit["outcome"] == "passed", crit                       # the reference bit for bit: an exact point at 0
