@@ -25,7 +25,8 @@ module measures the argument's three steps (issue 6).
     stop and scored on (c)'s per-seed test slices (disjoint from validation). An arm whose tuned rate stays at its
     grid's edge makes the part invalid, unless that arm learnt nothing at any rate of the grid (every mean
     validation loss within 0.01 nats of chance, ``AT_CHANCE_TOL``): then no rate was better than another and the
-    edge says nothing about an optimum outside it (the detail says so).
+    edge says nothing about an optimum outside it (the detail says so). At a d that (c) does not train (standard:
+    64), (e)'s tuned self-attention runs are ``attention_learns``'s cells there: one measurement of that d, not two.
 Self-attention is the paper's bidirectional encoder (``EncoderTagger``, causal=False); convs are causal (ConvS2S /
 ByteNet decoders, for which Table 1's formulas hold) and the LSTM unidirectional. Every model predicts at the last
 position, which sees the whole sequence in all five.
@@ -504,7 +505,9 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
     learn = budget["learning"]
     ds = budget["fast_distances"] if fast else learn["distances"]
     steps = learning_train(budget, fast)["steps"]
-    how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices",
+    extra = [] if fast else sorted(set(budget["helps"]["distances"]) - set(ds))
+    how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices"
+                               + (f"; d in {extra}: (e)'s tuned runs" if extra else ""),
            "structural": f"d in {budget['structural']['distances']}, float64 autograd Jacobians",
            "gradient_flat_attention": f"d in {budget['gradient']['distances']}, float64, at init",
            "gradient_decays_recurrent": f"d in {budget['gradient']['distances']}, float64, at init",
@@ -584,7 +587,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
     lr = measure_learning(archs, distances_c, seeds, model, learning_train(budget, fast), learn["n_test"], device,
                           progress=progress)
     att = lr[lr["arch"] == "self_attention"]
-    c["attention_learns"].sample_each(by_cell(att, "test_loss"), detail=_accuracy_text(att))
+    learns = att   # attention_learns's cells: (c)'s, and (e)'s at a d that (c) does not train
     if not fast:
         convs = lr[lr["arch"].isin(CONVS)]
         for name, rows, column, shift in (("convs_at_chance", convs[convs["beyond_reach"]], "test_accuracy", chance),
@@ -615,9 +618,14 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
         for (arch, d), g in hp.groupby(["arch", "d"], sort=False):
             ev.metric(f"tuned_test_loss/{arch}/{d}", float(g["test_loss"].mean()))
         ev.table("helps_runs", hp)
+        # (e)'s tuned self-attention runs are (c)'s measurement at a d that (c) does not train (standard: 64)
+        beyond = hp[(hp["arch"] == "self_attention") & ~hp["d"].isin(att["d"])]
+        learns = pd.concat([att, beyond.drop(columns=["lr"])], ignore_index=True)
         ev.table("helps_tuning", tuned_table(tuned).rename(columns={"d_k": "d"}))
         ev.figure("helps_loss_vs_lr", figure_loss_vs_lr(tuned, "C2(e): validation loss against learning rate "
                                                                 "(tuning seed), panel per d"))
+
+    c["attention_learns"].sample_each(by_cell(learns, "test_loss"), detail=_accuracy_text(learns))
 
     # ---- (d) conv stacks deep enough to cover d
     dp = None
