@@ -9,7 +9,7 @@ test: there nothing runs in parallel, and wall time is FLOPs plus per-op dispatc
 (``harness.tasks``); on the comparison tasks (two at every profile) a parameter-matched LSTM encoder-decoder with
 Luong attention (``model.baselines``, ``width_for_params``), the 2017 baseline, trains on the same data stream.
 Every run trains a **fixed step budget** (no early stop), each architecture at its own learning rate, tuned on
-tuning seeds disjoint from the evaluation seeds (``harness.transduction.measure``, ``harness.tuning.choose_rate_per_arm``)
+tuning seeds disjoint from the evaluation seeds (``harness.transduction.measure``, ``harness.tuning.choose_rates``)
 by the validation loss at that budget: the quantity the criterion compares, on a validation part of the held-out
 split the test part never shares (``harness.tasks.validation_test_split``). The full profile adds the paper's base
 configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.corpus``).

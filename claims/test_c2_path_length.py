@@ -78,7 +78,7 @@ from harness import decision, stats
 from harness.probes import input_grad_vs_distance, path_length
 from harness.tasks import Batch, FirstEqualsLast, Task
 from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
-from harness.tuning import TUNING_SCORE, Tuned, choose_rate, figure_loss_vs_lr, tuned_table, tuning_seeds
+from harness.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, figure_loss_vs_lr, tuned_table, tuning_seeds
 from model import ModelConfig
 from model.registry import build, param_count
 
@@ -390,25 +390,24 @@ def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
                      train_cfg: dict, n_test: int, block: dict, device: str | torch.device = "cpu",
                      progress: Callable[[str], Any] | None = None
                      ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
-    """(e): every (arch, d) tuned on its own (``harness.tuning.choose_rate`` over ``block["lr_grid"]`` on tuning seeds
+    """(e): every (arch, d) tuned on its own (``harness.tuning.choose_rates`` over ``block["lr_grid"]`` on tuning seeds
     disjoint from ``seeds``, by validation loss, extended ``block["extend"]`` times past an end), then trained at its
     rate on ``seeds`` for ``block["steps"]`` steps with no early stop and scored on (c)'s test slices. Returns (the
     evaluation runs, with ``lr``; the choice per (arch, d))."""
     cfg = {**train_cfg, "steps": int(block["steps"]), "stop_at_target": False}
-    t_seeds = tuning_seeds(seeds, int(block.get("tuning_seeds", 1)))
-    runs, tuned = [], {}
-    for d in distances:
-        for arch in archs:
-            def score(lr: float, seed: int, _a=arch, _d=d) -> dict[str, float]:
-                row = measure_learning([_a], [_d], [seed], model, {**cfg, "lr": lr}, 100, device,
-                                       progress=progress).iloc[0]
-                loss = float(row["val_loss"]) if not row["diverged"] and row["val_loss"] is not None else math.nan
-                return {TUNING_SCORE: loss if math.isfinite(loss) else math.inf}
-            _, t = choose_rate(arch, block["lr_grid"], t_seeds, score, by=(TUNING_SCORE,), d_k=int(d),
-                               extend=int(block.get("extend", 0)))
-            tuned[(arch, int(d))] = dataclasses.replace(t, setting="d")
-            runs.append(measure_learning([arch], [d], seeds, model, {**cfg, "lr": t.lr}, n_test, device,
-                                         progress=progress).assign(lr=t.lr))
+
+    def score(arm: tuple[str, int], lr: float, seed: int) -> dict[str, float]:
+        row = measure_learning([arm[0]], [arm[1]], [seed], model, {**cfg, "lr": lr}, 100, device,
+                               progress=progress).iloc[0]
+        loss = float(row["val_loss"]) if not row["diverged"] and row["val_loss"] is not None else math.nan
+        return {TUNING_SCORE: loss if math.isfinite(loss) else math.inf}
+
+    _, chosen = choose_rates([(a, int(d)) for d in distances for a in archs], lambda arm: block["lr_grid"],
+                             tuning_seeds(seeds, int(block.get("tuning_seeds", 1))), score, by=(TUNING_SCORE,),
+                             extend=int(block.get("extend", 0)), name=lambda arm: arm[0], d_k=lambda arm: arm[1])
+    tuned = {arm: dataclasses.replace(t, setting="d") for arm, t in chosen.items()}
+    runs = [measure_learning([a], [d], seeds, model, {**cfg, "lr": t.lr}, n_test, device, progress=progress)
+            .assign(lr=t.lr) for (a, d), t in tuned.items()]
     return pd.concat(runs, ignore_index=True), tuned
 
 
@@ -420,8 +419,7 @@ def learnt_nothing(t: Tuned, chance_loss: float, tol: float = AT_CHANCE_TOL) -> 
 
 def helps_invalid(tuned: dict[tuple[str, int], Tuned], d: int, chance_loss: float) -> str:
     """Why (e)'s part at ``d`` cannot be trusted ('' if it can): an arm at its grid's edge that learnt something."""
-    return "; ".join(t.edge_reason for (a, dd), t in tuned.items()
-                     if dd == d and t.edge and not learnt_nothing(t, chance_loss))
+    return edge_reasons(t for (_, dd), t in tuned.items() if dd == d and not learnt_nothing(t, chance_loss))
 
 
 # ========================================================================================= figures

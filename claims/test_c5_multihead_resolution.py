@@ -92,7 +92,7 @@ from harness.resolution import (distinct_majority_slots, positional_resolution, 
                                 slot_weights, top_slot_share)
 from harness.tasks import MultiPositionRetrieval, validation_test_split  # noqa: E402
 from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train  # noqa: E402
-from harness.tuning import Tuned, choose_rates, figure_loss_vs_lr, tuned_table  # noqa: E402
+from harness.tuning import Tuned, choose_rates, figure_loss_vs_lr, tuned_table, tuning_seeds, val_loss_scores  # noqa: E402
 from model import ModelConfig, QueryTagger  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
@@ -272,8 +272,10 @@ def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device:
     """Issue 17's tuning stage for C5's arms (module docstring), ``harness.tuning.choose_rates`` over each arm's
     binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
     named by its h)."""
-    return choose_rates(arms, lambda arm: budget[arm.binding]["tuning"], seeds,
-                        lambda arm, lr, seed: tuning_loss(arm, budget, seed, lr, device, progress),
+    (block,) = {arm.binding: budget[arm.binding]["tuning"] for arm in arms}.values()   # the arms of one binding
+    return choose_rates(arms, lambda arm: block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
+                        lambda arm, lr, seed: val_loss_scores(*tuning_loss(arm, budget, seed, lr, device, progress)),
+                        by=("val_loss",), extend=int(block.get("extend", 1)),
                         name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, budget),
                         columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
 

@@ -28,7 +28,6 @@ import os
 import platform
 import re
 import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -686,7 +685,7 @@ class ClaimsSession:
             "seeds": derive_seeds(s.master_seed, min(s.n_seeds or get_profile(s.profile).n_seeds,
                                                      DRY_RUN_SEEDS if s.dry_run else MAX_SEEDS)),
             "torch_version": _torch_version(),
-            "git_commit": _git(self.config.rootpath, "rev-parse", "HEAD"),
+            "git_commit": results_io.git(self.config.rootpath, "rev-parse", "HEAD"),
             "started_at": self.started_at.isoformat(timespec="seconds"),
             "duration_s": round(time.monotonic() - self.started, 3),
             "complete": complete,
@@ -696,7 +695,7 @@ class ClaimsSession:
             "dry_run": s.dry_run,
             "exit_status": exitstatus,
             "stopped": stopped,
-            "git_dirty": _git(self.config.rootpath, "status", "--porcelain", "--untracked-files=no") not in (None, ""),
+            "git_dirty": results_io.git(self.config.rootpath, "status", "--porcelain", "--untracked-files=no") not in (None, ""),
             "python": platform.python_version(),
             "platform": platform.platform(),
             "workers": self.config.getoption("numprocesses", None) or 0,
@@ -842,11 +841,3 @@ def _torch_version() -> str | None:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -36,6 +37,21 @@ class ResultsFormatError(ValueError):
 
 class OldSchemaError(ResultsFormatError):
     """A results file of an older schema_version than this suite reads."""
+
+
+def git(root: Path, *args: str) -> str | None:
+    """``git -C root ARGS``'s output, or None where there is no git, no checkout or an error: what a run records
+    of the checkout it ran from (``git_commit``, ``git_dirty``)."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def clean_commit(root: Path) -> str | None:
+    """The checkout's commit, or None when tracked files have uncommitted changes (a run there is of no commit)."""
+    return git(root, "rev-parse", "HEAD") if git(root, "status", "--porcelain", "--untracked-files=no") == "" else None
 
 
 def claim_sort_key(claim_id: str) -> tuple:

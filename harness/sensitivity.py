@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 from model.faults import FAULTS
 
-from .results import write_json_atomic
+from .results import clean_commit, write_json_atomic
 
 #: fault -> the claim ids that must be refuted under it (issue 10's table).
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
@@ -119,19 +119,11 @@ def claim_module(claim_id: str, claims_dir: Path) -> Path:
 FAST_RUNS_ENV = "ATTN_CLAIMS_FAST_RUNS"
 
 
-def _head() -> str | None:
-    """This checkout's commit, or None when it has uncommitted changes to tracked files (no reuse then)."""
-    def git(*args: str) -> str | None:
-        proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else None
-    return git("rev-parse", "HEAD") if git("status", "--porcelain", "--untracked-files=no") == "" else None
-
-
 def _kept_run(claim_ids: Sequence[str], fault: str | None, master_seed: int, claims_dir: Path,
               extra_args: Sequence[str]) -> tuple[Path | None, dict[str, dict[str, Any]] | None]:
     """(where this run is kept under ``FAST_RUNS_ENV``, its claim records if a kept run can stand for it)."""
     store = os.environ.get(FAST_RUNS_ENV)
-    head = _head() if store else None
+    head = clean_commit(ROOT) if store else None
     if not store or not head or extra_args or claims_dir.resolve() != (ROOT / "claims").resolve():
         return None, None
     path = Path(store) / f"{fault or 'no_fault'}-m{master_seed}" / "results.json"

@@ -3,7 +3,7 @@
 One task as every stage sees it (``Setup``): its validation and test parts of the held-out split (the validation
 part scores tuning, the test part the comparison; neither is ever trained on) and each architecture's model config,
 the LSTM's width matched to the Transformer's parameter count. ``measure`` first tunes every architecture on tuning
-seeds disjoint from the evaluation seeds (``harness.tuning.choose_rate_per_arm`` over ``tuning_run``), then trains each
+seeds disjoint from the evaluation seeds (``harness.tuning.choose_rates`` over ``tuning_run``), then trains each
 on the evaluation seeds at its tuned rate, seeds outer and architectures inner so machine-load drift hits all
 alike, and measures it on the test part (``train_and_test``). Budgets are the profile's C1 block.
 """
@@ -21,7 +21,7 @@ from model import ModelConfig, param_count
 from .probes import corpus_bleu, forbidden_modules, greedy_texts
 from .tasks import Batch, Task, make_task, rows_in_training_split, validation_test_split
 from .training import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
-from .tuning import Tuned, choose_rate_per_arm, tuning_seeds
+from .tuning import Tuned, choose_rates, tuning_seeds
 
 #: an architecture's name in the comparison -> its name in the model registry
 ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
@@ -121,7 +121,7 @@ def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: fl
 def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
               progress: Callable[..., Any] | None = None, *, by: Sequence[str]
               ) -> tuple[pd.DataFrame, dict[str, Tuned]]:
-    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.tuning.choose_rate_per_arm`` over
+    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.tuning.choose_rates`` over
     each arch's ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), each run a
     ``tuning_run``, chosen by the scores ``by`` (``tuning_run``'s names), the grid extended past an end at most ``tuning.extend`` times.
     Returns (one row per tuning run, the choice per arch)."""
@@ -133,7 +133,7 @@ def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple
         tcfg = replace(train_config(budget, task_name, device, arch), lr=lr)
         return tuning_run(arch, setup, tcfg, seed, float(budget["target"]), progress)
 
-    table, tuned = choose_rate_per_arm({a: block[a]["lr_grid"] for a in archs}, tuning_seeds(seeds, int(block["seeds"])),
+    table, tuned = choose_rates(archs, lambda arch: block[arch]["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
                                 score, by=by, extend=int(block.get("extend", 0)))
     return table.assign(task=task_name), tuned
 

@@ -147,42 +147,29 @@ def choose_rate(arm: str, grid: Sequence[float], seeds: Sequence[int],
         grid = [grid[0] / ratio] + grid if t.edge == "lowest" else grid + [grid[-1] * ratio]
 
 
-def choose_rates(arms: Sequence[Any], block: Callable[[Any], Mapping[str, Any]], seeds: Sequence[int],
-                 train_loss: Callable[[Any, float, int], tuple[float, bool]], *, name: Callable[[Any], str] = str,
-                 d_k: Callable[[Any], int | None] = lambda arm: None,
-                 columns: Callable[[Any], Mapping[str, Any]] = lambda arm: {}
-                 ) -> tuple[pd.DataFrame, dict[Any, Tuned]]:
-    """``choose_rate`` for arms trained outside the sweep: each ``arm`` at every rate of ``block(arm)["lr_grid"]`` on
-    ``block(arm)["seeds"]`` tuning seeds of ``seeds`` (``tuning_seeds``: disjoint from them), extended up to
-    ``block(arm).get("extend", 1)`` times per end. ``train_loss(arm, lr, seed)`` -> (validation loss, diverged); a
-    diverged run scores ``DIVERGED_LOSS`` (it never wins). Returns (one row per tuning run: the choice's name, lr,
-    seed, loss, diverged, val_loss, then ``columns(arm)``; the choice per arm, a ``Tuned`` named ``name(arm)``)."""
+def choose_rates(arms: Iterable[Any], grid: Callable[[Any], Sequence[float]], seeds: Sequence[int],
+                 train_and_score: Callable[[Any, float, int], Mapping[str, Any]], *, by: Sequence[str] = ("loss",),
+                 extend: int = 0, name: Callable[[Any], str] = str, d_k: Callable[[Any], int | None] = lambda arm: None,
+                 columns: Callable[[Any], Mapping[str, Any]] = lambda arm: {}) -> tuple[pd.DataFrame, dict[Any, Tuned]]:
+    """``choose_rate`` for every arm trained outside the sweep (C1's architectures, C2's (arch, d), C5's heads):
+    ``arm`` over ``grid(arm)`` on the tuning ``seeds`` (``tuning_seeds``: disjoint from the evaluation's),
+    ``train_and_score(arm, lr, seed)`` training and scoring one run (``val_loss_scores`` for a (loss, diverged)
+    pair), chosen by ``by``, each grid extended past an end at most ``extend`` times. Returns (every arm's tuning
+    runs in one table, named ``name(arm)`` with ``columns(arm)`` added; the choice per arm, a ``Tuned`` at
+    ``d_k(arm)``)."""
     tables, chosen = [], {}
     for arm in arms:
-        b = block(arm)
-
-        def score(lr: float, seed: int, arm: Any = arm) -> dict[str, Any]:
-            loss, diverged = train_loss(arm, lr, seed)
-            return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
-
-        table, chosen[arm] = choose_rate(name(arm), b["lr_grid"], tuning_seeds(seeds, int(b["seeds"])), score,
-                                         by=("val_loss",), d_k=d_k(arm), extend=int(b.get("extend", 1)))
+        table, chosen[arm] = choose_rate(name(arm), grid(arm), seeds,
+                                         lambda lr, seed, arm=arm: train_and_score(arm, lr, seed),
+                                         by=by, d_k=d_k(arm), extend=extend)
         tables.append(table.assign(**columns(arm)))
     return pd.concat(tables, ignore_index=True), chosen
 
 
-def choose_rate_per_arm(grids: Mapping[str, Sequence[float]], seeds: Sequence[int],
-                 train_and_score: Callable[[str, float, int], Mapping[str, float]], by: Sequence[str] = ("loss",),
-                 extend: int = 0) -> tuple[pd.DataFrame, dict[str, Tuned]]:
-    """``choose_rate`` for each arm of ``grids`` (arm -> its own grid; arms without a d_k, e.g. C1's
-    architectures), ``train_and_score(arm, lr, seed)`` training and scoring one run. Returns (every arm's tuning
-    runs in one table, the choice per arm)."""
-    tables, tuned = [], {}
-    for arm, grid in grids.items():
-        table, tuned[arm] = choose_rate(arm, grid, seeds, lambda lr, seed, arm=arm: train_and_score(arm, lr, seed),
-                                        by=by, extend=extend)
-        tables.append(table)
-    return pd.concat(tables, ignore_index=True), tuned
+def val_loss_scores(loss: float, diverged: bool) -> dict[str, Any]:
+    """A tuning run's scores from its validation loss: ``val_loss`` is ``DIVERGED_LOSS`` for a diverged run, so that
+    it never wins (choose by ``("val_loss",)``)."""
+    return {"loss": loss, "diverged": diverged, "val_loss": DIVERGED_LOSS if diverged else loss}
 
 
 def edge_reasons(tuned: Iterable[Tuned]) -> str:

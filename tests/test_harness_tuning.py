@@ -169,11 +169,12 @@ def test_tuning_seeds_are_disjoint_from_every_master_seeds_seeds_by_construction
         assert all(t > top for t in tuning.tuning_seeds(seeds, 3))
 
 
-def test_choose_rate_per_arm_tables_and_figure_for_arms_without_a_d_k():
+def test_choose_rates_tables_and_figure_for_arms_without_a_d_k():
     """C1's shape (issue 26): named arms on their own grids, the tuning table with per-rate aggregates of the
     tuning runs, the fixed-rate view at the rates both grids share, and the figure with one panel per task."""
     best = {"a": 2e-3, "b": 4e-3}
-    runs, tuned = tuning.choose_rate_per_arm({"a": [1e-3, 2e-3, 4e-3], "b": [2e-3, 4e-3, 8e-3]}, [10, 11],
+    grids = {"a": [1e-3, 2e-3, 4e-3], "b": [2e-3, 4e-3, 8e-3]}
+    runs, tuned = tuning.choose_rates(grids, grids.__getitem__, [10, 11],
                                       lambda arm, lr, seed: {"loss": abs(math.log2(lr / best[arm])) + seed / 100,
                                                              "steps": 100 * lr / best[arm]}, by=("loss",))
     assert {a: t.lr for a, t in tuned.items()} == best and len(runs) == 12

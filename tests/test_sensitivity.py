@@ -174,7 +174,7 @@ def test_a_kept_fast_run_stands_in_only_for_the_same_clean_commit_fault_seed_and
                                          "fast_claims_requested": ["C1", "M0", "R1"]},
                                  "claims": {"M0": {"verdict": "supported"}, "R1": {"verdict": "refuted"}}}))
     monkeypatch.setenv(sensitivity.FAST_RUNS_ENV, str(tmp_path))
-    monkeypatch.setattr(sensitivity, "_head", lambda: "abc")
+    monkeypatch.setattr(sensitivity, "clean_commit", lambda root: "abc")
     monkeypatch.setattr(sensitivity.subprocess, "run", no_training)
     args = dict(fault="no_scale", master_seed=0, report_dir=tmp_path / "r", claims_dir=sensitivity.ROOT / "claims")
     assert sensitivity.run_fast(["R1", "C1"], **args) == {"R1": {"verdict": "refuted"}}   # C1 recorded nothing
@@ -185,9 +185,9 @@ def test_a_kept_fast_run_stands_in_only_for_the_same_clean_commit_fault_seed_and
         sensitivity.run_fast(["R1", "C5"], **args)
     with pytest.raises(AssertionError, match="trained again"):                         # other arguments
         sensitivity.run_fast(["R1"], **args, extra_args=["--device", "cpu"])
-    monkeypatch.setattr(sensitivity, "_head", lambda: "def")                              # another commit
+    monkeypatch.setattr(sensitivity, "clean_commit", lambda root: "def")                              # another commit
     with pytest.raises(AssertionError, match="trained again"):
         sensitivity.run_fast(["R1"], **args)
-    monkeypatch.setattr(sensitivity, "_head", lambda: None)                               # uncommitted changes
+    monkeypatch.setattr(sensitivity, "clean_commit", lambda root: None)                              # uncommitted changes
     with pytest.raises(AssertionError, match="trained again"):
         sensitivity.run_fast(["R1"], **args)
