@@ -179,7 +179,7 @@ def _leaves(node, path=()):
 
 @pytest.mark.parametrize("name", ["standard", "full"])
 def test_dry_run_keeps_every_size_and_cuts_only_counts(name):
-    from harness.profiles import DRY_RUN_CAPS, DRY_RUN_GRID_ENDS, get_profile
+    from harness.profiles import DRY_RUN_CAPS, DRY_RUN_CLAIM_CAPS, DRY_RUN_GRID_ENDS, get_profile
 
     real = get_profile(name)
     dry = real.dry_run(steps=2, seeds=2)
@@ -196,6 +196,8 @@ def test_dry_run_keeps_every_size_and_cuts_only_counts(name):
             if key == "steps":
                 assert b == min(a, 2), where
                 cut["steps"] += a > 2
+            elif len(path) == 1 and key in DRY_RUN_CLAIM_CAPS.get(cid, {}):
+                assert b == min(a, DRY_RUN_CLAIM_CAPS[cid][key]), where     # a count, capped per claim
             elif key.endswith("seeds") and isinstance(a, int):
                 assert b == min(a, 2), where
                 cut["seeds"] += a > 2
@@ -213,6 +215,8 @@ def test_dry_run_keeps_every_size_and_cuts_only_counts(name):
     assert {"d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers", "n_layers", "d_ks", "dims",
             "sweep_d_ks", "seq_len", "max_len", "ns", "batch_size"} <= kept
     assert cut["steps"] >= 5 and cut["seeds"] >= 1
+    assert dry.claim("R3")["seeds"] == 1 and all(isinstance(v, int) for c in DRY_RUN_CLAIM_CAPS.values()
+                                                  for v in c.values())
     c1 = dry.claim("C1")
     assert c1["model"] == real.claim("C1")["model"] and c1["train"]["batch_size"] == real.claim("C1")["train"][
         "batch_size"]
