@@ -68,6 +68,11 @@ it measures what attention delivered.
 every position) take away what extra heads add; ``resolution_rises`` catches both
 (tests/test_claims_sensitivity_c5.py).
 
+**A kernel on trial** (``--attention``, issue 27): the kernel runs inside every model here. The resolution probe
+reads the heads' outputs, which every kernel returns; the criteria that read weights (``WEIGHT_CRITERIA``) need the
+kernel to return them, and for one that returns none (every ``sdpa`` kernel) they are declared reported and recorded
+unmeasured with that reason, so the verdict rests on ``resolution_gain`` and ``resolution_rises``.
+
 What earlier runs measured (the calibration behind the two bindings, the single head's two states) and the longer
 justifications (the proportion's approximation, the exact point): docs/c5-resolution.md.
 """
@@ -107,6 +112,13 @@ SELECTING_SHARE = 0.9      # a head whose most-attended slot holds > 90% of its 
 
 MIN_DISTINCT_SLOTS = 3     # distinct_slots: a seed counts when >= 3 of the M = 4 slots each hold most of some head's
                            # slot mass (issue 17: "at least 3 for h = 4")
+#: the runs' columns read off the attention weights (NaN under a kernel that returns none, issue 27)
+WEIGHT_COLUMNS = ("entropy", "entropy_per_head", "effective_positions", "mass_on_slots", "top_slot_share",
+                  "top_slot_share_per_head", "slot_share_per_head", "distinct_slots")
+#: the criteria that read them, and why they are unmeasured on a kernel that returns no weights
+WEIGHT_CRITERIA = ("distinct_slots", "head_sharpness", "single_head_entropy", "token_head_sharpness")
+NO_WEIGHTS = ("the kernel on trial returns no attention weights, so where each head looked is not observable (the "
+              "resolution probe reads the heads' outputs, which it does return)")
 MAJORITY = 0.5             # a slot receives "most" of a head's slot mass: a share above one half
 
 _DIRECTION = "0: the note predicts a direction, not a size"
@@ -302,25 +314,28 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
     tested = evaluate(model, task, batch=held, batch_size=tc.eval_batch_size, device=device)
     fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
     caches = [run_with_taps(model, b, [WEIGHTS_TAP, OUT_TAP])[0] for b in (fit, held)]
-    w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
     slots = held.meta["marked_positions"].cpu()                         # (N, M)
-    ent = attention_entropy(w.unsqueeze(2))                             # (h,)
-    on_slots = slot_weights(w, slots).sum(-1).mean(0)                   # (h,)
-    top_share = top_slot_share(w, slots)                                 # (h,)
-    shares = slot_shares(w, slots)                                       # (h, M)
     outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
     res = positional_resolution(outs[0], fit.y.cpu(), outs[1], held.y.cpu(), task.tgt_vocab,   # y: (N, M)
                                 ridge=probe["ridge"])
     row = {"binding": arm.binding, "M": arm.M, "h": arm.h, "d_k": model.cfg.d_k, "steps": result.steps_run,
            "long": arm.steps_factor > 1, "seed": seed, "lr": tc.lr if tc.schedule != "warmup" else math.nan,
            "exact_match": tested["exact_match"], "token_accuracy": tested["token_accuracy"],
-           "loss": tested["loss"], "val_loss": result.final["loss"], "entropy": float(ent.mean()),
-           "entropy_per_head": [round(float(e), 4) for e in ent], "effective_positions": float(np.exp(ent).mean()),
-           "mass_on_slots": float(on_slots.mean()), "top_slot_share": float(top_share.mean()),
-           "top_slot_share_per_head": [round(float(t), 4) for t in top_share],
-           "slot_share_per_head": [[round(float(v), 4) for v in head] for head in shares],
-           "distinct_slots": distinct_majority_slots(shares, MAJORITY), "resolution": float(res.mean()),
+           "loss": tested["loss"], "val_loss": result.final["loss"], "resolution": float(res.mean()),
            "resolution_per_slot": [round(float(r), 4) for r in res], "train_time_s": result.train_time_s}
+    if not caches[1].names(WEIGHTS_TAP):   # a kernel on trial that returns no weights: where heads looked is unseen
+        return {**row, **dict.fromkeys(WEIGHT_COLUMNS, math.nan)}, {}
+    w = caches[1][WEIGHTS_TAP][:, :, -1].cpu()                           # (N, h, S): the query row
+    ent = attention_entropy(w.unsqueeze(2))                             # (h,)
+    on_slots = slot_weights(w, slots).sum(-1).mean(0)                   # (h,)
+    top_share = top_slot_share(w, slots)                                 # (h,)
+    shares = slot_shares(w, slots)                                       # (h, M)
+    row.update({"entropy": float(ent.mean()), "entropy_per_head": [round(float(e), 4) for e in ent],
+                "effective_positions": float(np.exp(ent).mean()), "mass_on_slots": float(on_slots.mean()),
+                "top_slot_share": float(top_share.mean()),
+                "top_slot_share_per_head": [round(float(t), 4) for t in top_share],
+                "slot_share_per_head": [[round(float(v), 4) for v in head] for head in shares],
+                "distinct_slots": distinct_majority_slots(shares, MAJORITY)})
     amap = {"weights": w[0].numpy(), "slots": slots[0].tolist()}
     return row, amap
 
@@ -347,7 +362,7 @@ def measure(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: t
             row, amap = train_arm(arm, budget, seed, device, progress, lr=lrs.get(arm))
             row["arm"] = arm.label
             rows.append(row)
-            if i == 0 and arm.steps_factor == 1:
+            if i == 0 and arm.steps_factor == 1 and amap:
                 maps[(arm.binding, arm.M, arm.h)] = amap
     return Measurement(pd.DataFrame(rows), maps)
 
@@ -429,7 +444,7 @@ def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: in
 def selecting_fraction(single: pd.DataFrame) -> float:
     """The fraction of the rows (runs) whose heads put > SELECTING_SHARE of their slot mass on one slot; NaN
     without the column or rows."""
-    if "top_slot_share" not in single or single.empty:
+    if "top_slot_share" not in single or single.empty or single["top_slot_share"].isna().all():
         return math.nan
     return float((single["top_slot_share"] > SELECTING_SHARE).mean())
 
@@ -475,12 +490,16 @@ def figure_resolution(df: pd.DataFrame):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
     for binding, g in _by_h(df).groupby("binding"):
         for a, col in ((ax, "resolution"), (ax2, "entropy")):
+            if g[col].isna().all():       # a kernel on trial that returns no weights: no entropy to plot
+                continue
             a.scatter(g["h"], g[col], alpha=0.35, s=14)
             m = g.groupby("h")[col].mean()
             a.plot(m.index, m.values, marker="o", label=f"{binding} binding")
     ax2.axhline(math.log(4), color="grey", ls=":", lw=1, label="ln M")
+    hs = _by_h(df)["h"]
     for a in (ax, ax2):
         a.set_xscale("log", base=2)
+        a.set_xlim(hs.min() / 1.5, hs.max() * 1.5)
         a.set_xlabel("heads h (M = 4)")
         a.legend(fontsize=7)
     ax.set_ylabel("fraction of the M slots resolved")
@@ -511,9 +530,13 @@ def figure_attention_maps(maps: dict[tuple[str, int, int], dict[str, Any]], M: i
 
 
 # ============================================================================================ the claim
-def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast):
+def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
+    # a kernel on trial (issue 27) runs inside every model's attention (the session's kernel); whether it returns
+    # weights is known from one call before anything is measured, so the criteria that read them are declared as
+    # reported, and recorded unmeasured, when it returns none
+    blind = attention is not None and not attention.returns_weights(device)
     ev.claim(CLAIM_ID, title="Multi-head attention recovers the resolution lost to averaging",
              statement="\u201creduced effective resolution due to averaging attention-weighted positions\u201d, "
                        "which is what multi-head attention exists to counteract",
@@ -521,6 +544,12 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
              limitation="Argued and ablated (Table 3 rows A), not isolated analytically; 2017 translation "
                         "benchmarks. Here: one synthetic retrieval task in two bindings, one layer, d_model 64.")
     ev.answer_objections(OBJECTIONS)
+    if attention is not None:
+        ev.note(f"The attention under trial is {attention.name} ({attention.convention} convention): every model here "
+                "calls it in place of its own score-softmax-value step (projections, taps on q, k, v and the heads' "
+                "outputs unchanged), so the verdict says whether multi-head attention recovers resolution through "
+                "that kernel. " + (NO_WEIGHTS + ": the criteria that read weights are reported, unmeasured."
+                                   if blind else "It returns its weights, so every criterion is measured."))
     n_keys = budget["task"]["seq_len"] + 1
     Ms = budget["token"]["single_head_marked"]
     pos_heads = [1, 4] if fast else budget["position"]["heads"]
@@ -537,8 +566,9 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
            "resolution_rises": f"h in {pos_heads}; one slope per seed (stats.replicate_slope); {rates}",
            "token_resolution_rises": f"h in {budget['token']['heads']}; one slope per seed (stats.replicate_slope)",
            "single_head_entropy": f"M in {Ms}, S = {n_keys} positions", "too_many_heads": f"h = {many}"}
-    c = {name: ev.criterion(name, how=how.get(name, ""), **spec) for name, spec in CRITERIA.items()
-         if spec.get("fast") or not fast}
+    c = {name: ev.criterion(name, how=NO_WEIGHTS if blind and name in WEIGHT_CRITERIA else how.get(name, ""),
+                            **{**spec, **({"counts": False} if blind and name in WEIGHT_CRITERIA else {})})
+         for name, spec in CRITERIA.items() if spec.get("fast") or not fast}
     ev.gate("resolution_h4", direction="higher", tolerance=0.2)
     if not fast:
         ev.gate("exact_match_h4_M4", direction="higher", tolerance=0.15)
@@ -569,24 +599,30 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         c["resolution_gain"].compare(res(4), res(1), invalid=edge(1, 4),
                                      detail=means_by_h(df, "resolution", [1, 4], "position")
                                      + f"; gain per seed {', '.join(f'{g:.3f}' for g in gain)}")
-        counts = by_seed(df, "position", 4, 4, "distinct_slots").astype(int)
-        k, n = int((counts >= MIN_DISTINCT_SLOTS).sum()), len(counts)
-        if n < 2:
-            c["distinct_slots"].unmeasured(f"{n} seed of h = 4: a proportion needs at least 2")
-        else:
-            c["distinct_slots"].measure([decision.proportion(k, n)], detail=describe_distinct_slots(counts))
-        single_pos = select(df, "position", 4, 1)
-        c["head_sharpness"].compare(ent("position", 1), ent("position", 4), invalid=edge(1, 4),
-                                    detail=means_by_h(df, "entropy", [1, 4], "position") + "; single heads: "
-                                    + describe_single_heads(single_pos))
         c["exact_match"].compare(em("token", 4), em("token", 1), detail=means_by_h(df, "exact_match", [1, 4], "token"))
-        c["single_head_entropy"].sample_each(
-            {f"M={M}": entropy_position(by_seed(df, "token", M, 1, "entropy"), M, n_keys) for M in Ms},
-            detail="; ".join(f"M={M}: H per seed "
-                             + ", ".join(f"{e:.3f}" for e in by_seed(df, "token", M, 1, "entropy"))
-                             + " band [{:.3f}, {:.3f}]".format(*entropy_band(M, n_keys)) for M in Ms))
-        c["token_head_sharpness"].compare(ent("token", 1), ent("token", 4),
-                                          detail=means_by_h(df, "entropy", [1, 4], "token"))
+        if blind:
+            for name in WEIGHT_CRITERIA:
+                c[name].unmeasured(NO_WEIGHTS)
+        else:
+            counts = by_seed(df, "position", 4, 4, "distinct_slots").astype(int)
+            k, n = int((counts >= MIN_DISTINCT_SLOTS).sum()), len(counts)
+            if n < 2:
+                c["distinct_slots"].unmeasured(f"{n} seed of h = 4: a proportion needs at least 2")
+            else:
+                c["distinct_slots"].measure([decision.proportion(k, n)], detail=describe_distinct_slots(counts))
+            c["head_sharpness"].compare(ent("position", 1), ent("position", 4), invalid=edge(1, 4),
+                                        detail=means_by_h(df, "entropy", [1, 4], "position") + "; single heads: "
+                                        + describe_single_heads(select(df, "position", 4, 1)))
+            c["single_head_entropy"].sample_each(
+                {f"M={M}": entropy_position(by_seed(df, "token", M, 1, "entropy"), M, n_keys) for M in Ms},
+                detail="; ".join(f"M={M}: H per seed "
+                                 + ", ".join(f"{e:.3f}" for e in by_seed(df, "token", M, 1, "entropy"))
+                                 + " band [{:.3f}, {:.3f}]".format(*entropy_band(M, n_keys)) for M in Ms))
+            c["token_head_sharpness"].compare(ent("token", 1), ent("token", 4),
+                                              detail=means_by_h(df, "entropy", [1, 4], "token"))
+            ev.metric("distinct_slots_h4", float(counts.mean()))
+            ev.metric("distinct_slots_h4_most_seeds_fraction", k / n if n else math.nan)
+            ev.metric("distinct_slots_h4_binomial_p", decision.binomial_p(k, n)[0] if n else math.nan)
         token_rises = resolution_slope(df, budget["token"]["heads"], "token")
         c["token_resolution_rises"].measure([token_rises], detail=means_by_h(df, "resolution", budget["token"]["heads"],
                                                                              "token") + exact_note(token_rises))
@@ -594,9 +630,6 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                                     detail=means_by_h(df, "loss", [4, many], "position") + "; "
                                     + means_by_h(df, "exact_match", [4, many], "position"))
         ev.metric("resolution_gain_h4_over_h1", float(gain.mean()))
-        ev.metric("distinct_slots_h4", float(counts.mean()))
-        ev.metric("distinct_slots_h4_most_seeds_fraction", k / n if n else math.nan)
-        ev.metric("distinct_slots_h4_binomial_p", decision.binomial_p(k, n)[0] if n else math.nan)
         for arm, t in tuned.items():
             name = f"C5/h{arm.h}/{t.d_k}/{task_name(arm.binding)}"
             ev.metric(f"tuned_lr/{name}", t.lr)
@@ -630,7 +663,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         ev.figure("loss_vs_lr", figure_loss_vs_lr(tuned, "C5: held-out loss against learning rate per h "
                                                          "(position binding, tuning seeds; circled: chosen)"))
     ev.figure("exact_match_vs_h", figure_exact_match(df))
-    ev.figure("attention_maps_h1_vs_h4", figure_attention_maps(m.maps))
+    if m.maps:
+        ev.figure("attention_maps_h1_vs_h4", figure_attention_maps(m.maps))
     ev.figure("resolution_vs_h", figure_resolution(df))
     ev.headline("resolution_h4")
     if not fast:
@@ -643,7 +677,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                     f"match {long['exact_match'].mean():.2f} (vs {h1:.2f} at the budget)." if not long.empty else
                     "Issue 7 measured about 0.89 exact match for h = 1 at M = 4 with five times the steps; this "
                     "profile does not re-measure it (the standard profile does: exact_match_h1_M4_long)."))
-    if not fast and not single_pos.empty:
+    if not fast and not single_pos.empty and not blind:
         ev.note(f"Single heads on the position binding: {describe_single_heads(single_pos)} (1/M = 0.25 would "
                 "weight the slots evenly). Where averaging would lose which slot a token came from, a single "
                 "head does not average: diffuse or selecting, it favours one slot and resolves about one in four. "

@@ -100,6 +100,18 @@ class Kernel:
         out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
         return out.transpose(1, 2), weights
 
+    def returns_weights(self, device: torch.device | str = "cpu") -> bool:
+        """Whether the kernel hands back its attention weights (``hf``: a tensor, not None; ``sdpa`` never does),
+        from one call on the pre-flight input: known before a claim measures, so that a criterion reading weights
+        can be declared for what it will be (C5)."""
+        if self.convention == "sdpa":
+            return False
+        s = PREFLIGHT_SHAPE
+        g = torch.Generator().manual_seed(0)
+        q, k, v = (torch.randn(s["B"], s["H"], n, s["D"], generator=g).to(device=device, dtype=DTYPES[self.dtypes[0]])
+                   for n in (s["L"], s["S"], s["S"]))
+        return self(q, k, v)[1] is not None
+
     @property
     def identity(self) -> str:
         """What names this kernel in a model config (``ModelConfig.kernel``) and so in the sweep's memo key: its

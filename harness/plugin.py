@@ -45,7 +45,7 @@ from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
 
 #: the claims that judge a kernel under --attention (issue 27); every other claim module is skipped with its reason,
 #: so a user reads one table of which claims ran on their kernel
-KERNEL_TRIAL_CLAIMS = ("M0", "R1", "R2", "R3")
+KERNEL_TRIAL_CLAIMS = ("M0", "R1", "R2", "R3", "C5")
 KERNEL_NOT_YET = {
     "C2": "its LSTM and conv baselines and its float64 Jacobian probes are not about a user's kernel",
     "Q1": "QK-norm stays the project's own attention, not the kernel's",
