@@ -367,7 +367,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
     ev.gate(f"memory_ratio_additive_over_dot/{n_crit}", direction="higher", tolerance=0.2, relative=True)
 
     # ---------------------------------------------------------------- measure
-    times, memory = measure_r3(budget, seeds, device, progress)
+    times, memory = measure_r3(budget, seeds[:int(budget.get("timing_seeds", len(seeds)))], device, progress)
 
     # ---------------------------------------------------------------- record
     for name, (kind, num) in RECORDS.items():
