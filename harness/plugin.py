@@ -722,8 +722,9 @@ class ClaimsSession:
         if res.get("attention"):
             att = res["attention"]
             tr.write_line(f"attention on trial: {att['name']} ({att['convention']} convention, dtypes "
-                          f"{', '.join(att['dtypes'])}); M0, R1, R2, R3 judged it, the other claims this project's "
-                          "model (with its dot-product attention calling it)")
+                          f"{', '.join(att['dtypes'])}); judged by "
+                          f"{', '.join(c for c in res['claims'] if c in KERNEL_TRIAL_CLAIMS) or 'no claim'}; the "
+                          "other claims do not judge a kernel yet (skipped, each with its reason)")
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
