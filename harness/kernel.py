@@ -106,10 +106,7 @@ class Kernel:
         can be declared for what it will be (C5)."""
         if self.convention == "sdpa":
             return False
-        s = PREFLIGHT_SHAPE
-        g = torch.Generator().manual_seed(0)
-        q, k, v = (torch.randn(s["B"], s["H"], n, s["D"], generator=g).to(device=device, dtype=DTYPES[self.dtypes[0]])
-                   for n in (s["L"], s["S"], s["S"]))
+        q, k, v = preflight_inputs(DTYPES[self.dtypes[0]], device, torch.Generator().manual_seed(0))
         return self(q, k, v)[1] is not None
 
     @property
@@ -233,6 +230,14 @@ def resolve(name: str, *, path: str | None = None, factory: bool = False, conven
                   source_sha256=source_hash(source))
 
 
+def preflight_inputs(dtype: torch.dtype, device: torch.device | str, g: torch.Generator
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v of the pre-flight shape (``PREFLIGHT_SHAPE``), drawn from ``g`` in that order."""
+    s = PREFLIGHT_SHAPE
+    return tuple(torch.randn(s["B"], s["H"], n, s["D"], generator=g).to(device=device, dtype=dtype)
+                 for n in (s["L"], s["S"], s["S"]))
+
+
 def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
     """Call the kernel once per dtype on a tiny input. A wrong return (type, shape, dtype) is a KernelError; a dtype
     the kernel raises on is dropped from ``kernel.dtypes`` into ``kernel.rejected_dtypes`` with its message (the
@@ -244,9 +249,7 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
     g = torch.Generator().manual_seed(0)
     for dname in kernel.dtypes:
         dtype = DTYPES[dname]
-        q = torch.randn(s["B"], s["H"], s["L"], s["D"], generator=g).to(device=device, dtype=dtype)
-        k = torch.randn(s["B"], s["H"], s["S"], s["D"], generator=g).to(device=device, dtype=dtype)
-        v = torch.randn(s["B"], s["H"], s["S"], s["D"], generator=g).to(device=device, dtype=dtype)
+        q, k, v = preflight_inputs(dtype, device, g)
         try:
             raw = _raw_call(kernel, q, k, v)
         except KernelError:
