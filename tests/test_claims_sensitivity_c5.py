@@ -22,6 +22,7 @@ import pytest
 import torch
 
 import claims.test_c5_multihead_resolution as c5
+from harness import multihead
 from harness import decision
 from harness.resolution import distinct_majority_slots, slot_shares, top_slot_share
 from model import QueryTagger, faults
@@ -33,7 +34,7 @@ TINY = {"task": {"seq_len": 8, "vocab": 8}, "model": {"d_model": 32, "d_ff": 64,
                                "lr": 5e-3, "warmup": 20, "eval_every": 0, "eval_size": 256}},
         "probe": {"n_fit": 1024, "n_eval": 512, "fit_seed": 1, "ridge": 1e-3}}
 SEEDS = [0, 1, 2]
-ARMS = [c5.Arm("position", 4, 1), c5.Arm("position", 4, 4)]
+ARMS = [multihead.Arm("position", 4, 1), multihead.Arm("position", 4, 4)]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def uniform():
     """Both arms under uniform_attention; 20 steps, as the weights are uniform whatever the training."""
     budget = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
     with faults.inject("uniform_attention"):
-        return c5.measure(ARMS, budget, SEEDS).runs
+        return multihead.measure(ARMS, budget, SEEDS).runs
 
 
 def _decide(name, measurements):
@@ -49,23 +50,23 @@ def _decide(name, measurements):
 
 
 def _resolution(df, heads=(1, 4), binding="position"):
-    return _decide("resolution_rises", [c5.resolution_slope(df, list(heads), binding)])
+    return _decide("resolution_rises", [multihead.resolution_slope(df, list(heads), binding)])
 
 
 def _paired(name, df, binding, h_a, h_b, col):
-    return _decide(name, [decision.samples(c5.by_seed(df, binding, 4, h_a, col), c5.by_seed(df, binding, 4, h_b, col),
-                                           paired=True)])
+    return _decide(name, [decision.samples(multihead.by_seed(df, binding, 4, h_a, col),
+                                           multihead.by_seed(df, binding, 4, h_b, col), paired=True)])
 
 
 def _single_entropy(df, M, n_keys, binding="token"):
     return _decide("single_head_entropy",
-                   [decision.samples(c5.entropy_position(c5.by_seed(df, binding, M, 1, "entropy"), M, n_keys))])
+                   [decision.samples(c5.entropy_position(multihead.by_seed(df, binding, M, 1, "entropy"), M, n_keys))])
 
 
 def test_single_head_fault_leaves_a_one_head_model_as_it_was():
     # head 0's slice is the whole projection of a one-head model: h = 1 is the reference under the fault
-    task = c5.make_task(ARMS[0], TINY["task"])
-    one = c5.build_model(ARMS[0], TINY["model"], task, 0).eval()
+    task = multihead.make_task(ARMS[0], TINY["task"])
+    one = multihead.build_model(ARMS[0], TINY["model"], task, 0).eval()
     x = task.heldout(8).x
     with torch.no_grad(), faults.inject("single_head"):
         under = one(x)
@@ -82,7 +83,7 @@ def test_uniform_attention_leaves_the_entropy_criteria_unpassable(uniform):
 def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform):
     """Under uniform_attention the h arms of a seed are one function: every seed's slope is exactly 0 while
     resolution varies across seeds, so the slope is an exact point below the band (refuted), not degenerate."""
-    m = c5.resolution_slope(uniform, [1, 4])
+    m = multihead.resolution_slope(uniform, [1, 4])
     assert m["value"] == 0.0 and m["se"] == 0.0 and "no arm at a ceiling" in m["exact"]
     assert uniform.groupby("h")["resolution"].nunique().min() > 1
     assert _resolution(uniform) == "refuted"
@@ -91,7 +92,7 @@ def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform)
 def test_identical_slopes_at_a_ceiling_stay_inconclusive():
     """Every seed at resolution 1 at every h: equal slopes of 0 from a ceiling say nothing (the protocol's guard)."""
     ceiling = _table("token", 4, {1: [(0, 0, 1.0)] * 3, 4: [(0, 0, 1.0)] * 3})
-    assert not c5.resolution_slope(ceiling, [1, 4], "token").get("exact")
+    assert not multihead.resolution_slope(ceiling, [1, 4], "token").get("exact")
     assert _resolution(ceiling, binding="token") == "inconclusive"
 
 
@@ -100,21 +101,21 @@ def test_identical_slopes_at_a_ceiling_stay_inconclusive():
 def test_query_tagger_is_the_encoder_tagger_at_the_query(norm_first, n_layers, h):
     """C5 trains a QueryTagger (last layer at the query only): the harness's encoder_tagger's weights and, at
     the query, its function, its attention weights and head outputs (the taps the probes read), faults included."""
-    arm = c5.Arm("position", 4, h)
-    task = c5.make_task(arm, TINY["task"])
-    cfg = c5.model_config(arm, {**TINY["model"], "n_layers": n_layers}).replace(norm_first=norm_first)
-    base = c5.build_for_task("encoder_tagger", task, cfg, 0).eval()
+    arm = multihead.Arm("position", 4, h)
+    task = multihead.make_task(arm, TINY["task"])
+    cfg = multihead.model_config(arm, {**TINY["model"], "n_layers": n_layers}).replace(norm_first=norm_first)
+    base = multihead.build_for_task("encoder_tagger", task, cfg, 0).eval()
     model = QueryTagger(base.cfg, base.n_classes, pool=base.pool).eval()
     model.load_state_dict(base.state_dict())
-    built = c5.build_model(arm, {**TINY["model"], "n_layers": n_layers}, task, 0)
+    built = multihead.build_model(arm, {**TINY["model"], "n_layers": n_layers}, task, 0)
     if not norm_first:
         assert all(torch.equal(a, b) for a, b in zip(built.state_dict().values(), base.state_dict().values()))
     batch = task.heldout(32)
     last = f"encoder.layers.{n_layers - 1}.self_attn."
     for fault in (None, "uniform_attention", "single_head"):
         with faults.inject(fault):
-            ref_cache, ref = c5.run_with_taps(base, batch, [last + "weights", last + "out"])
-            cache, got = c5.run_with_taps(model, batch, [last + "weights", last + "out"])
+            ref_cache, ref = multihead.run_with_taps(base, batch, [last + "weights", last + "out"])
+            cache, got = multihead.run_with_taps(model, batch, [last + "weights", last + "out"])
         assert got.shape == ref.shape == (32, task.out_dim)
         torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
         for tap in ("weights", "out"):
@@ -182,7 +183,7 @@ def test_head_sharpness_counts_selecting_single_heads():
     df = _table("position", 4, {1: [(0, 1.1, 0.27), (0, 0.15, 0.25), (0, 1.05, 0.26)],
                                 4: [(0, 0.4, 0.9), (0, 0.5, 0.9), (0, 0.45, 0.9)]})
     df["top_slot_share"] = [0.4, 0.97, 0.35, 0.9, 0.9, 0.9]
-    assert c5.describe_single_heads(c5.select(df, "position", 4, 1)).startswith("1/3 select one slot")
+    assert c5.describe_single_heads(multihead.select(df, "position", 4, 1)).startswith("1/3 select one slot")
     # one selecting single head sinks the mean entropy: not passed
     assert _paired("head_sharpness", df, "position", 1, 4, "entropy") != "passed"
     assert c5.selecting_fraction(df[df.h == 1]) == pytest.approx(1 / 3)
@@ -193,14 +194,14 @@ def test_primary_arms_take_primary_seeds():
     from harness.profiles import get_profile
     smoke, standard = get_profile("smoke").claim("C5"), get_profile("standard").claim("C5")
     seeds = [2000, 2001, 2002, 2003, 2004]
-    assert c5.arm_seeds(c5.Arm("position", 4, 1), smoke, seeds[:3]) == list(range(2000, 2008))
-    assert c5.arm_seeds(c5.Arm("position", 4, 4), smoke, seeds[:3], fast=True) == seeds[:3]
-    assert c5.arm_seeds(c5.Arm("position", 4, 4), standard, seeds) == list(range(2000, 2016))
-    for arm in (c5.Arm("position", 4, 2), c5.Arm("position", 4, 16), c5.Arm("token", 4, 1),
-                c5.Arm("token", 4, 1, steps_factor=5)):
-        assert c5.arm_seeds(arm, standard, seeds) == seeds
-    assert c5.arm_seeds(c5.Arm("position", 4, 1), standard, seeds, fast=True) == seeds
-    assert c5.arm_seeds(c5.Arm("position", 4, 1), standard, list(range(30))) == list(range(30))
+    assert multihead.arm_seeds(multihead.Arm("position", 4, 1), smoke, seeds[:3]) == list(range(2000, 2008))
+    assert multihead.arm_seeds(multihead.Arm("position", 4, 4), smoke, seeds[:3], fast=True) == seeds[:3]
+    assert multihead.arm_seeds(multihead.Arm("position", 4, 4), standard, seeds) == list(range(2000, 2016))
+    for arm in (multihead.Arm("position", 4, 2), multihead.Arm("position", 4, 16), multihead.Arm("token", 4, 1),
+                multihead.Arm("token", 4, 1, steps_factor=5)):
+        assert multihead.arm_seeds(arm, standard, seeds) == seeds
+    assert multihead.arm_seeds(multihead.Arm("position", 4, 1), standard, seeds, fast=True) == seeds
+    assert multihead.arm_seeds(multihead.Arm("position", 4, 1), standard, list(range(30))) == list(range(30))
 
 
 def test_resolution_trend_can_be_refuted():
@@ -213,12 +214,12 @@ def test_arms_cover_every_criterion():
     from harness.profiles import get_profile
     for name in ("smoke", "standard", "full"):
         budget = get_profile(name).claim("C5")
-        arms = c5.arms_for(budget)
-        assert c5.Arm("token", 4, 1) in arms and c5.Arm("token", 4, 4) in arms
-        assert all(c5.Arm("token", M, 1) in arms for M in budget["token"]["single_head_marked"])
-        assert all(c5.Arm("position", 4, h) in arms for h in budget["position"]["heads"] + [1, 4])
-        assert c5.Arm("position", 4, budget["position"]["too_many_heads"]) in arms
-    assert c5.arms_for(get_profile("smoke").claim("C5"), fast=True) == ARMS
+        arms = multihead.arms_for(budget)
+        assert multihead.Arm("token", 4, 1) in arms and multihead.Arm("token", 4, 4) in arms
+        assert all(multihead.Arm("token", M, 1) in arms for M in budget["token"]["single_head_marked"])
+        assert all(multihead.Arm("position", 4, h) in arms for h in budget["position"]["heads"] + [1, 4])
+        assert multihead.Arm("position", 4, budget["position"]["too_many_heads"]) in arms
+    assert multihead.arms_for(get_profile("smoke").claim("C5"), fast=True) == ARMS
 
 
 # --------------------------------------------------------------------------------- issue 17: the redesign
@@ -302,8 +303,8 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
         calls.append((arm.h, seed, lr))
         return fake[lr] + (0.3 if arm.h == 4 and lr == 2e-3 else 0.0), math.isnan(fake[lr])
 
-    monkeypatch.setattr(c5, "tuning_loss", loss)
-    table, tuned = c5.tune_arms(ARMS, budget, SEEDS)
+    monkeypatch.setattr(multihead, "tuning_loss", loss)
+    table, tuned = multihead.tune_arms(ARMS, budget, SEEDS)
     assert {s for _, s, _ in calls}.isdisjoint(SEEDS) and len({s for _, s, _ in calls}) == 2
     assert len(table) == 2 * 3 * 2
     t1, t4 = tuned[ARMS[0]], tuned[ARMS[1]]
@@ -311,7 +312,7 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
     assert t4.lr == 2e-3 and t4.mean_loss[1] == pytest.approx(0.8)
     assert t1.grid == (1e-3, 2e-3, 4e-3) and math.isinf(t1.mean_loss[-1])
     fake[2e-3] = 2.0                                                # now the lowest rate wins: an edge
-    _, tuned = c5.tune_arms(ARMS, budget, SEEDS)
+    _, tuned = multihead.tune_arms(ARMS, budget, SEEDS)
     assert tuned[ARMS[0]].edge == "lowest" and "h=1" in tuned[ARMS[0]].edge_reason
     a, b = [0.9, 0.95, 0.92], [0.2, 0.25, 0.22]
     rule = c5.CRITERIA["resolution_gain"]["rule"]
@@ -322,8 +323,8 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
 
 def test_tuning_loss_trains_at_the_given_rate():
     arm = ARMS[1]
-    loss, diverged = c5.tuning_loss(arm, {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}},
-                                    7, 1e-2)
+    budget = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
+    loss, diverged = multihead.tuning_loss(arm, budget, 7, 1e-2)
     assert math.isfinite(loss) and not diverged
-    assert c5.train_config(arm, TINY, lr=1e-2).lr == 1e-2
-    assert c5.train_config(arm, TINY).lr == TINY["position"]["train"]["lr"]
+    assert multihead.train_config(arm, TINY, lr=1e-2).lr == 1e-2
+    assert multihead.train_config(arm, TINY).lr == TINY["position"]["train"]["lr"]
