@@ -301,3 +301,23 @@ def test_a_kernel_that_raises_in_a_model_says_so_in_its_own_words():
     with pytest.raises(kernels.KernelRaised, match="^user:picky raised ValueError: head dim 8 is not supported by "
                                                    "this kernel$"):
         mha(torch.randn(1, 4, 32))
+
+
+def test_every_claim_that_skips_a_kernel_says_why_and_names_criteria_that_exist():
+    """Under --attention a claim module either judges the kernel or is skipped with its reason; a reason that
+    points to where the claim's kernel-level part runs names criteria R1 and R2 really declare."""
+    import re
+
+    import claims.test_r1_scale_by_sqrt_dk as r1
+    import claims.test_r2_saturation_check as r2
+    from harness.plugin import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
+
+    ids = {p.name.split("_")[1].upper() for p in (REPO / "claims").glob("test_*.py")}
+    assert set(KERNEL_TRIAL_CLAIMS) <= ids
+    for cid in sorted(ids - set(KERNEL_TRIAL_CLAIMS)):
+        assert KERNEL_NOT_YET.get(cid, KERNEL_NOT_YET["*"]).strip(), cid
+    declared = {name for module in (r1, r2) for attr in dir(module) if attr.endswith("CRITERIA")
+                and isinstance(getattr(module, attr), dict) for name in getattr(module, attr)}
+    for cid in ("C3", "C4"):
+        named = set(re.findall(r"\bkernel_[a-z_]+", KERNEL_NOT_YET[cid]))
+        assert named and named <= declared, (cid, named - declared)
