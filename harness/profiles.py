@@ -630,12 +630,14 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
 # run, 8 min 53 s in all): C1 190 s, C2 73, C3 348, C4 109, C5 118, Q1 57, Q2 44, R3 23, Q3 21; budgets ~20% above. Standard: the clean-clone run of 2026-12-01
 # (39 min 37 s in all: C1 994 s, C3 912, C4 765, C2 492, C5 476, Q1 226, R3 185, Q2 100, Q3 96, R1 10, R2 6, M0 1).
 # Standard re-measured after issue 26's cuts (clean clone of 3dae7ab, the 2-core AMD EPYC box, 55 min 17 s): C3 1636 s,
-# C1 1221, C4 1006, C2 885, C5 674, Q1 321, Q2 236, R3 221, Q3 180, R1 14, R2 14, M0 3; budgets ~20% above.
+# C1 1221, C4 1006, C2 885, C5 674, Q1 321, Q2 236, R3 221, Q3 180, R1 14, R2 14, M0 3; budgets ~20% above. After the
+# second cuts (clean clone of 6c2dc50, 50 min 22 s): C3 1297, C1 984, C2 878, C4 820, C5 706, Q1 257, R3 237, Q2 203,
+# Q3 174, R2 14, R1 11, M0 3.
 WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
     "smoke": {"C1": 230, "C2": 90, "C3": 420, "C4": 130, "C5": 145, "R1": 6, "R2": 5, "R3": 30, "Q1": 70,
               "Q2": 55, "Q3": 30, "M0": 5},
-    "standard": {"C1": 1450, "C2": 1060, "C3": 1960, "C4": 1200, "C5": 810, "R1": 17, "R2": 17, "R3": 265, "Q1": 385,
-                 "Q2": 285, "Q3": 215, "M0": 5},
+    "standard": {"C1": 1180, "C2": 1050, "C3": 1560, "C4": 985, "C5": 850, "R1": 15, "R2": 17, "R3": 285, "Q1": 310,
+                 "Q2": 245, "Q3": 210, "M0": 5},
     "full": {},
 }
 
