@@ -24,6 +24,7 @@ from harness import kernel as kernels
 from harness import verdict as verdicts
 from harness.evidence import Evidence
 from harness.profiles import get_profile
+from tests.conftest import REPO
 
 torch.set_num_threads(1)
 CLAIMS = ("M0", "R1", "R2", "R3")
@@ -87,6 +88,42 @@ def matrix() -> str:
     return "\n".join(lines)
 
 
+#: the claims whose verdicts the README's gallery table shows: the judged ones (R3's answer is a timing, which moves
+#: with the machine, so it stays in docs/attention-trial.md's measured table)
+README_CLAIMS = ("M0", "R1", "R2")
+README = REPO / "README.md"
+
+
+def what_it_is(name: str) -> str:
+    """A gallery kernel's one-line description: its docstring's first clause, less "Bug, " / "Correct: "."""
+    import importlib
+    import re
+
+    doc = (importlib.import_module(f"examples.attention.{name}").__doc__ or "").strip()
+    doc = re.sub(r"^(Bug, |Correct: )", "", doc)
+    return re.split(r" \(|: |; |\.\s", doc, maxsplit=1)[0].rstrip(".")
+
+
+def readme_matrix() -> str:
+    """The README's gallery table: each kernel, what it is, and the verdict of each judged claim on it (bold:
+    refuted). Generated from the trial itself, so the README cannot claim a catch the suite does not make."""
+    lines = ["| kernel | what it is | " + " | ".join(README_CLAIMS) + " |", "|---" * (len(README_CLAIMS) + 2) + "|"]
+    for name in (*CORRECT, *sorted(BUGGY)):
+        row = trial(name)
+        cells = [f"**{row[c]}**" if refuted(row[c]) else row[c] for c in README_CLAIMS]
+        lines.append(f"| `{name}` | {what_it_is(name)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_readmes_gallery_table_is_the_trials():
+    from harness import findings
+
+    table = findings.between_markers(README.read_text(encoding="utf-8"), "gallery")
+    assert table is not None, "the README has no <!-- gallery:begin --> ... <!-- gallery:end --> markers"
+    assert table == readme_matrix(), ("the README's gallery table differs from the trial's; run "
+                                      "`python -m tests.test_kernel_gallery --write README.md`")
+
+
 def test_print_the_matrix(capsys):
     text = matrix()
     with capsys.disabled():
@@ -95,4 +132,13 @@ def test_print_the_matrix(capsys):
 
 
 if __name__ == "__main__":
-    print(matrix())
+    import sys
+
+    if sys.argv[1:2] == ["--write"]:
+        from harness import findings
+
+        path = REPO / sys.argv[2]
+        path.write_text(findings.replace_between_markers(path.read_text(encoding="utf-8"), readme_matrix(),
+                                                         "gallery"), encoding="utf-8")
+    else:
+        print(matrix())

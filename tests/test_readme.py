@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CI = ROOT / ".ci" / "run"
 PAGES = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
-MAX_README_BYTES = 12_500
+# A first read: the prose, at most what it was when the README carried its two findings tables in 12,500 bytes; the
+# generated tables (smoke and standard findings, the kernel gallery) are not counted, since they grow with claims.
+MAX_README_PROSE_BYTES = 7_000
+GENERATED_TABLES = ("findings", "findings-standard", "gallery")
 # .ci/run makes its venv in a temporary directory ("$WORK/venv/..."); the README makes it in the checkout (.venv/...).
 CI_VENV, README_VENV = re.compile(r'"\$WORK/venv([^"]*)"'), r".venv\1"
 # Smoke-run arguments only CI passes: the default profile named, and no pytest cache on a CI box.
@@ -134,6 +137,23 @@ def test_the_readmes_standard_table_is_the_committed_standard_run():
                                "findings-standard`")
 
 
+def prose(text: str) -> str:
+    """The README less its generated tables (the findings of the smoke and standard runs, the gallery): what a
+    newcomer reads as text."""
+    for name in GENERATED_TABLES:
+        begin, end = findings.markers(name)
+        start, stop = text.find(begin), text.find(end)
+        if 0 <= start < stop:
+            text = text[:start] + text[stop + len(end):]
+    return text
+
+
 def test_the_readme_fits_a_first_read():
-    size = len(README.read_bytes())
-    assert size <= MAX_README_BYTES, f"README.md is {size} bytes; move detail into docs/ (at most {MAX_README_BYTES})"
+    size = len(prose(README.read_text(encoding="utf-8")).encode())
+    assert size <= MAX_README_PROSE_BYTES, (f"README.md's prose is {size} bytes; move detail into docs/ (at most "
+                                            f"{MAX_README_PROSE_BYTES}, generated tables not counted)")
+
+
+def test_the_prose_budget_counts_everything_but_the_tables():
+    text = "intro\n<!-- gallery:begin -->\n| a |\n<!-- gallery:end -->\nmore " + "x" * 10
+    assert prose(text) == "intro\n\nmore " + "x" * 10
