@@ -83,6 +83,12 @@ SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predi
                    "refutation region, so the effect is neither shown nor contradicted")
 
 
+#: the note on a criterion whose interval lies in its refutation region at alpha, but which the claim's Holm
+#: step-down does not reject: inconclusive, and the findings and report must say why, or the interval reads as refuted
+HOLM_NOT_REJECTED = ("its interval lies in the refutation region at alpha, but Holm's step-down over the claim's "
+                     "counted criteria does not reject it")
+
+
 class DecisionError(ValueError):
     """A rule or a measurement that cannot be decided as declared; the message says which."""
 
@@ -704,8 +710,7 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         if short:
             note.append(SHORT_OF_MARGIN)
         if outcome == INCONCLUSIVE and not mem.untestable and np.any(pr <= alpha):
-            note.append("its interval lies in the refutation region at alpha, but Holm's step-down over the claim's "
-                        "counted criteria does not reject it")
+            note.append(HOLM_NOT_REJECTED)
         p_adj_min = float(min(adj))
         out[mem.index] = {
             "outcome": outcome, "level": alpha, "refute_level": float(lv[deciding]),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from harness import decision
 from harness import verdict as verdicts
 
 BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
@@ -133,6 +134,10 @@ def _tail(criterion: Mapping[str, Any], bound: str) -> str:
         notes.append("no interval")
     if criterion.get("short_of_margin"):
         notes.append("smaller than the margin")
+    if decision.HOLM_NOT_REJECTED in str(criterion.get("decision_note") or ""):
+        p = criterion.get("p_refute")
+        notes.append("not refuted after Holm's correction over the claim's tests"
+                     + (f", adjusted p {number(p, 2)}" if isinstance(p, (int, float)) else ""))
     scope = _scope(criterion)
     if scope:
         notes.append(scope)

@@ -67,6 +67,18 @@ def test_a_missing_interval_says_so_and_issue_26s_extra_fields_are_read_when_pre
                          "passed on delayed copy)")
 
 
+def test_an_interval_in_the_refutation_region_that_holm_does_not_reject_says_so():
+    """Standard's C4: alpha = 0.5 trails by 0.26 [0.16, 0.35] against a 0.05 margin, inconclusive; without the
+    note the row reads as refuted."""
+    from harness import decision
+
+    c = crit("superiority", outcome="inconclusive", p_refute=0.0872,
+             decision_note=decision.HOLM_NOT_REJECTED)
+    assert F.effect_text(c).endswith("(margin 0.1; not refuted after Holm's correction over the claim's tests, "
+                                     "adjusted p 0.087)")
+    assert "Holm" not in F.effect_text(crit("superiority", outcome="inconclusive", p_refute=0.2))
+
+
 def test_never_recorded_and_no_criterion():
     assert F.effect_text(crit("superiority", recorded=False, name="gain")) == "gain: never recorded"
     assert F.effect_text(None) == "—"
