@@ -418,14 +418,10 @@ def device(pytestconfig: pytest.Config):
 
 @pytest.fixture
 def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
-    """Seeds for this claim: ``--seeds``, else the claim's profile block ``seeds``, else the profile's
-    count; offset by ``--master-seed``."""
+    """Seeds for this claim: ``--seeds``, else (under ``--fast``) the claim's profile block ``fast_seeds``, else its
+    ``seeds``, else the profile's count; offset by ``--master-seed``."""
     s = _state(request.config).settings
-    n = s.n_seeds
-    if n is None:
-        cid = _claim_marker_id(request.node)
-        block_n = profile.blocks.get(cid, {}).get("seeds") if cid else None
-        n = block_n if isinstance(block_n, int) and block_n > 0 else profile.n_seeds
+    n = s.n_seeds if s.n_seeds is not None else profile.seed_count(_claim_marker_id(request.node), s.fast)
     return derive_seeds(s.master_seed, min(n, DRY_RUN_SEEDS) if s.dry_run else n)
 
 

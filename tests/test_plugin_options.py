@@ -91,6 +91,22 @@ def test_seeds_come_from_the_profile_or_override_and_the_master_seed(suite):
     assert run("--fast")[1] == "profile=smoke n_seeds=3 fast=True"
 
 
+def test_fast_seeds_apply_under_fast_only():
+    """A claim block's ``fast_seeds`` sets a --fast run's seed count (the fault matrix's cells: C2 and C5 decide
+    their fast criterion on 5 seeds, so another machine's floating-point path cannot flip it); a full run keeps its
+    ``seeds`` or the profile's count; a block without either takes the profile's."""
+    from harness.profiles import Profile, get_profile
+
+    p = Profile(name="smoke", n_seeds=3, blocks={"A": {"fast_seeds": 5}, "B": {"seeds": 4, "fast_seeds": 6},
+                                                   "C": {"seeds": 2}, "D": {}})
+    assert [p.seed_count(c, fast=True) for c in "ABCD"] == [5, 6, 2, 3]
+    assert [p.seed_count(c, fast=False) for c in "ABCD"] == [3, 4, 2, 3]
+    assert p.seed_count(None, fast=True) == 3
+    smoke = get_profile("smoke")
+    assert smoke.seed_count("C2", fast=True) == 5 and smoke.seed_count("C5", fast=True) == 5
+    assert smoke.seed_count("C2") == smoke.seed_count("C5") == 3
+
+
 def test_report_dir_option(suite):
     result = suite.runpytest_inprocess("--device", "cpu", "--report-dir", "out/r")
     assert result.ret == 0
