@@ -34,6 +34,10 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.co
   nothing runs in parallel, so there it is not declared, and a note says why.
 * ``corpus_bleu`` (full profile): counted only when the profile sets ``bleu_min``.
 
+**A kernel on trial** (``--attention``, issue 27): the session's kernel replaces the score-softmax-value step in
+every Transformer here (encoder, causal decoder, cross-attention; training and decoding), with the masks the model
+builds; the criteria are unchanged, so they judge a Transformer built on that kernel (``KERNEL_NOTE``).
+
 **Refuted** if a trained Transformer holds recurrence or convolution, its held-out loss on a task lies wholly above
 0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05 nats per token on a comparison task;
 under ``--device cuda``, also if the Transformer's step time grows no more slowly with n than the LSTM's.
@@ -262,6 +266,15 @@ def step_time_figure(times: pd.DataFrame):
     return fig
 
 
+#: what a kernel on trial (--attention, issue 27) is in this claim: the session's kernel runs in every Transformer
+KERNEL_NOTE = ("The attention under trial is {name} ({convention} convention): every Transformer here calls it in place "
+               "of its own score-softmax-value step, in the encoder's self-attention with its padding mask, the "
+               "decoder's causal self-attention and its cross-attention, in training and in greedy decoding (the "
+               "model builds each mask and passes it in, with is_causal=False). The LSTM is the project's own. So "
+               "generalises and quality_vs_lstm say whether a Transformer built on that kernel learns these tasks, "
+               "and as well as the tuned LSTM, each at its own tuned rate.")
+
+
 # -------------------------------------------------------------------------------------------- the claim
 def _declare_claim(ev) -> None:
     ev.claim(CLAIM_ID, title="Attention alone suffices for sequence transduction",
@@ -323,13 +336,15 @@ def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, ti
     return crits
 
 
-def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast):
+def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     tasks = tuple(budget.get("fast", {}).get("tasks", ["reverse"])) if fast else tuple(budget.get("tasks_run", TASKS))
     compare = () if fast else tuple(budget["lstm"]["tasks"])
     timing = not fast and times_steps(budget, device)
     c = declare(ev, tasks, compare, fast, timing)
+    if attention is not None:
+        ev.note(KERNEL_NOTE.format(name=attention.name, convention=attention.convention))
     for name in tasks:
         ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(budget["gate_exact_match"]))
     if "number_words_de" in tasks:

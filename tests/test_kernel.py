@@ -328,8 +328,8 @@ def declared_kernel_criteria() -> set[str]:
 def test_every_claim_that_skips_a_kernel_says_why_and_names_criteria_that_exist():
     """Under --attention a claim module either judges the kernel or is skipped with its reason. Every explicit
     reason belongs to a claim that exists and is skipped (a reason left on a claim that now judges the kernel would
-    say the opposite of what runs), and every criterion a reason points to (C1, C3, C4: where their kernel-level
-    part runs instead) is really declared by a claim that judges the kernel."""
+    say the opposite of what runs), and every criterion a reason points to (C3, C4: where their kernel-level part
+    runs instead) is really declared by a claim that judges the kernel."""
     from harness.plugin import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
 
     ids = {p.name.split("_")[1].upper() for p in (REPO / "claims").glob("test_*.py")}
@@ -338,7 +338,7 @@ def test_every_claim_that_skips_a_kernel_says_why_and_names_criteria_that_exist(
     assert set(explicit) <= ids - set(KERNEL_TRIAL_CLAIMS), set(explicit) - (ids - set(KERNEL_TRIAL_CLAIMS))
     declared = declared_kernel_criteria()
     pointing = {cid: kernel_criteria_named(why) for cid, why in explicit.items() if kernel_criteria_named(why)}
-    assert {"C1", "C3", "C4"} <= set(pointing), pointing
+    assert {"C3", "C4"} <= set(pointing), pointing
     for cid, named in pointing.items():
         assert named <= declared, (cid, named - declared)
 
