@@ -272,7 +272,10 @@ KERNEL_NOTE = ("The attention under trial is {name} ({convention} convention): e
                "decoder's causal self-attention and its cross-attention, in training and in greedy decoding (the "
                "model builds each mask and passes it in, with is_causal=False). The LSTM is the project's own. So "
                "generalises and quality_vs_lstm say whether a Transformer built on that kernel learns these tasks, "
-               "and as well as the tuned LSTM, each at its own tuned rate.")
+               "and as well as the tuned LSTM, each at its own tuned rate. Their loss is teacher-forced through the "
+               "same kernel: one that ignores its mask lets the decoder read the next target, and its loss looks "
+               "good while greedy decoding fails (exact match in the per-seed table), so C1 does not judge masking; "
+               "M0 and R1 do.")
 
 
 # -------------------------------------------------------------------------------------------- the claim

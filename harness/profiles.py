@@ -674,9 +674,10 @@ DRY_RUN_WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
 # measured yet.
 # Smoke: `pytest --profile smoke -n 2 --dist loadgroup --attention examples.attention.sdpa_wrapper:attention` from
 # the repository, 2026-12-01 on the 2-core AMD EPYC box, 5 min 56 s in all (C5 186 s, R1 146 s with its training arm,
-# the probe-level M0, R2, R3 under a second each); ~20% above.
+# the probe-level M0, R2, R3 under a second each); ~20% above. C1 (judging kernels since 2026-12-02): 254 s in the
+# same command (6 min 24 s in all; C5 158 s, R1 118 s), ~10% above.
 KERNEL_TRIAL_WALL_BUDGET_S: dict[str, dict[str, float | None]] = {
-    "smoke": {"C5": 225, "R1": 175, "R2": 5, "R3": 5, "M0": 5}, "standard": {}, "full": {}}
+    "smoke": {"C1": 280, "C5": 225, "R1": 175, "R2": 5, "R3": 5, "M0": 5}, "standard": {}, "full": {}}
 
 
 def wall_budget(profile: str, claim_id: str, dry: bool = False, attention: bool = False) -> float | None:
