@@ -17,6 +17,11 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.co
 **Criteria** (``CRITERIA``, declared before measuring; the harness decides):
 * ``no_recurrence_no_convolution`` (exact): a walk of every trained Transformer's ``modules()`` finds no recurrent
   or convolutional module (the same walk of the LSTM is reported, to show it sees them).
+* ``decoder_is_causal`` (exact, fast): the trained Transformers transduce. Redrawing every target token after t
+  leaves the teacher-forced logits at positions <= t unchanged (``harness.probes.future_target_leak``, at most 1e-5
+  of the largest logit). Every loss below is teacher-forced; a decoder that reads the next target token scores a
+  low loss by copying it while greedy decoding fails, so a leak refutes C1's measurement of transduction, and the
+  loss criteria it would fake are marked invalid (inconclusive) beside it. Refuted by ``causal_leak``.
 * ``generalises/<task>`` (band: held-out test loss < 0.1 nats per target token at the fixed budget).
   ``generalises/reverse`` is the fast criterion (issue 10): without positional encoding the encoder sees a bag of
   tokens, under uniform attention nothing can be routed; both leave the loss above 1 nat, which refutes it.
@@ -38,7 +43,7 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.co
 every Transformer here (encoder, causal decoder, cross-attention; training and decoding), with the masks the model
 builds; the criteria are unchanged, so they judge a Transformer built on that kernel (``KERNEL_NOTE``).
 
-**Refuted** if a trained Transformer holds recurrence or convolution, its held-out loss on a task lies wholly above
+**Refuted** if a trained Transformer holds recurrence or convolution, its decoder reads later target tokens, its held-out loss on a task lies wholly above
 0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05 nats per token on a comparison task;
 under ``--device cuda``, also if the Transformer's step time grows no more slowly with n than the LSTM's.
 """
@@ -54,6 +59,7 @@ import torch
 
 from harness import decision
 from harness.bench import step_time_slopes, step_time_vs_length
+from harness.probes import FUTURE_LEAK_TOL
 from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
                             write_generated_corpus)
 from harness.training import TrainConfig
@@ -72,6 +78,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
         rule=decision.exact("a walk of model.modules(): deterministic"),
         prediction="the Transformers trained here hold no recurrent and no convolutional module",
         metric="modules of type RNNBase, RNNCellBase or _ConvNd in the trained Transformers"),
+    "decoder_is_causal": dict(
+        rule=decision.exact("logits recomputed from the same prefix: deterministic up to float32 rounding (at most "
+                            f"{FUTURE_LEAK_TOL:g} of the largest logit)"),
+        prediction="the trained Transformers transduce: their prediction at target position t reads the source and "
+                   "the target tokens before t only (paper 3.2.3), so the teacher-forced losses below score what "
+                   "decoding can produce",
+        metric="largest change of the teacher-forced logits at positions <= t when every target token after t is "
+               "redrawn, relative to the largest |logit|, over every t, seed and task"),
     "generalises": dict(
         rule=decision.band(None, 0.1, reason="0.1 nats per token: each held-out reference token gets geometric-mean "
                            "probability e^-0.1 = 0.90; a uniform guess costs >= ln 20 = 3.0, the faults leave > 1"),
@@ -161,14 +175,37 @@ def forbidden_in(df: pd.DataFrame) -> tuple[bool, int, str]:
     return len(tr) > 0 and bad.empty, len(bad), detail
 
 
+def causal_decoders(df: pd.DataFrame) -> tuple[bool, float, str]:
+    """(holds, the largest relative leak, detail): no trained Transformer's logits at t move when later target
+    tokens are redrawn (``future_target_leak`` per run; the LSTM's, reported, shows the probe on a causal decoder)."""
+    tr, lstm = df[df.arch == "transformer"], df[df.arch == "lstm"]
+    bad = tr[tr.future_leak > FUTURE_LEAK_TOL]
+    detail = (f"{len(tr)} trained Transformers probed: largest change {tr.future_leak.max():.3g} of the largest logit "
+              f"(tolerance {FUTURE_LEAK_TOL:g}); {len(bad)} read later target tokens"
+              + (f" (e.g. {bad.iloc[0].task} seed {bad.iloc[0].seed}, first at position {bad.iloc[0].future_leak_at})"
+                 if len(bad) else "") + (f"; the LSTMs: {lstm.future_leak.max():.3g}" if len(lstm) else ""))
+    return len(tr) > 0 and bad.empty, float(tr.future_leak.max()), detail
+
+
+def leak_reason(rows: pd.DataFrame) -> str:
+    """Why a loss measured on these rows is invalid: a Transformer among them reads later target tokens."""
+    if "future_leak" not in rows:
+        return ""
+    leaks = rows[(rows.get("arch", "transformer") == "transformer") & (rows.future_leak > FUTURE_LEAK_TOL)]
+    return (f"the Transformer's decoder reads later target tokens (decoder_is_causal) on seeds {leaks.seed.tolist()}: "
+            "its teacher-forced loss scores copying, not transduction") if len(leaks) else ""
+
+
 def generalisation(rows: pd.DataFrame) -> tuple[dict[str, Any], str]:
-    """(b) on one task's Transformer rows: the per-seed test loss as a measurement, and the reported detail."""
+    """(b) on one task's Transformer rows: the per-seed test loss as a measurement (invalid where the decoder
+    leaks), and the reported detail."""
     rows = rows.sort_values("seed")
     detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
               f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "
               f"{rows.steps_run.tolist()}" + (f"; BLEU {rows.bleu.mean():.2f}" if "bleu" in rows and
                                                rows.bleu.notna().any() else ""))
-    return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0])), detail
+    return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0]),
+                            invalid=leak_reason(rows)), detail
 
 
 def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
@@ -179,7 +216,8 @@ def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = 
     for task_name, g in df.groupby("task", sort=False):
         t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
         parts.append(decision.samples(lstm.test_loss.to_numpy(float), t.test_loss.to_numpy(float), paired=True,
-                                      label=task_name, invalid=edge_reasons((tuned or {}).get(task_name, {}).values())))
+                                      label=task_name, invalid=leak_reason(g) or edge_reasons(
+                                          (tuned or {}).get(task_name, {}).values())))
         bleu = (f"; BLEU transformer {t.bleu.mean():.2f}, lstm {lstm.bleu.mean():.2f}"
                 if "bleu" in g and g.bleu.notna().any() else "")
         text.append(f"{task_name}: test loss transformer {np.round(t.test_loss, 4).tolist()} vs lstm "
@@ -273,9 +311,9 @@ KERNEL_NOTE = ("The attention under trial is {name} ({convention} convention): e
                "model builds each mask and passes it in, with is_causal=False). The LSTM is the project's own. So "
                "generalises and quality_vs_lstm say whether a Transformer built on that kernel learns these tasks, "
                "and as well as the tuned LSTM, each at its own tuned rate. Their loss is teacher-forced through the "
-               "same kernel: one that ignores its mask lets the decoder read the next target, and its loss looks "
-               "good while greedy decoding fails (exact match in the per-seed table), so C1 does not judge masking; "
-               "M0 and R1 do.")
+               "same kernel: one that ignores its causal mask lets the decoder read the next target, and its loss "
+               "looks good while greedy decoding fails. decoder_is_causal catches that on the trained Transformers "
+               "(and marks those losses invalid); M0 and R1 judge every mask the kernel is given.")
 
 
 # -------------------------------------------------------------------------------------------- the claim
@@ -320,6 +358,9 @@ def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, ti
     crits = {}
     if not fast:
         crits["structure"] = ev.criterion("no_recurrence_no_convolution", **CRITERIA["no_recurrence_no_convolution"])
+    crits["causal"] = ev.criterion("decoder_is_causal", fast=True, how="every target position t of 16 test "
+                                   "examples per run, the later tokens redrawn from the batch's own",
+                                   **CRITERIA["decoder_is_causal"])
     spec = CRITERIA["generalises"]
     for name in tasks:
         crits[name] = ev.criterion(f"generalises/{name}", rule=spec["rule"], fast=name == "reverse",
@@ -364,6 +405,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     if "structure" in c:
         holds, n_bad, detail = forbidden_in(runs)
         c["structure"].check(holds, measured=n_bad, detail=detail)
+    holds, leak, detail = causal_decoders(runs)
+    c["causal"].check(holds, measured=leak, detail=detail)
     for name in tasks:
         rows = runs[(runs.task == name) & (runs.arch == "transformer")]
         measurement, detail = generalisation(rows)

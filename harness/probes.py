@@ -10,7 +10,8 @@ already carry zero weight. Per-head results are numpy arrays of shape ``(h,)``.
 * C3 / C5 / Q2: ``attention_entropy``, ``max_attention_weight``, ``saturated_fraction``, ``sink_mass``.
 * C2: ``path_lengths`` / ``path_length`` (float64 Jacobians), ``input_grad_vs_distance``.
 * C1 / M0: ``forbidden_modules`` (recurrent / convolutional), ``dependency_matrix`` (causal structure),
-  ``greedy_texts`` and ``corpus_bleu`` (sacrebleu).
+  ``future_target_leak`` (a trained seq2seq decoder reading later target tokens), ``greedy_texts`` and
+  ``corpus_bleu`` (sacrebleu).
 """
 from __future__ import annotations
 
@@ -471,6 +472,39 @@ def forbidden_modules(model: nn.Module, forbidden: tuple[type, ...] = RECURRENT_
     """(name, type) of every module of ``model`` (walking ``named_modules()``) that is an instance of
     ``forbidden``; C1 (a) expects none in the Transformer."""
     return [(name or "<root>", type(m).__name__) for name, m in model.named_modules() if isinstance(m, forbidden)]
+
+
+#: float32 rounding of logits recomputed from the same causal prefix is ~1e-7 of their scale (a kernel may reorder
+#: a reduction when masked keys change); a decoder that reads a later target token moves them by orders more
+FUTURE_LEAK_TOL = 1e-5
+
+
+def future_target_leak(model: nn.Module, batch: Batch, n: int = 16, seed: int = 0,
+                       device: torch.device | str | None = None) -> tuple[float, int | None]:
+    """C1: does a trained seq2seq model's prediction at target position t read target tokens after t? For every t,
+    every token of ``tgt_in`` after t is redrawn (from the batch's own target tokens) and the teacher-forced logits
+    at positions <= t are recomputed. Returns (the largest change over every t, relative to the largest |logit|;
+    the first t where it exceeds ``FUTURE_LEAK_TOL``, None if none). A causal decoder gives ~0: its teacher-forced
+    loss then scores what greedy decoding can produce; a decoder that sees the next target gets a low loss by
+    copying it."""
+    device = device or next(model.parameters()).device
+    b = batch[:n].to(device)
+    g = torch.Generator().manual_seed(seed)
+    pool = b.tgt_in[:, 1:].reshape(-1).cpu()
+    worst, first = 0.0, None
+    with eval_mode(model):
+        base = forward_batch(model, b)
+        scale = float(base.abs().max()) or 1.0
+        for t in range(b.tgt_in.shape[1] - 1):
+            redrawn = b.tgt_in.clone()
+            later = redrawn[:, t + 1:]
+            later.copy_(pool[torch.randint(len(pool), later.shape, generator=g)].to(device))
+            out = model(b.src, redrawn, src_pad_mask=b.src_pad_mask)
+            change = float((out[:, : t + 1] - base[:, : t + 1]).abs().max()) / scale
+            worst = max(worst, change)
+            if first is None and change > FUTURE_LEAK_TOL:
+                first = t
+    return worst, first
 
 
 def greedy_texts(model: nn.Module, batch: Batch, to_text: Callable[[Tensor], str], max_len: int,

@@ -45,7 +45,7 @@ EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
     "scale_by_dk": ("R1", "R2", "C4"),       # C4 (issue 20's first full matrix): any wrong default scale is its claim
     "uniform_attention": ("C2", "C5", "C1"),
     "single_head": ("C5", "M0"),             # M0's heads_distinct check exists for this fault
-    "causal_leak": ("M0",),
+    "causal_leak": ("M0", "C1"),            # C1's decoder_is_causal: its trained decoders read the next target
     "no_positional_encoding": ("C1", "M0"),  # M0's positional_encoding check exists for this fault
 }
 

@@ -18,7 +18,7 @@ import torch
 
 from model import ModelConfig, param_count
 
-from .probes import corpus_bleu, forbidden_modules, greedy_texts
+from .probes import corpus_bleu, forbidden_modules, future_target_leak, greedy_texts
 from .tasks import Batch, Task, make_task, rows_in_training_split, validation_test_split
 from .training import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
 from .tuning import Tuned, choose_rates, tuning_seeds
@@ -61,9 +61,11 @@ def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, 
     res = evaluate(model, task, test, batch_size=tcfg.eval_batch_size, max_decode_len=tcfg.max_decode_len,
                    device=tcfg.device)
     reached, steps, seconds = to_target(run, target)
+    leak, leak_at = future_target_leak(model, test, seed=seed, device=tcfg.device)
     row = {"task": task.name, "arch": arch, "seed": seed, "lr": tcfg.lr, "d_model": mcfg.d_model,
            "params": param_count(model),
            "forbidden_modules": ", ".join(f"{n} ({t})" for n, t in forbidden_modules(model)),
+           "future_leak": leak, "future_leak_at": -1 if leak_at is None else leak_at,
            "steps_run": run.steps_run, "diverged": run.diverged,
            "val_exact_match": run.final.get("exact_match", math.nan),
            "test_exact_match": res["exact_match"], "test_token_accuracy": res["token_accuracy"],

@@ -6,6 +6,9 @@
   not the exact-match ceiling.
 * ``no_recurrence_no_convolution``: the walk finds the LSTM baseline's recurrence (a Transformer holding one would
   be refuted).
+* ``decoder_is_causal``: the probe sees the ``causal_leak`` fault and a kernel that drops its mask (the gallery's
+  ``mask_dropped``) in a Transformer, and nothing in a causal Transformer or the LSTM; a leaking run refutes the
+  criterion and makes the loss criteria it would fake invalid, not supported.
 * ``wall_time_to_95``: the rule says passed / refuted / inconclusive on constructed timings; an arm whose tuned
   rate sits at an edge of its grid makes it inconclusive however clear the timings, naming the arm and the edge;
   tuning never trains on an evaluation seed, and the evaluation runs use the tuned rates (issue 17).
@@ -62,6 +65,49 @@ def test_structure_check_sees_recurrence():
     assert holds and n_bad == 0 and "LSTM" in detail
     holds, n_bad, _ = c1.forbidden_in(pd.DataFrame([{**tr_row, "forbidden_modules": lstm_row["forbidden_modules"]}]))
     assert not holds and n_bad == 1
+
+
+def _leak(arch: str, kernel: str | None = None, fault: str | None = None) -> tuple[float, int | None]:
+    from harness.kernel import resolve
+    from harness.probes import future_target_leak
+    from harness.training import build_for_task
+    from model.kernels import use_kernel
+    task = make_task("reverse", vocab=8, min_len=4, max_len=6)
+    _, test = validation_test_split(task, 16, 16)
+    cfg = ModelConfig.tiny(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1)
+    model = build_for_task(transduction.ARCH[arch], task, cfg, 0)
+    with use_kernel(resolve(kernel) if kernel else None), faults.inject(fault):
+        return future_target_leak(model, test)
+
+
+def test_future_target_leak_sees_a_decoder_that_reads_ahead():
+    from harness.probes import FUTURE_LEAK_TOL
+    for arch in ("transformer", "lstm"):
+        leak, at = _leak(arch)
+        assert leak <= FUTURE_LEAK_TOL and at is None, (arch, leak)
+    leak, at = _leak("transformer", fault="causal_leak")          # position i also sees i + 1
+    assert leak > 100 * FUTURE_LEAK_TOL and at == 0
+    leak, at = _leak("transformer", kernel="examples.attention.mask_dropped:attention")   # sees every target
+    assert leak > 100 * FUTURE_LEAK_TOL and at == 0
+    leak, at = _leak("transformer", kernel="examples.attention.sdpa_wrapper:attention")
+    assert leak <= FUTURE_LEAK_TOL and at is None
+
+
+def test_a_leaking_decoder_refutes_causality_and_invalidates_the_losses():
+    rows = pd.DataFrame([{"task": "reverse", "arch": a, "seed": s, "future_leak": leak, "future_leak_at": at,
+                          "test_loss": 0.002 + 0.001 * s, "test_exact_match": 0.0, "test_token_accuracy": 1.0,
+                          "test_size": 16, "steps_run": 10}
+                         for s in range(3) for a, leak, at in (("transformer", 0.4, 0), ("lstm", 0.0, -1))])
+    holds, leak, detail = c1.causal_decoders(rows)
+    assert not holds and leak == 0.4 and "first at position 0" in detail
+    assert decision.decide_alone(c1.CRITERIA["decoder_is_causal"]["rule"], [], holds=holds)["outcome"] == "refuted"
+    m, _ = c1.generalisation(rows[rows.arch == "transformer"])
+    assert "decoder_is_causal" in m["invalid"] and _decide(GENERALISES, [m]) == "inconclusive"
+    parts, _ = c1.quality(rows)
+    assert all("decoder_is_causal" in p["invalid"] for p in parts)
+    clean = rows.assign(future_leak=0.0, future_leak_at=-1)
+    assert c1.causal_decoders(clean)[0] and not c1.generalisation(clean[clean.arch == "transformer"])[0].get("invalid")
+    assert _decide(GENERALISES, [c1.generalisation(clean[clean.arch == "transformer"])[0]]) == "passed"
 
 
 def test_heldout_split_is_disjoint_and_held_out():
