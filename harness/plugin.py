@@ -376,6 +376,20 @@ def _state(config: pytest.Config) -> "ClaimsSession":
     return config.stash[STATE_KEY]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` follows a plan from the profile's wall budgets (``harness.schedule``), so that no worker
+    hoards units behind a long one while the other runs dry; other modes, and --fast runs (whose times the budgets
+    are not), keep xdist's own scheduler."""
+    s = _state(config).settings
+    if config.getvalue("dist") != "loadgroup" or s.fast:
+        return None
+    from .schedule import PlannedGroupScheduling
+
+    return PlannedGroupScheduling(config, log, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run,
+                                                                       attention=bool(s.attention)))
+
+
 def _claim_marker_id(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("claim")
     if marker is None:
