@@ -30,7 +30,6 @@ import re
 import signal
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +41,7 @@ from harness import results as results_io
 from harness import verdict as verdicts
 from harness.evidence import Evidence
 from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
+from harness.schedule import first_test_carries
 
 #: the claims that judge a kernel under --attention (issue 27); every other claim module is skipped with its reason,
 #: so a user reads one table of which claims ran on their kernel
@@ -238,8 +238,8 @@ def longest_first(items: list[pytest.Item], expected_s: Callable[[str], float | 
     """Claim items in the order of their expected wall time, longest first (issue 18): xdist hands the next unit to
     whichever worker is free, so the longest units must start first or one of them ends the run alone (the
     smallest-first tail balances the two workers). An ``xdist_group`` is one unit: its items keep their order and
-    count their summed time; a claim with several tests shares its time evenly among them. Unit tests and claims
-    without a budget keep their places after the budgeted ones."""
+    count their summed time; a claim's time is its first test's (``harness.schedule.first_test_carries``). Unit
+    tests and claims without a budget keep their places after the budgeted ones."""
     def unit(item: pytest.Item) -> str:
         group = item.get_closest_marker("xdist_group")
         if group is not None:
@@ -247,12 +247,10 @@ def longest_first(items: list[pytest.Item], expected_s: Callable[[str], float | 
         return item.nodeid
 
     claims = [_claim_marker_id(item) for item in items]
-    per_claim = Counter(filter(None, claims))
     totals: dict[str, float] = {}
-    for item, cid in zip(items, claims):
-        t = expected_s(cid) if cid else None
-        if t is not None:   # a claim's time is its module's: shared evenly by its tests (C1's corpus test)
-            totals[unit(item)] = totals.get(unit(item), 0.0) + float(t) / per_claim[cid]
+    for item, t in zip(items, first_test_carries(claims, expected_s)):
+        if t is not None:   # a claim's time is its first test's (C1's corpus test skips outside full)
+            totals[unit(item)] = totals.get(unit(item), 0.0) + t
     first_seen = {u: i for i, u in reversed(list(enumerate(unit(it) for it in items)))}
     return sorted(items, key=lambda it: (-totals.get(unit(it), -1.0), first_seen[unit(it)]))
 

@@ -11,7 +11,8 @@ time each go to the worker with the least planned time (longest processing time 
 plan's units in order, as xdist would. When its plan is spent and it is about to run dry (one test pending: an xdist
 worker holds its last test until it has a second one or is told to stop), it takes the smallest unit left in
 another worker's plan, so a misjudged time costs one small unit's wait, not a long one's. The expected times are
-the plugin's (``harness.profiles.wall_budget``), a claim's shared evenly by its tests; a test without one counts 0.
+the plugin's (``harness.profiles.wall_budget``), a claim's on its first test (``first_test_carries``); a test
+without one counts 0.
 
 xdist runs on the controller, which never collects: a test's claim is read from its module's name
 (``claims/test_c3_*.py`` -> C3), the convention every claim module follows.
@@ -19,7 +20,6 @@ xdist runs on the controller, which never collects: a test's claim is read from 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Callable, Iterable
 
 from xdist.scheduler import LoadGroupScheduling
@@ -33,13 +33,25 @@ def claim_of(nodeid: str) -> str | None:
     return m.group(1).upper() if m else None
 
 
+def first_test_carries(claims: Iterable[str | None], claim_seconds: Callable[[str], float | None]
+                       ) -> list[float | None]:
+    """Per test (its claim id, in collection order), the expected seconds: a claim's whole time on its first test,
+    0 on its others (C1's second test, the corpus BLEU, skips unless the full profile has a corpus), None for a test
+    that is no claim's or whose claim has no time."""
+    seen: set[str] = set()
+    out: list[float | None] = []
+    for cid in claims:
+        t = claim_seconds(cid) if cid else None
+        out.append(None if t is None else (0.0 if cid in seen else float(t)))
+        if cid:
+            seen.add(cid)
+    return out
+
+
 def expected_seconds(nodeids: Iterable[str], claim_seconds: Callable[[str], float | None]) -> dict[str, float]:
-    """Each test's expected seconds: its claim's (``claim_seconds``) shared evenly by that claim's tests; 0 when
-    it is no claim's or its claim has none."""
+    """Each test's expected seconds (``first_test_carries``; its claim read from its node id), 0 for no time."""
     nodeids = list(nodeids)
-    claims = {n: claim_of(n) for n in nodeids}
-    per_claim = Counter(c for c in claims.values() if c)
-    return {n: float(claim_seconds(c) or 0.0) / per_claim[c] if c else 0.0 for n, c in claims.items()}
+    return {n: t or 0.0 for n, t in zip(nodeids, first_test_carries(map(claim_of, nodeids), claim_seconds))}
 
 
 def plan(units: dict[str, float], workers: list[Any]) -> dict[Any, list[str]]:

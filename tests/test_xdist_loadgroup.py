@@ -38,7 +38,7 @@ def test_claim_of_reads_the_claim_module_name():
     assert claim_of("tests/test_model_faults.py::test_x") is None and claim_of("test_c3.py::t") is None
     seconds = expected_seconds(["claims/test_c1_a.py::t1", "claims/test_c1_a.py::t2", "claims/test_r2_b.py::t",
                                 "tests/test_x.py::t"], {"C1": 300, "R2": None}.get)
-    assert seconds == {"claims/test_c1_a.py::t1": 150.0, "claims/test_c1_a.py::t2": 150.0,
+    assert seconds == {"claims/test_c1_a.py::t1": 300.0, "claims/test_c1_a.py::t2": 0.0,
                        "claims/test_r2_b.py::t": 0.0, "tests/test_x.py::t": 0.0}
 
 
