@@ -43,9 +43,10 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.co
 every Transformer here (encoder, causal decoder, cross-attention; training and decoding), with the masks the model
 builds; the criteria are unchanged, so they judge a Transformer built on that kernel (``KERNEL_NOTE``).
 
-**Refuted** if a trained Transformer holds recurrence or convolution, its decoder reads later target tokens, its held-out loss on a task lies wholly above
-0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05 nats per token on a comparison task;
-under ``--device cuda``, also if the Transformer's step time grows no more slowly with n than the LSTM's.
+**Refuted** if a trained Transformer holds recurrence or convolution, its decoder reads later target tokens, its
+held-out loss on a task lies wholly above 0.1 nats per token, or it is worse than the tuned LSTM by more than 0.05
+nats per token on a comparison task; under ``--device cuda``, also if the Transformer's step time grows no more
+slowly with n than the LSTM's.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from harness import results as results_io
 from harness import verdict as verdicts
 from harness.evidence import Evidence
 from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
-from harness.schedule import first_test_carries
+from harness.schedule import PlannedGroupScheduling, first_test_carries
 
 #: the claims that judge a kernel under --attention (issue 27); every other claim module is skipped with its reason,
 #: so a user reads one table of which claims ran on their kernel
@@ -382,8 +382,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     s = _state(config).settings
     if config.getvalue("dist") != "loadgroup" or s.fast:
         return None
-    from .schedule import PlannedGroupScheduling
-
     return PlannedGroupScheduling(config, log, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run,
                                                                        attention=bool(s.attention)))
 
