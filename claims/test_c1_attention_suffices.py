@@ -180,7 +180,7 @@ def causal_decoders(df: pd.DataFrame) -> tuple[bool, float, str]:
     """(holds, the largest relative leak, detail): no trained Transformer's logits at t move when later target
     tokens are redrawn (``future_target_leak`` per run; the LSTM's, reported, shows the probe on a causal decoder)."""
     tr, lstm = df[df.arch == "transformer"], df[df.arch == "lstm"]
-    bad = tr[tr.future_leak > FUTURE_LEAK_TOL]
+    bad = leaking(tr)
     detail = (f"{len(tr)} trained Transformers probed: largest change {tr.future_leak.max():.3g} of the largest logit "
               f"(tolerance {FUTURE_LEAK_TOL:g}); {len(bad)} read later target tokens"
               + (f" (e.g. {bad.iloc[0].task} seed {bad.iloc[0].seed}, first at position {bad.iloc[0].future_leak_at})"
@@ -188,11 +188,17 @@ def causal_decoders(df: pd.DataFrame) -> tuple[bool, float, str]:
     return len(tr) > 0 and bad.empty, float(tr.future_leak.max()), detail
 
 
+def leaking(rows: pd.DataFrame) -> pd.DataFrame:
+    """The Transformer runs among ``rows`` whose decoder reads later target tokens (none without the probe's
+    column)."""
+    if "future_leak" not in rows:
+        return rows.iloc[:0]
+    return rows[(rows.get("arch", "transformer") == "transformer") & (rows.future_leak > FUTURE_LEAK_TOL)]
+
+
 def leak_reason(rows: pd.DataFrame) -> str:
     """Why a loss measured on these rows is invalid: a Transformer among them reads later target tokens."""
-    if "future_leak" not in rows:
-        return ""
-    leaks = rows[(rows.get("arch", "transformer") == "transformer") & (rows.future_leak > FUTURE_LEAK_TOL)]
+    leaks = leaking(rows)
     return (f"the Transformer's decoder reads later target tokens (decoder_is_causal) on seeds {leaks.seed.tolist()}: "
             "its teacher-forced loss scores copying, not transduction") if len(leaks) else ""
 

@@ -83,17 +83,19 @@ class PlannedGroupScheduling(LoadGroupScheduling):
         self.log("plan:", {str(getattr(w, "gateway", w)): units for w, units in self.plan.items()})
 
     def _own(self, node: Any) -> list[str]:
-        return [s for s in (self.plan or {}).get(node, []) if s in self.workqueue]
-
-    def _assign_work_unit(self, node: Any) -> None:
+        """The units of ``node``'s plan still waiting (the plan is made at the first call, once xdist has queued
+        every unit)."""
         if self.plan is None:
             self._make_plan()
+        return [s for s in self.plan.get(node, []) if s in self.workqueue]
+
+    def _assign_work_unit(self, node: Any) -> None:
+        """xdist's assignment of the queue's first unit, with the planned unit (or, the plan spent, the smallest
+        left) moved to the front first."""
         own = self._own(node)
         scope = own[0] if own else min(self.workqueue, key=lambda s: self.unit_seconds.get(s, 0.0))
-        work_unit = self.workqueue.pop(scope)
-        self.assigned_work.setdefault(node, {})[scope] = work_unit
-        collection = self.registered_collections[node]
-        node.send_runtest_some([collection.index(n) for n, done in work_unit.items() if not done])
+        self.workqueue.move_to_end(scope, last=False)
+        super()._assign_work_unit(node)
 
     def _reschedule(self, node: Any) -> None:
         if node.shutting_down:
@@ -101,8 +103,6 @@ class PlannedGroupScheduling(LoadGroupScheduling):
         if not self.workqueue:
             node.shutdown()
             return
-        if self.plan is None:
-            self._make_plan()
         # its own plan: xdist's rule (more work at two pending tests); another's: only when about to run dry
         if self._pending_of(self.assigned_work[node]) > (2 if self._own(node) else 1):
             return
