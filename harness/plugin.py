@@ -37,6 +37,7 @@ from typing import Any, Callable
 import pytest
 
 from harness import baseline as baseline_gate
+from harness import fp_path
 from harness import results as results_io
 from harness import verdict as verdicts
 from harness.evidence import Evidence
@@ -97,6 +98,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dry-run", action="store_true", default=False,
                     help="build every config of the profile at its real sizes and train each for a few steps on "
                          f"{DRY_RUN_SEEDS} seeds: every code path runs, no verdict means anything (issue 18)")
+    group.addoption("--native-fp", action="store_true", default=False,
+                    help="compute on the CPU's native floating-point path (e.g. AVX-512) instead of the pinned "
+                         f"{fp_path.PINNED} one: faster on some boxes, but the numbers then differ from another "
+                         "box's (harness/fp_path.py)")
     group.addoption("--attention", default=None, metavar="PKG.MODULE:CALLABLE",
                     help="put this attention kernel on trial (issue 27; docs/attention-trial.md): M0, R1, R2 and R3 "
                          "probe it, and the model's dot-product attention calls it")
@@ -282,6 +287,8 @@ def resolve_device(spec: str, worker_id: str | None = None) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(id): a claim-verification test for the note's item <id>")
+    if config.getoption("native_fp", False):
+        fp_path.unpin()  # before any torch operation: ATen reads its path once, at the first
     os.environ["MPLBACKEND"] = "Agg"  # plots are rendered headless, on every machine (issue 4)
     settings = parse_settings(config)
     baseline = None
@@ -602,6 +609,7 @@ class ClaimsSession:
                     duration_s=round(duration, 3), error=error, interrupted=interrupted,
                     device=str(funcargs["device"]) if "device" in funcargs else None,
                     seeds=funcargs.get("seeds"))
+        part["fp_capability"] = fp_path.capability()
         verdicts.apply_judgement(part, errored=errored, fast_only=self.settings.fast)
         if self.settings.gate_active:
             part["regression"] = baseline_gate.compare_claim(part, self.baseline["claims"].get(part["id"]))
@@ -709,6 +717,7 @@ class ClaimsSession:
             "git_dirty": results_io.git(self.config.rootpath, "status", "--porcelain", "--untracked-files=no") not in (None, ""),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "fp_path": fp_path.describe({p["fp_capability"] for p in self.parts if p.get("fp_capability")}),
             "workers": self.config.getoption("numprocesses", None) or 0,
             "baseline": str(s.baseline) if s.gate_active else None,
             "baseline_profile": self.baseline["run"].get("profile") if self.baseline else None,
@@ -716,6 +725,11 @@ class ClaimsSession:
             "baseline_not_run": sorted(set(base_claims) - set(claims), key=results_io.claim_sort_key),
             "skipped": self.skipped,
         }
+        if s.gate_active:
+            run["baseline_fp_path"] = self.baseline["run"].get("fp_path")
+            other_path = fp_path.mismatch(run, self.baseline["run"])
+            if other_path and other_path not in self.messages:
+                self.messages.append(other_path)
         return {"schema_version": results_io.SCHEMA_VERSION, "run": run, "claims": claims,
                 "attention": self.kernel.describe() if self.kernel is not None else None}
 
