@@ -1,26 +1,43 @@
-"""The regression gate: load a committed baseline (a results.json), compare a run's claims to it (issues 4, 16).
+"""The regression gate: load a committed baseline (a results.json), compare a run's claims to it (issues 4, 16, 36).
 
-With ``--baseline`` a claim test fails iff it regressed:
+A regression is a change that made the evidence *significantly* worse, not a verdict that flipped. With
+``--baseline`` a claim test fails iff it regressed:
 
-* its verdict got worse (supported > inconclusive > refuted > error; for a question only an error is worse);
-* a criterion's definition changed: its fingerprint (kind, metric, arms, margin or band, alpha, counts, fast,
+* **a significant move**: a counted criterion's effect δ moved in the bad direction beyond seed noise. Per part
+  (a task, a d_k) the run's estimate is compared with the baseline's, both from their own per-seed samples (or
+  estimate and standard error): a one-sided Welch t test on the difference (``move_p``), with Holm's step-down over
+  every part of every counted criterion of the claim at ``GATE_ALPHA``. The bad direction is the rule's: down for
+  superiority, non-inferiority and a band with a lower edge, up for a band with an upper edge, away from the
+  centre for a two-sided band or equivalence (two-sided when the baseline sits on the centre);
+* **a new refutation**: a counted criterion refuted now that the baseline did not refute;
+* **an exact check that changed**: a deterministic criterion whose outcome got worse;
+* **a definition that changed**: its fingerprint (kind, metric, arms, margin or band, alpha, counts, fast,
   pairing) differs from the baseline's. Loosening a margin or setting ``counts=False`` is a new pre-registration,
   to be made deliberately with ``--update-baseline`` and explained in the commit, never silently;
-* a counted criterion's outcome got worse (passed > inconclusive > refuted), also inside a claim that is
-  already refuted; or a counted criterion of the baseline is missing from the run;
-* one of its gated metrics (``ev.gate``) moved beyond its tolerance in the bad direction.
+* a counted criterion of the baseline missing from the run, or a claim that errors.
 
-An improvement never fails; a claim, criterion or metric that the baseline lacks is "new", not a regression.
-For a question (yes and no are both answers) a criterion's changed outcome is shown, not gated.
+A verdict or criterion outcome that got worse *without* any of these is **unstable**: a flip the seeds allow
+(a criterion at firmness 0.5 flips half the time on a fresh floating-point path). It is shown in the terminal, the
+report and ``python -m harness.report compare``, and never fails the run. Gated metrics (``ev.gate``) are single
+numbers without seeds, so they cannot tell a move from noise: one beyond its tolerance is shown as *moved*, and
+only a gated metric gone missing (not finite) fails. An improvement never fails; a claim, criterion or metric
+that the baseline lacks is "new". For a question (yes and no are both answers) only errors, redefinitions and
+missing criteria fail.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping
 
+import math
+
+from scipy import stats as sps
+
+from harness import decision
 from harness import results as results_io
 from harness import verdict as verdicts
 
+GATE_ALPHA = decision.ALPHA     # per claim: Holm over its counted parts, so noise fails a claim at most 5% of runs
 MAKE_BASELINE = "pytest --profile smoke --update-baseline"
 _DIRECTION_TEXT = {"higher": "higher is better", "lower": "lower is better", "both": "it must not move either way"}
 
@@ -73,7 +90,7 @@ def _baseline_verdict(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
 
 
 def compare_metric(name: str, now: Any, base: Any, gate: Mapping[str, Any]) -> dict[str, Any]:
-    """One gated metric against the baseline: status regressed / improved / ok / new."""
+    """One gated metric against the baseline: status moved / improved / ok / new (shown), or missing (fails)."""
     direction, tol = gate["direction"], float(gate["tolerance"])
     row = {"metric": name, "baseline": base, "now": now, "direction": direction, "tolerance": tol,
            "relative": bool(gate.get("relative")), "delta": None}
@@ -86,13 +103,15 @@ def compare_metric(name: str, now: Any, base: Any, gate: Mapping[str, Any]) -> d
     delta = now - base
     worse = {"higher": -delta, "lower": delta, "both": abs(delta)}[direction]
     better = {"higher": delta, "lower": -delta, "both": 0.0}[direction]
-    status = "regressed" if worse > allowed else "improved" if better > allowed else "ok"
-    return {**row, "delta": delta, "status": status, "regressed": status == "regressed"}
+    status = "moved" if worse > allowed else "improved" if better > allowed else "ok"
+    return {**row, "delta": delta, "status": status, "regressed": False}
 
 
 _OUTCOME_RANK = {"passed": 2, "inconclusive": 1, None: 1, "refuted": 0}
 REMAKE = ("if the change is deliberate, run `pytest --profile smoke --update-baseline` and give the reason in "
           "the commit message")
+UNSTABLE = ("unstable: worse without a significant move of its evidence (a flip the seeds allow); shown, "
+            "not gated")
 
 
 def _definition_change(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
@@ -104,22 +123,111 @@ def _definition_change(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
     return ", ".join(moved) or "fingerprint differs"
 
 
+def better_direction(rule: decision.Rule, base_delta: float) -> int:
+    """+1 when a higher δ is better, -1 when lower is, 0 when either way is worse (a two-sided region whose centre
+    the baseline sits on): a move away from the pass region, or from its centre when it is bounded on both sides."""
+    if rule.hi is None:
+        return 1
+    if rule.lo is None:
+        return -1
+    centre = (rule.lo + rule.hi) / 2
+    return 1 if base_delta < centre else -1 if base_delta > centre else 0
+
+
+def move_p(rule: decision.Rule, now_m: Mapping[str, Any], base_m: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One part's move against the baseline: δ now and then, the difference, its Welch standard error and df, and
+    the one-sided p that it moved in the bad direction (two-sided when either way is bad). None when either side
+    cannot be tested (an invalid comparison, an arm constant across seeds, a zero standard error without a
+    reason): such a part can flip, and then reads unstable."""
+    if now_m.get("invalid") or base_m.get("invalid"):
+        return None
+    sn, sb = decision.stat(now_m), decision.stat(base_m)
+    if sn.degenerate or sb.degenerate:
+        return None
+    diff = sn.delta - sb.delta
+    direction = better_direction(rule, sb.delta)
+    worse = -direction * diff if direction else abs(diff)
+    vn, vb = sn.se ** 2, sb.se ** 2
+    se = math.sqrt(vn + vb)
+    if se == 0:     # two exact points: any move the bad way is certain
+        p, df = (0.0 if worse > 0 else 1.0), math.inf
+    else:
+        df = (vn + vb) ** 2 / ((vn ** 2 / sn.df if vn else 0.0) + (vb ** 2 / sb.df if vb else 0.0))
+        p = float(sps.t.sf(worse / se, df)) * (1 if direction else 2)
+    return {"label": now_m.get("label", ""), "baseline": sb.delta, "now": sn.delta, "diff": diff, "se": se,
+            "df": df, "p": min(1.0, p), "worse": worse > 0}
+
+
+def _pair_measurements(now: Mapping[str, Any], base: Mapping[str, Any]) -> list[tuple[Mapping, Mapping]]:
+    """A criterion's parts matched by label (by position where labels repeat or are missing)."""
+    mn, mb = now.get("measurements") or [], base.get("measurements") or []
+    labels_n, labels_b = [m.get("label", "") for m in mn], [m.get("label", "") for m in mb]
+    if len(set(labels_n)) == len(labels_n) and len(set(labels_b)) == len(labels_b):
+        by_label = dict(zip(labels_b, mb))
+        return [(m, by_label[m.get("label", "")]) for m in mn if m.get("label", "") in by_label]
+    return list(zip(mn, mb))
+
+
+def significant_moves(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]], alpha: float = GATE_ALPHA
+                      ) -> dict[str, list[dict[str, Any]]]:
+    """Every testable part of the given (now, baseline) counted criteria, with Holm's step-down over them all (the
+    claim's family): criterion name -> its parts' moves, each with ``holm_p`` and ``significant``."""
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for now_c, base_c in pairs:
+        rule_d = now_c.get("rule")
+        if not rule_d or rule_d.get("kind") == "exact":
+            continue
+        rule = decision.rule_from_dict(rule_d)
+        for mn, mb in _pair_measurements(now_c, base_c):
+            move = move_p(rule, mn, mb)
+            if move is not None:
+                rows.append((now_c["name"], move))
+    _, rejected, adjusted = decision.holm_levels([m["p"] for _, m in rows], alpha)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (name, move), rej, adj in zip(rows, rejected, adjusted):
+        out.setdefault(name, []).append({**move, "holm_p": adj, "significant": bool(rej and move["worse"])})
+    return out
+
+
+def _move_text(moves: list[dict[str, Any]]) -> str:
+    """The most significant of a criterion's part moves: 'δ 0.9 -> 0.84 on task, Holm p 0.01'."""
+    worst = min(moves, key=lambda m: m["holm_p"])
+    where = f" on {worst['label']}" if worst["label"] else ""
+    return f"δ {worst['baseline']:.4g} -> {worst['now']:.4g}{where}, Holm p {worst['holm_p']:.2g}"
+
+
+def _evidence_text(row: Mapping[str, Any]) -> str:
+    """A criterion row's evidence in a few words: its most significant move, or why a flip is not a regression."""
+    if row["status"] == "unstable":
+        return "no significant move of its evidence: a flip the seeds allow, not gated"
+    return _move_text(row["moves"]) if row.get("moves") else ""
+
+
 def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_claim: bool = True
                      ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Criterion by criterion: definition (fingerprint) and outcome against the baseline.
+    """Criterion by criterion: definition (fingerprint), outcome and evidence against the baseline.
 
-    Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status, regressed) and
-    the regression reasons. ``whole_claim``: the record holds every part of the claim, so a counted baseline
-    criterion that it lacks is missing (a part checks only its own criteria)."""
+    Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status, regressed, moves)
+    and the regression reasons. Statuses: new, redefined, moved (a significant move the bad way), refuted (a new
+    refutation), worse (an exact check), unstable (worse without a significant move), better, changed, ok,
+    missing. ``whole_claim``: the record holds every part of the claim, so a counted baseline criterion that it
+    lacks is missing (a part checks only its own criteria)."""
     question = (now.get("kind") or "claim") == "question"
     fast = bool(now.get("fast"))
     base_by_name = {c["name"]: c for c in base.get("criteria", [])}
+    matched = [(c, base_by_name.get(_base_name(now, c["name"], base_by_name))) for c in now.get("criteria", [])]
+
+    def counted(c: Mapping[str, Any]) -> bool:
+        return bool(c.get("counts", True) and (c.get("fast") or not fast))
+
+    family = [(c, b) for c, b in matched if b is not None and counted(c) and not question
+              and c.get("fingerprint") == b.get("fingerprint")]
+    moves = significant_moves(family)
     rows, reasons = [], []
-    for c in now.get("criteria", []):
-        b = base_by_name.get(_base_name(now, c["name"], base_by_name))
+    for c, b in matched:
         row = {"name": c["name"], "outcome": c.get("outcome"), "fingerprint": c.get("fingerprint"),
                "baseline_outcome": b.get("outcome") if b else None,
-               "baseline_fingerprint": b.get("fingerprint") if b else None}
+               "baseline_fingerprint": b.get("fingerprint") if b else None, "moves": moves.get(c["name"], [])}
         if b is None:
             rows.append({**row, "status": "new", "regressed": False})
             continue
@@ -127,24 +235,33 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
             reasons.append(f"criterion {c['name']}: definition changed ({_definition_change(c, b)}); {REMAKE}")
             rows.append({**row, "status": "redefined", "regressed": True})
             continue
-        counted = c.get("counts", True) and (c.get("fast") or not fast)
         now_rank, base_rank = _OUTCOME_RANK.get(c.get("outcome"), 1), _OUTCOME_RANK.get(b.get("outcome"), 1)
-        if counted and now_rank < base_rank and not question:
-            reasons.append(f"criterion {c['name']}: {b.get('outcome')} -> {c.get('outcome') or 'not recorded'}")
-            status = "worse"
+        gated = counted(c) and not question
+        is_exact = (c.get("rule") or {}).get("kind") == "exact" or c.get("kind") == "exact"
+        went = f"{b.get('outcome')} -> {c.get('outcome') or 'not recorded'}"
+        if gated and is_exact and now_rank < base_rank:
+            status, why = "worse", f"criterion {c['name']}: exact check {went}"
+        elif gated and c.get("outcome") == "refuted" and b.get("outcome") != "refuted":
+            status, why = "refuted", f"criterion {c['name']}: newly refuted ({went})"
+        elif gated and any(m["significant"] for m in row["moves"]):
+            status, why = "moved", f"criterion {c['name']}: a significant move the bad way, {_move_text(row['moves'])} ({went})"
+        elif gated and now_rank < base_rank:
+            status, why = "unstable", ""
         elif now_rank > base_rank:
-            status = "better"
+            status, why = "better", ""
         elif c.get("outcome") != b.get("outcome"):
-            status = "changed"
+            status, why = "changed", ""
         else:
-            status = "ok"
-        rows.append({**row, "status": status, "regressed": status == "worse"})
+            status, why = "ok", ""
+        if why:
+            reasons.append(why)
+        rows.append({**row, "status": status, "regressed": bool(why)})
     if whole_claim:
         names = {c["name"] for c in now.get("criteria", [])}
         for b in base.get("criteria", []):
-            if b["name"] not in names and b.get("counts", True) and (b.get("fast") or not fast):
+            if b["name"] not in names and counted(b):
                 reasons.append(f"criterion {b['name']}: counted in the baseline, missing from this run; {REMAKE}")
-                rows.append({"name": b["name"], "outcome": None, "fingerprint": None,
+                rows.append({"name": b["name"], "outcome": None, "fingerprint": None, "moves": [],
                              "baseline_outcome": b.get("outcome"), "baseline_fingerprint": b.get("fingerprint"),
                              "status": "missing", "regressed": True})
     return rows, reasons
@@ -152,36 +269,38 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
 
 def compare_claim(now: Mapping[str, Any], base: Mapping[str, Any] | None, *, whole_claim: bool = False
                   ) -> dict[str, Any]:
-    """The regression record for one claim (or one part of a claim) against its baseline entry."""
+    """The regression record for one claim (or one part of a claim) against its baseline entry: status regressed,
+    unstable (a worse verdict or criterion without a significant move), improved, changed (a question's answer),
+    ok or new."""
     kind = now.get("kind") or "claim"
     if base is None:
         return {"status": "new", "regressed": False, "baseline_verdict": None, "reasons": [], "metrics": [],
                 "criteria": []}
     base_verdict = _baseline_verdict(now, base)
-    reasons = []
+    errored = verdicts.canonical(now["verdict"]) == verdicts.ERROR
     verdict_worse = verdicts.is_worse(now["verdict"], base_verdict, kind)
-    if verdict_worse:
-        reasons.append(f"verdict {base_verdict} -> {now['verdict']}")
-    verdict_status = ("worse" if verdict_worse else "better" if verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict)
-                      else "changed" if now["verdict"] != base_verdict else "ok")
     criteria: list[dict[str, Any]] = []
-    if verdicts.canonical(now["verdict"]) != verdicts.ERROR:
-        criteria, why = compare_criteria(now, base, whole_claim=whole_claim)
-        reasons += why
+    evidence: list[str] = []
+    if not errored:
+        criteria, evidence = compare_criteria(now, base, whole_claim=whole_claim)
     metrics = []
     for name, gate in sorted(now.get("gates", {}).items()):
         row = compare_metric(name, now.get("metrics", {}).get(name), base.get("metrics", {}).get(name), gate)
         metrics.append(row)
         if row["regressed"]:
-            if row["now"] is None:
-                reasons.append(f"gated metric {name} missing or not finite (baseline {row['baseline']:.4g})")
-            else:
-                tol = f"{row['tolerance']:g}{' relative' if row['relative'] else ''}"
-                reasons.append(f"{name} {row['baseline']:.4g} -> {row['now']:.4g}, beyond tolerance {tol} "
-                               f"({_DIRECTION_TEXT[row['direction']]})")
+            evidence.append(f"gated metric {name} missing or not finite (baseline {row['baseline']:.4g})")
+    reasons = ([f"verdict {base_verdict} -> {now['verdict']}"] if verdict_worse and (errored or evidence) else []) \
+        + evidence
+    if verdict_worse:
+        verdict_status = "worse" if reasons else "unstable"
+    else:
+        verdict_status = ("better" if verdicts.rank(now["verdict"]) > verdicts.rank(base_verdict)
+                          else "changed" if now["verdict"] != base_verdict else "ok")
     regressed = bool(reasons)
     if regressed:
         status = "regressed"
+    elif verdict_status == "unstable" or any(c["status"] == "unstable" for c in criteria):
+        status = "unstable"
     elif verdict_status == "better" or any(m["status"] == "improved" for m in metrics) or any(
             c["status"] == "better" for c in criteria):
         status = "improved"
@@ -226,7 +345,8 @@ def moves(claims: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
             rows.append({"claim": cid, "what": "criterion", "name": c["name"],
                          "old": {"outcome": c.get("baseline_outcome"), "fingerprint": c.get("baseline_fingerprint")},
                          "new": {"outcome": c.get("outcome"), "fingerprint": c.get("fingerprint")},
-                         "status": c["status"], "regressed": bool(c.get("regressed"))})
+                         "status": c["status"], "regressed": bool(c.get("regressed")),
+                         "evidence": _evidence_text(c)})
         for m in reg.get("metrics", []):
             if m["status"] == "ok":
                 continue

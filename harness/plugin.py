@@ -755,6 +755,10 @@ class ClaimsSession:
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
+        unstable = [cid for cid, c in res["claims"].items() if (c.get("regression") or {}).get("status") == "unstable"]
+        if unstable:
+            tr.write_line(f"unstable against the baseline (worse without a significant move of the evidence; "
+                          f"shown, not gated): {', '.join(unstable)}", yellow=True)
         if run["baseline_not_run"]:
             tr.write_line(f"in the baseline but not run: {', '.join(run['baseline_not_run'])}", yellow=True)
         if s.gate_active and run["baseline_profile"] not in (None, run["profile"]):

@@ -41,6 +41,7 @@ from typing import Any, Mapping
 import jinja2
 
 from harness import baseline as baseline_gate
+from harness import fp_path
 from harness import findings
 from harness import results as results_io
 from harness import verdict as verdicts
@@ -236,6 +237,8 @@ def move_view(row: Mapping[str, Any]) -> dict[str, Any]:
         direction = {"higher": "higher is better", "lower": "lower is better", "both": "must not move"}
         note = (f"tolerance ±{fmt(row['tolerance'])}{' relative' if row.get('relative') else ''}, "
                 f"{direction.get(row.get('direction'), row.get('direction'))}")
+    if row["what"] == "criterion":
+        note = row.get("evidence") or ""
     return {**row, "old_text": side(row["old"], row["new"]), "new_text": side(row["new"], row["old"]), "note": note}
 
 
@@ -276,6 +279,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "claims": claims,
         "moves": moves,
         "moves_regressed": sum(1 for m in moves or () if m["regressed"]),
+        "moves_unstable": sum(1 for m in moves or () if m["status"] == "unstable"),
         "gated": any(c.get("regression") for c in claims),
         "not_run": [(cid, text) for cid, text in NOTE_ITEMS.items() if cid not in results["claims"]],
         "practices": [{**p, "badge_verdicts": {cid: badge_class(v if v != "not run" else None)
@@ -401,7 +405,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if run.inject_fault %}<div class="banner warn">FAULT INJECTED: <code>{{ run.inject_fault }}</code>. The model was deliberately broken for this run; verdicts measure the suite's sensitivity, not the paper.</div>{% endif %}
 {% if run.fast %}<div class="banner info">Fast mode: only each claim's fast criteria were run and judged.</div>{% endif %}
 {% if run.dry_run %}<div class="banner warn">DRY RUN: no verdicts. Every config of profile {{ run.profile }} was built at its real sizes and trained for a few steps on two seeds, to prove the code paths; the verdicts and numbers below mean nothing.</div>{% endif %}
-{% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}{% if run.baseline_git_commit %}, commit {{ run.baseline_git_commit[:10] }}{% endif %}): <a href="#against-baseline">{% if moves %}{{ moves | length }} moved{% if moves_regressed %}, {{ moves_regressed }} regressed{% endif %}{% else %}nothing moved{% endif %}</a>.</div>{% endif %}
+{% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}{% if run.baseline_git_commit %}, commit {{ run.baseline_git_commit[:10] }}{% endif %}): <a href="#against-baseline">{% if moves %}{{ moves | length }} moved{% if moves_regressed %}, {{ moves_regressed }} regressed{% endif %}{% if moves_unstable %}, {{ moves_unstable }} unstable (shown, not gated){% endif %}{% else %}nothing moved{% endif %}</a>.{% if run.baseline_fp_path and run.fp_path and run.baseline_fp_path.capability != run.fp_path.capability %} The baseline was computed on {{ run.baseline_fp_path.capability }}, this run on {{ run.fp_path.capability }}: the gate relies on significant moves alone.{% endif %}</div>{% endif %}
 
 <section id="summary">
 <h2>Summary</h2>
@@ -581,6 +585,9 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[s
     if judged[0] != judged[1]:
         warnings.append("different attentions judged: " + " against ".join(
             name or "this project's own MultiHeadAttention" for name in judged) + "; verdicts are not comparable")
+    other_path = fp_path.mismatch(n, o)
+    if other_path:
+        warnings.append(other_path)
     not_run = sorted(set(old["claims"]) - set(new["claims"]), key=results_io.claim_sort_key)
     return rows, not_run, warnings
 
@@ -600,7 +607,9 @@ def moves_text(rows: list[dict[str, Any]], not_run: list[str] = ()) -> str:
         if r["note"]:
             lines[line] += f"  ({r['note']})"
     regressed = sum(1 for r in rows if r["regressed"])
-    lines.append(f"{len(rows)} moved, {regressed} regressed")
+    unstable = sum(1 for r in rows if r["status"] == "unstable")
+    lines.append(f"{len(rows)} moved, {regressed} regressed" + (f", {unstable} unstable (shown, not gated)"
+                                                                 if unstable else ""))
     return "\n".join(lines + tail)
 
 

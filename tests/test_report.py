@@ -232,15 +232,23 @@ def test_print_stylesheet_is_deliberate_about_collapsed_blocks(tmp_path):
 
 def test_compare_cli_prints_and_writes_the_same_comparison(tmp_path, capsys):
     base = results(C4=claim("C4"), R1=claim("R1"))
-    now = results(C4=claim("C4", "refuted"), Q1=claim("Q1"))
+    flipped = claim("C4", "refuted")
+    flipped["criteria"][0].update(outcome="refuted", refuted=True)
+    now = results(C4=flipped, Q1=claim("Q1"))
     R.write_json_atomic(tmp_path / "old.json", base)
     R.write_json_atomic(tmp_path / "new.json", now)
     assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json"),
-                        "-o", str(tmp_path / "cmp.html")]) == 1  # something regressed
+                        "-o", str(tmp_path / "cmp.html")]) == 1  # something regressed: a new refutation
     out = capsys.readouterr().out
     assert re.search(r"^C4\s+verdict\s+verdict\s+supported\s+refuted\s+WORSE$", out, re.M)
     assert re.search(r"^Q1\s+claim\s+Q1\s+not in the baseline\s+supported\s+new$", out, re.M)
-    assert "2 moved, 1 regressed\nin the baseline, not run: R1" in out
+    assert "3 moved, 2 regressed\nin the baseline, not run: R1" in out
+    # a verdict that flips without its evidence moving is unstable: shown, exit 0
+    R.write_json_atomic(tmp_path / "new.json", results(C4=claim("C4", "refuted"), R1=claim("R1")))
+    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0
+    assert re.search(r"^C4\s+verdict\s+verdict\s+supported\s+refuted\s+unstable$", capsys.readouterr().out,
+                     re.M)
+    R.write_json_atomic(tmp_path / "new.json", now)
     page = (tmp_path / "cmp.html").read_text()
     assert "<td>supported</td><td>refuted</td>" in page and 'href="#claim-' not in page
     assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "old.json")]) == 0
