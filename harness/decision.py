@@ -378,21 +378,6 @@ def _stat(m: Mapping[str, Any]) -> Stat:
     return Stat(float(a.mean() - b.mean()), se, float(df), int(max(a.size, b.size)), why)
 
 
-def _p_values(delta, se, df, lo: float | None, hi: float | None):
-    """One-sided p of 'δ inside [lo, hi]' (TOST: the larger half) and of 'δ wholly outside' (the smaller),
-    vectorised over arrays of (delta, se, df)."""
-    delta, se, df = np.asarray(delta, float), np.asarray(se, float), np.asarray(df, float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        above_lo = sps.t.sf((delta - lo) / se, df) if lo is not None else np.zeros_like(delta)   # H1: δ > lo
-        below_hi = sps.t.cdf((delta - hi) / se, df) if hi is not None else np.zeros_like(delta)  # H1: δ < hi
-        out_low = sps.t.cdf((delta - lo) / se, df) if lo is not None else np.ones_like(delta)    # H1: δ < lo
-        out_high = sps.t.sf((delta - hi) / se, df) if hi is not None else np.ones_like(delta)    # H1: δ > hi
-    p_support = np.maximum(above_lo, below_hi)
-    p_refute = np.minimum(out_low, out_high)
-    bad = ~(se > 0)
-    return np.where(bad, 1.0, p_support), np.where(bad, 1.0, p_refute)
-
-
 def interval(s: Stat, level: float) -> tuple[float, float]:
     """The two-sided (1 - 2 level) t interval: its bounds are the one-sided bounds at ``level``."""
     if s.exact and not s.degenerate:
