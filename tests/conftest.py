@@ -49,3 +49,40 @@ def fake_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
         return copy_fake_claims(pytester.path, only)
 
     return make
+
+
+#: the least firmness (``harness.decision``'s replication probability, in [0, 1]) a trained outcome a unit test asserts
+#: may have at the test's budget (issue 36): below it the test rides on a coin flip of seeds and floating-point path
+FIRM_ENOUGH = 0.95
+#: the reasons ``harness.decision`` gives for no firmness when there is nothing to simulate: an exact check (kind
+#: 'exact', decided by a deterministic check) and an exact point (every replicate identical, e.g. a kernel computing
+#: the reference bit for bit)
+NOTHING_TO_SIMULATE = ("deterministic check", "an exact point")
+
+
+def assert_firm(judged: dict, outcome: str, least: float = FIRM_ENOUGH) -> None:
+    """A trained outcome asserted, and that it is firm: ``judged`` is a judged criterion (its ``outcome``) or a judged
+    claim record (its ``verdict``, canonical), and its ``firmness`` must be >= ``least`` at the test's budget, so the
+    test does not pass or fail on the draw of seeds or the floating-point path (issue 36). Where the harness computes
+    no firmness because there is nothing to simulate (an exact check, kind 'exact'; an exact point; a claim of
+    deterministic checks only) the outcome alone is asserted: such a result is as firm as a result can be. Tests of
+    deterministic probes or of hand-made tables (``decision.decide_alone`` without ``firmness=True``) need no
+    firmness and do not call this."""
+    from harness import verdict as verdicts
+
+    is_claim = "criteria" in judged
+    got = verdicts.canonical(judged.get("verdict")) if is_claim else judged.get("outcome")
+    what = f"verdict of {judged.get('claim_id') or judged.get('id') or 'the claim'}" if is_claim else \
+        f"outcome of {judged.get('name', 'the criterion')}"
+    shown = {k: judged.get(k) for k in ("outcome", "verdict", "firmness", "firmness_reason", "seeds_for_firm",
+                                        "measured", "ci", "deciding_part", "detail") if k in judged}
+    assert got == outcome, f"{what} is {got!r}, not {outcome!r}: {shown}"
+    firmness = judged.get("firmness")
+    if firmness is None:
+        reason = judged.get("firmness_reason") or ""
+        assert reason.startswith(NOTHING_TO_SIMULATE), \
+            f"{what} is {outcome!r} but has no firmness ({reason or 'no reason given'}): {shown}"
+        return
+    assert firmness >= least, (f"{what} is {outcome!r} at firmness {firmness:.3f} < {least}: a coin flip at this "
+                               f"budget (seeds for firm: {judged.get('seeds_for_firm')}); raise seeds or steps, or "
+                               f"pick a stronger case: {shown}")

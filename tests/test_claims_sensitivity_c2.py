@@ -3,7 +3,9 @@
 * ``structural`` and ``gradient_flat_attention``: a self-attention restricted to a local window (the band
   |i - j| <= 2, patched into ``model.attention.build_mask``) needs more layers as d grows, like a conv.
 * ``attention_learns`` (the fast criterion): under the ``uniform_attention`` fault the smoke budget at d=16 leaves
-  the held-out loss at chance (refuted); without it, it passes.
+  the held-out loss at chance (refuted); without it, it passes. Both outcomes are asserted firm (``assert_firm``,
+  issue 36), at 5 seeds and 400 steps (the smoke block's 250 let a seed in three stop short of its target on one
+  floating-point path: inconclusive at firmness 0.77 on AVX2, passed at 0.79 on DEFAULT).
 * ``convs_at_chance``: a conv "beyond its receptive field" that is above chance is refuted.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
 """
@@ -20,6 +22,7 @@ from harness import decision
 from harness.profiles import get_profile
 from harness.training import torch_threads
 from model import faults
+from tests.conftest import assert_firm
 
 WINDOW = 2
 
@@ -148,22 +151,28 @@ def test_convs_at_chance_passes_at_chance_and_is_refuted_above_it():
 
 
 # ------------------------------------------------------------------------- learning (fast criterion)
-def _fast_learning(fault: str | None) -> tuple[str, pd.DataFrame]:
-    """The smoke profile's fast configuration (d=16, its model and training budget), on 3 seeds."""
+#: seeds and steps of the learning test: the smoke block's 250 steps on 3 seeds left the clean run at firmness 0.77-0.79
+#: (a seed stopping short of its 0.99 accuracy target); 400 steps (a run stops at the target) on 5 seeds: >= 0.999
+LEARNING_SEEDS, LEARNING_STEPS = [0, 1, 2, 3, 4], 400
+
+
+def _fast_learning(fault: str | None) -> tuple[dict, pd.DataFrame]:
+    """The smoke profile's fast configuration (d=16, its model and training budget) at ``LEARNING_STEPS`` steps,
+    on ``LEARNING_SEEDS``: ``attention_learns`` decided alone, with its firmness."""
     budget = get_profile("smoke").claim("C2")
     learn = budget["learning"]
     with faults.inject(fault):
-        df = c2.measure_learning(["self_attention"], budget["fast_distances"], [0, 1, 2], budget["model"],
-                                 learn["train"], 200)
+        df = c2.measure_learning(["self_attention"], budget["fast_distances"], LEARNING_SEEDS, budget["model"],
+                                 {**learn["train"], "steps": LEARNING_STEPS}, 200)
     parts = [decision.samples(v, label=k) for k, v in c2.by_cell(df, "test_loss").items()]
-    return _decide("attention_learns", parts), df
+    return decision.decide_alone(c2.CRITERIA["attention_learns"]["rule"], parts, firmness=True), df
 
 
 def test_attention_learns_is_refuted_under_uniform_attention_and_passes_without():
     clean, df = _fast_learning(None)
-    assert clean == "passed", df
+    assert_firm(clean, "passed")
     broken, df = _fast_learning("uniform_attention")
-    assert broken == "refuted", df
+    assert_firm(broken, "refuted")
     assert (df["test_accuracy"] < 0.75).all()
 
 
@@ -185,7 +194,10 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     assert all(c["recorded"] for c in record["criteria"]), [c["name"] for c in record["criteria"]]
     assert {c["name"] for c in record["criteria"]} == set(c2.CRITERIA)
     judged = judge_record(record["criteria"], firmness=False)
-    assert judged["verdict"] in ("supported", "inconclusive", "refuted")
+    outcomes = {c["name"]: c["outcome"] for c in judged["criteria"]}
+    assert None not in outcomes.values(), outcomes                   # every criterion decided, none errored
+    # the exact one is deterministic whatever the budget: the real architectures' path lengths at d 1, 2, 4
+    assert outcomes["structural"] == "passed", outcomes
     deep = next(c for c in record["criteria"] if c["name"] == "deep_convs")
     assert deep["counts"] is False and len(deep["measurements"]) == 3 and deep["measurements"][0]["paired"]
 

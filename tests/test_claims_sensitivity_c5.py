@@ -26,6 +26,7 @@ from harness import multihead
 from harness import decision
 from harness.resolution import distinct_majority_slots, slot_shares, top_slot_share
 from model import QueryTagger, faults
+from tests.conftest import assert_firm
 
 # 8 positions, 4 fixed slots (1, 3, 5, 7), 8 tokens, d_model 32: the binding problem at its smallest, for unit tests
 # of the module's functions (the catches run at smoke budgets in tests/test_sensitivity_modules.py).
@@ -86,7 +87,8 @@ def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform)
     m = multihead.resolution_slope(uniform, [1, 4])
     assert m["value"] == 0.0 and m["se"] == 0.0 and "no arm at a ceiling" in m["exact"]
     assert uniform.groupby("h")["resolution"].nunique().min() > 1
-    assert _resolution(uniform) == "refuted"
+    decided = decision.decide_alone(c5.CRITERIA["resolution_rises"]["rule"], [m], firmness=True)
+    assert_firm(decided, "refuted")         # trained, but an exact point: no firmness to ask for (issue 36)
 
 
 def test_identical_slopes_at_a_ceiling_stay_inconclusive():
