@@ -17,7 +17,9 @@ A regression is a change that made the evidence *significantly* worse, not a ver
 * a counted criterion of the baseline missing from the run, or a claim that errors.
 
 A verdict or criterion outcome that got worse *without* any of these is **unstable**: a flip the seeds allow
-(a criterion at firmness 0.5 flips half the time on a fresh floating-point path). It is shown in the terminal, the
+(a criterion at firmness 0.5 flips half the time on a fresh floating-point path). So is a significant move in a claim
+whose tuned learning rates moved (``retuned``): a rate chosen on a tuning seed trains every evaluation seed
+differently at once, so their spread cannot tell the change from the tuning seed's choice. It is shown in the terminal, the
 report and ``python -m harness.report compare``, and never fails the run. Gated metrics (``ev.gate``) are single
 numbers without seeds, so they cannot tell a move from noise: one beyond its tolerance is shown as *moved*, and
 only a gated metric gone missing (not finite) fails. An improvement never fails; a claim, criterion or metric
@@ -110,9 +112,6 @@ def compare_metric(name: str, now: Any, base: Any, gate: Mapping[str, Any]) -> d
 _OUTCOME_RANK = {"passed": 2, "inconclusive": 1, None: 1, "refuted": 0}
 REMAKE = ("if the change is deliberate, run `pytest --profile smoke --update-baseline` and give the reason in "
           "the commit message")
-UNSTABLE = ("unstable: worse without a significant move of its evidence (a flip the seeds allow); shown, "
-            "not gated")
-
 
 def _definition_change(now: Mapping[str, Any], base: Mapping[str, Any]) -> str:
     """Which declared fields moved between two versions of a criterion (for the message)."""
@@ -196,8 +195,23 @@ def _move_text(moves: list[dict[str, Any]]) -> str:
     return f"δ {worst['baseline']:.4g} -> {worst['now']:.4g}{where}, Holm p {worst['holm_p']:.2g}"
 
 
+TUNED_LR_PREFIX = "tuned_lr/"     # the metric every tuned arm records its chosen rate under (harness.tuning)
+
+
+def retuned(now: Mapping[str, Any], base: Mapping[str, Any]) -> list[str]:
+    """The claim's tuned learning rates that differ from the baseline's ('tuned_lr/C3/scaled/256/delayed_copy
+    0.004 -> 0.016'). Rates are chosen on a tuning seed, and a rate a factor 4 away trains every evaluation seed
+    differently at once: the seeds then measure another experiment, and their spread says nothing about that move."""
+    mn, mb = now.get("metrics") or {}, base.get("metrics") or {}
+    return [f"{k[len(TUNED_LR_PREFIX):]} {mb[k]:g} -> {mn[k]:g}" for k in sorted(mn)
+            if k.startswith(TUNED_LR_PREFIX) and mb.get(k) is not None and mn[k] is not None and mn[k] != mb[k]]
+
+
 def _evidence_text(row: Mapping[str, Any]) -> str:
     """A criterion row's evidence in a few words: its most significant move, or why a flip is not a regression."""
+    if row["status"] == "unstable" and row.get("retuned"):
+        return (f"{_move_text(row['moves'])}, but the claim's tuned rates moved ({'; '.join(row['retuned'])}): "
+                "another experiment, not gated")
     if row["status"] == "unstable":
         return "no significant move of its evidence: a flip the seeds allow, not gated"
     return _move_text(row["moves"]) if row.get("moves") else ""
@@ -210,8 +224,9 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
     Returns the rows (name, outcome, baseline_outcome, fingerprint, baseline_fingerprint, status, regressed, moves)
     and the regression reasons. Statuses: new, redefined, moved (a significant move the bad way), refuted (a new
     refutation), worse (an exact check), unstable (worse without a significant move), better, changed, ok,
-    missing. ``whole_claim``: the record holds every part of the claim, so a counted baseline criterion that it
-    lacks is missing (a part checks only its own criteria)."""
+    missing. A significant move in a claim whose tuned rates moved (``retuned``) reads unstable: the move may be the
+    tuning seed's choice, not the change. ``whole_claim``: the record holds every part of the claim, so a counted
+    baseline criterion that it lacks is missing (a part checks only its own criteria)."""
     question = (now.get("kind") or "claim") == "question"
     fast = bool(now.get("fast"))
     base_by_name = {c["name"]: c for c in base.get("criteria", [])}
@@ -223,6 +238,7 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
     family = [(c, b) for c, b in matched if b is not None and counted(c) and not question
               and c.get("fingerprint") == b.get("fingerprint")]
     moves = significant_moves(family)
+    rates_moved = retuned(now, base)
     rows, reasons = [], []
     for c, b in matched:
         row = {"name": c["name"], "outcome": c.get("outcome"), "fingerprint": c.get("fingerprint"),
@@ -243,6 +259,9 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
             status, why = "worse", f"criterion {c['name']}: exact check {went}"
         elif gated and c.get("outcome") == "refuted" and b.get("outcome") != "refuted":
             status, why = "refuted", f"criterion {c['name']}: newly refuted ({went})"
+        elif gated and any(m["significant"] for m in row["moves"]) and rates_moved:
+            status, why = "unstable", ""
+            row["retuned"] = rates_moved
         elif gated and any(m["significant"] for m in row["moves"]):
             status, why = "moved", f"criterion {c['name']}: a significant move the bad way, {_move_text(row['moves'])} ({went})"
         elif gated and now_rank < base_rank:

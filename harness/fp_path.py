@@ -118,7 +118,7 @@ def key(fp: Any) -> tuple[str, ...] | None:
 
 
 def _text(k: tuple[str, ...]) -> str:
-    return " ".join(part for part in k if part and not part.endswith("=None"))
+    return " ".join(part for part in k if part not in ("", "None") and not part.endswith("=None"))
 
 
 def mismatch(run: Any, baseline_run: Any) -> str | None:

@@ -341,6 +341,23 @@ def test_a_significant_move_fails_even_where_the_outcome_held():
     assert not B.compare_claim(base, now, whole_claim=True)["regressed"]   # the other way is an improvement
 
 
+def test_a_significant_move_under_moved_tuned_rates_is_unstable():
+    """A rate chosen on a tuning seed moves every evaluation seed at once (the floating-point path alone moved C3's
+    scaled arm 0.016 -> 0.004 on delayed copy): the seeds' spread cannot judge that move."""
+    rng = np.random.default_rng(40)
+    base = seeded_claim(rng, [3.0]) | {"metrics": {"tuned_lr/C9/a/8/task": 0.004}}
+    now = seeded_claim(rng, [1.0]) | {"metrics": {"tuned_lr/C9/a/8/task": 0.016}}
+    reg = B.compare_claim(now, base, whole_claim=True)
+    assert not reg["regressed"] and reg["status"] == "unstable"
+    (row,) = reg["criteria"]
+    assert row["status"] == "unstable" and row["retuned"] == ["C9/a/8/task 0.004 -> 0.016"]
+    (move,) = B.moves({"C9": {**now, "regression": reg}})
+    assert "tuned rates moved (C9/a/8/task 0.004 -> 0.016)" in move["evidence"]
+    # a new refutation still fails, whatever the rates did
+    now = seeded_claim(rng, [-1.0]) | {"metrics": {"tuned_lr/C9/a/8/task": 0.016}}
+    assert B.compare_claim(now, base, whole_claim=True)["regressed"]
+
+
 def test_a_changed_exact_check_always_fails():
     def exact(holds):
         return crit("e", "passed" if holds else "refuted", rule=D.exact().as_dict(), kind="exact",
