@@ -255,15 +255,17 @@ def compare_criteria(now: Mapping[str, Any], base: Mapping[str, Any], *, whole_c
         gated = counted(c) and not question
         is_exact = (c.get("rule") or {}).get("kind") == "exact" or c.get("kind") == "exact"
         went = f"{b.get('outcome')} -> {c.get('outcome') or 'not recorded'}"
+        significant = gated and any(m["significant"] for m in row["moves"])
         if gated and is_exact and now_rank < base_rank:
             status, why = "worse", f"criterion {c['name']}: exact check {went}"
         elif gated and c.get("outcome") == "refuted" and b.get("outcome") != "refuted":
             status, why = "refuted", f"criterion {c['name']}: newly refuted ({went})"
-        elif gated and any(m["significant"] for m in row["moves"]) and rates_moved:
+        elif significant and rates_moved:
             status, why = "unstable", ""
             row["retuned"] = rates_moved
-        elif gated and any(m["significant"] for m in row["moves"]):
-            status, why = "moved", f"criterion {c['name']}: a significant move the bad way, {_move_text(row['moves'])} ({went})"
+        elif significant:
+            status, why = "moved", (f"criterion {c['name']}: a significant move the bad way, "
+                                    f"{_move_text(row['moves'])} ({went})")
         elif gated and now_rank < base_rank:
             status, why = "unstable", ""
         elif now_rank > base_rank:

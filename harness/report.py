@@ -280,6 +280,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "moves": moves,
         "moves_regressed": sum(1 for m in moves or () if m["regressed"]),
         "moves_unstable": sum(1 for m in moves or () if m["status"] == "unstable"),
+        "other_path": fp_path.mismatch(results["run"], {"fp_path": results["run"].get("baseline_fp_path")})
+        if results["run"].get("baseline") else None,
         "gated": any(c.get("regression") for c in claims),
         "not_run": [(cid, text) for cid, text in NOTE_ITEMS.items() if cid not in results["claims"]],
         "practices": [{**p, "badge_verdicts": {cid: badge_class(v if v != "not run" else None)
@@ -405,7 +407,7 @@ Profile <b>{{ run.profile }}</b> on <b>{{ run.device }}</b>, seeds {{ fmt(run.se
 {% if run.inject_fault %}<div class="banner warn">FAULT INJECTED: <code>{{ run.inject_fault }}</code>. The model was deliberately broken for this run; verdicts measure the suite's sensitivity, not the paper.</div>{% endif %}
 {% if run.fast %}<div class="banner info">Fast mode: only each claim's fast criteria were run and judged.</div>{% endif %}
 {% if run.dry_run %}<div class="banner warn">DRY RUN: no verdicts. Every config of profile {{ run.profile }} was built at its real sizes and trained for a few steps on two seeds, to prove the code paths; the verdicts and numbers below mean nothing.</div>{% endif %}
-{% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}{% if run.baseline_git_commit %}, commit {{ run.baseline_git_commit[:10] }}{% endif %}): <a href="#against-baseline">{% if moves %}{{ moves | length }} moved{% if moves_regressed %}, {{ moves_regressed }} regressed{% endif %}{% if moves_unstable %}, {{ moves_unstable }} unstable (shown, not gated){% endif %}{% else %}nothing moved{% endif %}</a>.{% if run.baseline_fp_path and run.fp_path and run.baseline_fp_path.capability != run.fp_path.capability %} The baseline was computed on {{ run.baseline_fp_path.capability }}, this run on {{ run.fp_path.capability }}: the gate relies on significant moves alone.{% endif %}</div>{% endif %}
+{% if run.baseline %}<div class="banner info">Gated against baseline <code>{{ run.baseline }}</code> (profile {{ run.baseline_profile }}{% if run.baseline_git_commit %}, commit {{ run.baseline_git_commit[:10] }}{% endif %}): <a href="#against-baseline">{% if moves %}{{ moves | length }} moved{% if moves_regressed %}, {{ moves_regressed }} regressed{% endif %}{% if moves_unstable %}, {{ moves_unstable }} unstable (shown, not gated){% endif %}{% else %}nothing moved{% endif %}</a>.{% if other_path %} {{ other_path[:1] | upper }}{{ other_path[1:] }}.{% endif %}</div>{% endif %}
 
 <section id="summary">
 <h2>Summary</h2>
