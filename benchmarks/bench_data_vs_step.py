@@ -1,7 +1,7 @@
 """Issue 3 benchmark: data generation against the model step in the smoke configs (probes off).
 
 For each smoke-like config (the sizes the claim issues name) it times ``task.train_batch`` alone and one
-``harness.training.optimizer_step`` (forward, loss, backward, Adam, schedule) on a pre-generated batch, and
+``harness.train.loop.optimizer_step`` (forward, loss, backward, Adam, schedule) on a pre-generated batch, and
 prints data / (data + step). Target: under 10% for every config: the model must dominate a step.
 Medians over interleaved rounds (data and step alternate, so load from other processes hits both alike).
 
@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness.tasks import make_task  # noqa: E402
-from harness.training import TrainConfig, build_for_task, make_optimizer, optimizer_step  # noqa: E402
+from harness.data import make_task  # noqa: E402
+from harness.train.loop import TrainConfig, build_for_task, make_optimizer, optimizer_step  # noqa: E402
 from model import ModelConfig  # noqa: E402
 
 TARGET = 0.10

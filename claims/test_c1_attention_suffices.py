@@ -6,19 +6,19 @@ different one (Table 1: O(1) against O(n) *sequential* operations, i.e. parallel
 test: there nothing runs in parallel, and wall time is FLOPs plus per-op dispatch cost.
 
 **Design.** The Transformer (``model.Transformer``) learns reverse, sort and English->German number words
-(``harness.tasks``); on the comparison tasks (two at every profile) a parameter-matched LSTM encoder-decoder with
+(``harness.data.tasks``); on the comparison tasks (two at every profile) a parameter-matched LSTM encoder-decoder with
 Luong attention (``model.baselines``, ``width_for_params``), the 2017 baseline, trains on the same data stream.
 Every run trains a **fixed step budget** (no early stop), each architecture at its own learning rate, tuned on
-tuning seeds disjoint from the evaluation seeds (``harness.transduction.measure``, ``harness.tuning.choose_rates``)
+tuning seeds disjoint from the evaluation seeds (``harness.study.transduction.measure``, ``harness.study.tuning.choose_rates``)
 by the validation loss at that budget: the quantity the criterion compares, on a validation part of the held-out
-split the test part never shares (``harness.tasks.validation_test_split``). The full profile adds the paper's base
-configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.corpus``).
+split the test part never shares (``harness.data.tasks.validation_test_split``). The full profile adds the paper's base
+configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.study.corpus``).
 
 **Criteria** (``CRITERIA``, declared before measuring; the harness decides):
 * ``no_recurrence_no_convolution`` (exact): a walk of every trained Transformer's ``modules()`` finds no recurrent
   or convolutional module (the same walk of the LSTM is reported, to show it sees them).
 * ``decoder_is_causal`` (exact, fast): the trained Transformers transduce. Redrawing every target token after t
-  leaves the teacher-forced logits at positions <= t unchanged (``harness.probes.future_target_leak``, at most 1e-5
+  leaves the teacher-forced logits at positions <= t unchanged (``harness.measure.probes.future_target_leak``, at most 1e-5
   of the largest logit). Every loss below is teacher-forced; a decoder that reads the next target token scores a
   low loss by copying it while greedy decoding fails, so a leak refutes C1's measurement of transduction, and the
   loss criteria it would fake are marked invalid (inconclusive) beside it. Refuted by ``causal_leak``.
@@ -58,14 +58,14 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision
-from harness.bench import step_time_slopes, step_time_vs_length
-from harness.probes import FUTURE_LEAK_TOL
-from harness.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
+from harness.record import decision
+from harness.measure.bench import step_time_slopes, step_time_vs_length
+from harness.measure.probes import FUTURE_LEAK_TOL
+from harness.study.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
                             write_generated_corpus)
-from harness.training import TrainConfig
-from harness.transduction import ARCH, measure, setup_task
-from harness.tuning import Tuned, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table, tuned_table
+from harness.train.loop import TrainConfig
+from harness.study.transduction import ARCH, measure, setup_task
+from harness.study.tuning import Tuned, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table, tuned_table
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("C1")
@@ -135,7 +135,7 @@ TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_t
 
 
 # -------------------------------------------------------------------------------------------- objections
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "the Transformer and the LSTM each at their own rate, chosen by validation loss at the "
@@ -149,14 +149,14 @@ OBJECTIONS = {
 
 
 def lr_tuning_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Per (task, arch, rate): ``harness.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
+    """Per (task, arch, rate): ``harness.study.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
     rate and its edge) with their mean steps and seconds to 95% and how many reached it."""
     return pd.concat([tuned_table(by_arch, tuning[tuning.task == name], TUNING_TABLE).drop(columns="d_k")
                       .assign(task=name) for name, by_arch in tuned.items()], ignore_index=True)
 
 
 def fixed_lr_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Both arms at each rate their grids share (``harness.tuning.fixed_rate_table``): mean steps, seconds and ln
+    """Both arms at each rate their grids share (``harness.study.tuning.fixed_rate_table``): mean steps, seconds and ln
     seconds to 95% on the tuning seeds; ln(LSTM / Transformer) seconds is the difference of the ln columns."""
     tuning = tuning.assign(ln_time_to_95_s=np.log(tuning.time_to_95_s.to_numpy(float)))
     return pd.concat([fixed_rate_table(tuning[tuning.task == name], by_arch,
@@ -338,7 +338,7 @@ def times_steps(budget: dict[str, Any], device: torch.device | str) -> bool:
 
 
 def step_times(budget: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
-    """``harness.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
+    """``harness.measure.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
     matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
     spec, setup = budget["step_time"], setup_task(budget, "reverse", ("transformer", "lstm"))
     return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],

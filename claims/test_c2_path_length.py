@@ -7,8 +7,8 @@ module measures the argument's three steps (issue 6).
 **Design.**
 (a) An empirical Table 1: for each architecture and d in {1, ..., 128}, the smallest number of layers (for the
     LSTM: sequential steps) at which output i depends on input i-d, from float64 autograd Jacobians
-    (``harness.probes.path_length``); metrics ``path_length/<arch>/<d>``.
-(b) The gradient signal |dy_t/dx_{t-d}| at init against d (``harness.probes.input_grad_vs_distance``), one
+    (``harness.measure.probes.path_length``); metrics ``path_length/<arch>/<d>``.
+(b) The gradient signal |dy_t/dx_{t-d}| at init against d (``harness.measure.probes.input_grad_vs_distance``), one
     log-log slope per seed (the seed is the unit), for self-attention and the LSTM of (c).
 (c) Learning the long-range match (first token equals last token, distance d; ``FirstEqualsLast``) at equal depth
     (2 layers) with parameter counts matched within 20%. Each seed is scored on its own disjoint, label-balanced
@@ -20,7 +20,7 @@ module measures the argument's three steps (issue 6).
 (e) Does O(1) *help*? (c) shows that self-attention can learn the match; the claim is comparative. At every long
     range d >= 16 of the profile (where the LSTM's path is >= 16 sequential steps), self-attention and the LSTM of
     (c) (2 layers, parameters within 20%) are each tuned on their own: a learning-rate grid trained on a tuning seed
-    disjoint from every evaluation seed, the rate chosen by validation loss (``harness.tuning.choose_rate``, the grid
+    disjoint from every evaluation seed, the rate chosen by validation loss (``harness.study.tuning.choose_rate``, the grid
     extended once past an end), then both are trained on the evaluation seeds at a fixed step budget with no early
     stop and scored on (c)'s per-seed test slices (disjoint from validation). An arm whose tuned rate stays at its
     grid's edge makes the part invalid, unless that arm learnt nothing at any rate of the grid (every mean
@@ -74,11 +74,12 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, stats
-from harness.probes import input_grad_vs_distance, path_length
-from harness.tasks import Batch, FirstEqualsLast, Task
-from harness.training import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
-from harness.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, figure_loss_vs_lr, tuned_table, tuning_seeds
+from harness.record import decision
+from harness.measure import stats
+from harness.measure.probes import input_grad_vs_distance, path_length
+from harness.data.tasks import Batch, FirstEqualsLast, Task
+from harness.train.loop import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
+from harness.study.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, figure_loss_vs_lr, tuned_table, tuning_seeds
 from model import ModelConfig
 from model.registry import build, param_count
 
@@ -163,7 +164,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
 
 
 # ==================================================================================== architectures
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "helps_vs_recurrent compares self-attention and the LSTM each at its own rate, tuned on a "
@@ -231,7 +232,7 @@ def build_arch(arch: str, cfg: ModelConfig, n_classes: int = 2) -> torch.nn.Modu
 
 def matched_width(arch: str, task: Task, base: ModelConfig, n_layers: int, target_params: int,
                   tolerance: float = PARAM_TOLERANCE) -> tuple[ModelConfig, int]:
-    """(config, params): ``arch`` with ``n_layers`` layers at the width (``harness.training.width_for_params``,
+    """(config, params): ``arch`` with ``n_layers`` layers at the width (``harness.train.loop.width_for_params``,
     up to 2 x base.d_model) whose parameter count is closest to ``target_params`` (the count grows with the
     width, so a coarse scan and a fine one around its best find it). ValueError when even the closest is off by
     more than ``tolerance``: the comparison would not be at equal parameters."""
@@ -390,7 +391,7 @@ def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
                      train_cfg: dict, n_test: int, block: dict, device: str | torch.device = "cpu",
                      progress: Callable[[str], Any] | None = None
                      ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
-    """(e): every (arch, d) tuned on its own (``harness.tuning.choose_rates`` over ``block["lr_grid"]`` on tuning seeds
+    """(e): every (arch, d) tuned on its own (``harness.study.tuning.choose_rates`` over ``block["lr_grid"]`` on tuning seeds
     disjoint from ``seeds``, by validation loss, extended ``block["extend"]`` times past an end), then trained at its
     rate on ``seeds`` for ``block["steps"]`` steps with no early stop and scored on (c)'s test slices. Returns (the
     evaluation runs, with ``lr``; the choice per (arch, d))."""

@@ -4,7 +4,7 @@
 explanation, which it only "suspects": "for large values of d_k, the dot products grow large in magnitude, pushing
 the softmax function into regions where it has extremely small gradients". Nobody measured a softmax gradient.
 
-**Design.** One-layer attention models (budgets: ``harness/profiles.py``, block C3):
+**Design.** One-layer attention models (budgets: ``harness/profiles/__init__.py``, block C3):
 
 (a) at init, over a d_k grid at fixed d_model, on key-value lookup: attention entropy, mean |dL/dlogits| and the
     fraction of saturated rows (max weight > 0.99), unscaled (scale 1) against scaled (d_k^-0.5); each trend a
@@ -14,9 +14,9 @@ the softmax function into regions where it has extremely small gradients". Nobod
 (b) and (c) run on two tasks of different structure (issue 17): fused key-value lookup (content-addressed: the
 query matches one key) and delayed copy (position-addressed: every output reads the token d back). Each (arm,
 d_k, task) trains at its own learning rate, chosen by held-out loss on tuning seeds disjoint from the evaluation
-seeds (``harness.tuning``: a shared rate compares learning rates as much as arms); a choice at an end of the grid
+seeds (``harness.study.tuning``: a shared rate compares learning rates as much as arms); a choice at an end of the grid
 extends the grid past that end on the tuning seeds (up to the profile's ``extend`` steps), and an arm still at an
-edge makes its comparisons inconclusive. Runs are shared with R1 and C4 (``harness.sweeps``' memo); arms
+edge makes its comparisons inconclusive. Runs are shared with R1 and C4 (``harness.study.sweeps``' memo); arms
 of one seed share its data and init streams, so comparisons are paired by seed. Unscaled and scaled are set
 explicitly (``scale_exponent=0.5``, ``scale="none"``): C3 tests the softmax, not the default (R1 does).
 
@@ -55,12 +55,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from harness import decision, stats, sweeps, tuning  # noqa: E402
-from harness.training import torch_threads  # noqa: E402
-from harness.sweeps import (build_sweep_model, curves_frame, probe_softmax_state, summary_table,  # noqa: E402
+from harness.record import decision
+from harness.measure import stats
+from harness.study import sweeps, tuning  # noqa: E402
+from harness.train.loop import torch_threads  # noqa: E402
+from harness.study.sweeps import (build_sweep_model, curves_frame, probe_softmax_state, summary_table,  # noqa: E402
                             sweep_task)
 
-# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+# one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
 pytestmark = [pytest.mark.claim("C3"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 UNSCALED = {"scale": "none"}
@@ -121,7 +123,7 @@ CRITERIA = {
 }
 
 
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each (arm, d_k, task) at its own rate, chosen by held-out loss on tuning seeds "
@@ -145,7 +147,7 @@ def declare(ev, fast: bool, **grid) -> dict:
 def measure_saturation_at_init(d_ks, seeds, sweep_budget, probe_size: int, device="cpu",
                                variants=None, progress=None) -> pd.DataFrame:
     """One row per (variant, d_k, seed): the softmax state of a freshly initialised sweep model on held-out
-    examples (``harness.sweeps.probe_softmax_state``): logit_std, entropy, saturated_fraction, grad_abs_mean,
+    examples (``harness.study.sweeps.probe_softmax_state``): logit_std, entropy, saturated_fraction, grad_abs_mean,
     q_var, k_var. Same seed, same weights for every scale variant (the scale is not a parameter)."""
     variants = PROBE_VARIANTS if variants is None else variants
     task = sweep_task(sweep_budget)
@@ -181,7 +183,7 @@ def probe_slopes(df: pd.DataFrame, variant: str) -> dict[str, stats.SlopeFit]:
 
 
 def probe_measurements(probe: pd.DataFrame) -> dict[str, list[dict]]:
-    """(a)'s criteria -> their measurements (``harness.decision.from_fit``) from the probe table."""
+    """(a)'s criteria -> their measurements (``harness.record.decision.from_fit``) from the probe table."""
     un, sc = probe_slopes(probe, "unscaled"), probe_slopes(probe, "scaled")
     fits = {"a_unscaled_entropy_and_grad_fall": {"entropy": un["entropy"], "grad": un["grad"]},
             "a_unscaled_saturated_rows_rise": {"saturated": un["saturated"]},

@@ -18,9 +18,9 @@ q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
     Var(w) = 2/(d_model + h*d_k), so Var(q_i) itself shrinks with d_k and Var(q.k) is no longer proportional to
     d_k; its raw slope is reported, not counted, beside the law itself, counted in every configuration
     (``model_variance_law``: the slope of Var(q.k) / (Var q_i Var k_i) is 1).
-(c) train C3's one-layer models (``harness.sweeps``, shared and memoised) with scale d_k^-alpha at C3's smallest
+(c) train C3's one-layer models (``harness.study.sweeps``, shared and memoised) with scale d_k^-alpha at C3's smallest
     and largest d_k, on both of C3's tasks (key-value lookup and delayed copy), each (alpha, d_k, task) at its own
-    learning rate tuned on tuning seeds disjoint from the evaluation seeds (``harness.tuning``). Under Adam with
+    learning rate tuned on tuning seeds disjoint from the evaluation seeds (``harness.study.tuning``). Under Adam with
     ε ≈ 0, d_k^-alpha on q.k is the same as rescaling W_Q and W_K's init and learning rate, so at one shared rate
     an alpha sweep compares learning rates as much as scales (issue 17). "The best other alpha" is chosen on the
     tuning seeds (lowest tuning loss at its tuned rate). The primary metric is held-out cross-entropy
@@ -72,11 +72,13 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, probes, stats, sweeps, tuning
-from harness.sweeps import summary_table
+from harness.record import decision
+from harness.measure import probes, stats
+from harness.study import sweeps, tuning
+from harness.study.sweeps import summary_table
 from model import EncoderTagger, ModelConfig, capture
 
-# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+# one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
 pytestmark = [pytest.mark.claim("C4"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 CLAIM_ID = "C4"
@@ -139,7 +141,7 @@ CRITERIA: dict[str, dict] = {
 }
 
 
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "every alpha at its own rate tuned on disjoint seeds (under Adam, d_k^-alpha is "
@@ -319,7 +321,7 @@ def alpha_arm(alpha: float) -> str:
 
 def alpha_variants(alphas: list[float]) -> dict[str, dict]:
     """Sweep variants: scale = d_k^-alpha through ``ModelConfig.scale_exponent`` (explicit, so a scale fault
-    leaves them alone; alpha = 0.5 and 0 are the same runs as C3's scaled and unscaled in harness.sweeps' memo)."""
+    leaves them alone; alpha = 0.5 and 0 are the same runs as C3's scaled and unscaled in harness.study.sweeps' memo)."""
     return {alpha_arm(a): {"scale_exponent": float(a)} for a in alphas}
 
 
@@ -512,7 +514,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
     c = declare(ev, fast, {
         "iid_unscaled_slope": f"d_k {iid_b['dims']} x {len(seeds)} seeds, {iid_b['n_samples']} draws a point; "
                               "scipy.stats.linregress of ln Var(q.k) on ln d_k",
-        "iid_scaled_unit_variance": "harness.stats.variance_ci (large-sample, 4th moment) over all seeds' draws",
+        "iid_scaled_unit_variance": "harness.measure.stats.variance_ci (large-sample, 4th moment) over all seeds' draws",
         **{k: model_how for k in CRITERIA if k.startswith("model_")},
         **{k: alpha_how for k in CRITERIA if k.startswith("alpha")}})
     ev.gate("qk_var_slope_model_scaled", direction="both", tolerance=0.1)

@@ -2,7 +2,7 @@
 
 **Claim.** The paper names the cost of attention, "reduced effective resolution due to averaging
 attention-weighted positions", and answers it with several heads; Table 3 (A) ablates h but never isolates
-resolution. Isolated here on multi-position retrieval (``harness.tasks.MultiPositionRetrieval``): one query
+resolution. Isolated here on multi-position retrieval (``harness.data.tasks.MultiPositionRetrieval``): one query
 position must return the tokens of M slots at once. The claim is about resolution and sample efficiency at a fixed
 budget, not what one head can represent in the limit (``exact_match_h1_M4_long``: h = 1 at several times the steps).
 
@@ -20,12 +20,12 @@ Two bindings, because what averaging costs depends on what tells a gathered toke
 The h arms of one seed start from identical weights (W^Q, W^K, W^V, W^O are d_model x d_model whatever h) and see
 identical batches, so they are paired by seed, also at their own learning rates. Every position arm trains at its
 own rate, the lowest mean validation loss over ``position.tuning.lr_grid`` on tuning seeds disjoint from the
-evaluation seeds (``harness.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
+evaluation seeds (``harness.study.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
 comparison using that arm inconclusive (``Tuned.edge_reason``). The token binding keeps the paper's warmup
 schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
 ``resolution_rises`` at the profile's shared rate: a fault check, not the verdict.
 
-**Effective resolution** (``harness.resolution.positional_resolution``): per slot, the base-rate-corrected accuracy
+**Effective resolution** (``harness.measure.resolution.positional_resolution``): per slot, the base-rate-corrected accuracy
 of a ridge linear probe reading that slot's token from the attention output at the query (every head's output
 concatenated, before W^O; fitted on training draws, scored on held-out examples); the mean over slots (1: all M
 resolved). In a one-layer model the attention output is the only route from the gathered positions to the query.
@@ -89,10 +89,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from harness import decision  # noqa: E402
-from harness.multihead import (MAJORITY, Arm, arm_seeds, arms_for, by_seed, measure, paired_by_seed,  # noqa: E402
+from harness.record import decision  # noqa: E402
+from harness.study.multihead import (MAJORITY, Arm, arm_seeds, arms_for, by_seed, measure, paired_by_seed,  # noqa: E402
                                resolution_slope, select, task_name, tune_arms)
-from harness.tuning import Tuned, figure_loss_vs_lr, tuned_table  # noqa: E402
+from harness.study.tuning import Tuned, figure_loss_vs_lr, tuned_table  # noqa: E402
 
 pytestmark = pytest.mark.claim("C5")
 
@@ -169,7 +169,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
 
 
 # ============================================================================================ measure
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each h of the position binding at its own rate, chosen on tuning seeds disjoint from "

@@ -8,7 +8,7 @@ reads the place where its fault would show:
 * ``causal_mask`` (fast): decoder self-attention is causal (paper 3.2.3: "prevent leftward information flow"), in
   the encoder-decoder's decoder and the decoder-only LM. Three readings, all of which must hold:
   (1) the dependency |d out_i / d in_j| of the stack's output on its input embeddings
-  (``harness.probes.dependency_matrix``) is exactly 0 for every j > i and nonzero for every j <= i, on both
+  (``harness.measure.probes.dependency_matrix``) is exactly 0 for every j > i and nonzero for every j <= i, on both
   attention paths (SDPA fast path and tapped explicit path); (2) the attention weights read through the
   ``*.self_attn.weights`` taps are exactly 0 above the diagonal and nonzero at every allowed j <= i, the diagonal
   included (the dependency alone cannot see a mask that hides position i from itself: out_i still depends on in_i
@@ -28,7 +28,7 @@ reads the place where its fault would show:
 None of these duplicates R1 (which checks the scale against SDPA's default at the module level).
 
 **A kernel on trial** (``--attention``, issue 27): the checks above judge this project's model; with a user's kernel
-M0 judges the kernel instead, a black box read through ``harness.kernel_probes`` in each ``--attention-dtypes``:
+M0 judges the kernel instead, a black box read through ``harness.measure.kernel_probes`` in each ``--attention-dtypes``:
 
 * ``kernel_masks`` (exact, fast): zero weight on every masked key (``is_causal``, a bool padding mask, an additive
   -inf mask) and nonzero on every allowed one, the weights read out with v = identity over keys. The causal
@@ -47,9 +47,10 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, kernel_probes
+from harness.record import decision
+from harness.measure import kernel_probes
 from harness.kernel import DTYPES
-from harness.probes import PATH_TOL, dependency_matrix
+from harness.measure.probes import PATH_TOL, dependency_matrix
 from model import DecoderLM, ModelConfig, Transformer, capture
 
 pytestmark = pytest.mark.claim("M0")
@@ -59,7 +60,7 @@ HEAD_DISTANCE_MIN = 1e-3   # a structural zero is exactly 0.0 in float64; distin
 PE_ABS_TOL = 1e-6          # the model's table is stored in float32: its rounding is ~3e-8
 PATH_AGREE_TOL = 1e-10     # fast vs explicit path, relative, float64: rounding is ~1e-15
 
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "deterministic checks of the model, nothing trained"),

@@ -14,7 +14,7 @@ Five arms, all switches of ``ModelConfig`` (``score``, ``scale``, ``qk_norm``, `
 
 Each arm is trained at a small and a large d_k (d_model fixed) over a learning-rate sweep (Wortsman et al. 2023
 reproduce attention-logit growth at small scale by raising the learning rate), through the shared sweep
-``harness.sweeps.attention_variant_sweep`` (one call per rate; taps on every step, so the max |logit| over
+``harness.study.sweeps.attention_variant_sweep`` (one call per rate; taps on every step, so the max |logit| over
 training is read on every training batch). Per (arm, d_k, seed), with l0 = ln(n_classes) the chance loss and a
 diverged or worse-than-chance run counted as l0 (Wortsman et al.):
 
@@ -26,7 +26,7 @@ Sensitivity alone is blind to an arm that is uniformly worse (it is measured fro
 question is decided on ``lr_mean_loss``, which carries both.
 
 Criteria (issue 16's protocol), written before the run. Arms of one seed share its data stream and initial
-weights (``harness.sweeps``: the scale is not a parameter), so every comparison is paired by seed:
+weights (``harness.study.sweeps``: the scale is not a parameter), so every comparison is paired by seed:
 
 * ``scale_matters_with_qk_norm`` (counted, superiority): at the large d_k, LayerNorm QK-norm without the scale has
   a higher ``lr_mean_loss`` than with it by more than 0.05 nats (2.4% of the chance loss ln 8: a cost worth a
@@ -48,11 +48,11 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision
-from harness.sweeps import attention_variant_sweep, summary_table, sweep_task
-from harness.training import torch_threads
+from harness.record import decision
+from harness.study.sweeps import attention_variant_sweep, summary_table, sweep_task
+from harness.train.loop import torch_threads
 
-# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+# one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
 pytestmark = pytest.mark.claim("Q1")   # its runs (d_model 32, its own task) share none of the sweep group's
 
 CLAIM_ID = "Q1"
@@ -61,7 +61,7 @@ LOSS_COST = decision.superiority(MARGIN, paired=True, reason="0.05 nats = 2.4% o
 ARM_ORDER = ("scaled", "unscaled", "qk_layernorm_scaled", "qk_layernorm_unscaled", "qk_l2_gain")
 
 
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each arm over the same learning-rate grid; the question is decided on the mean loss "

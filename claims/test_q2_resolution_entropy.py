@@ -6,14 +6,14 @@ whether two later literatures measure it: attention entropy (Zhai et al. 2023: m
 rows, averaged over queries, heads and examples; its collapse is a training instability) and attention sinks
 (Gu et al. 2024: the importance of position k is the mean attention it receives; a head is a sink head when the
 first token's importance exceeds 0.3). Issue 11: over the training of a small decoder-only model
-(``model.DecoderLM``) on a synthetic language (``harness.tasks.MarkovLM``: a fixed random Markov chain whose
+(``model.DecoderLM``) on a synthetic language (``harness.data.tasks.MarkovLM``: a fixed random Markov chain whose
 second half repeats the first, so some heads must look at the previous token and some back half a sequence),
 measure at checkpoints, per head:
 
-* ``entropy``: ``harness.probes.attention_entropy`` (nats, mean over query rows and examples);
-* ``sink``: ``harness.probes.sink_mass`` at position 0 (the BOS token): Gu et al.'s first-token importance;
+* ``entropy``: ``harness.measure.probes.attention_entropy`` (nats, mean over query rows and examples);
+* ``sink``: ``harness.measure.probes.sink_mass`` at position 0 (the BOS token): Gu et al.'s first-token importance;
   ``sink_fraction`` = fraction of heads above 0.3;
-* ``resolution``: C5's metric (``harness.resolution``) for a head with no task-given targets
+* ``resolution``: C5's metric (``harness.measure.resolution``) for a head with no task-given targets
   (``head_resolution``): the base-rate-corrected accuracy with which a linear probe reads the token at the
   head's most-attended key from the head's own output (queries t >= 1; fitted on training draws, scored on
   held-out text). 1: the head's output names what it looked at; 0: it does not, either because it blurred
@@ -51,11 +51,13 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from harness import decision, stats  # noqa: E402
-from harness.probes import attention_entropy, run_with_taps, sink_mass  # noqa: E402
-from harness.resolution import head_resolution  # noqa: E402
-from harness.tasks import Batch, Task, make_task  # noqa: E402
-from harness.training import TrainConfig, build_for_task, train  # noqa: E402
+from harness.record import decision
+from harness.measure import stats  # noqa: E402
+from harness.measure.probes import attention_entropy, run_with_taps, sink_mass  # noqa: E402
+from harness.measure.resolution import head_resolution  # noqa: E402
+from harness.data import make_task
+from harness.data.tasks import Batch, Task  # noqa: E402
+from harness.train.loop import TrainConfig, build_for_task, train  # noqa: E402
 from model import ModelConfig  # noqa: E402
 
 pytestmark = pytest.mark.claim("Q2")
@@ -71,7 +73,7 @@ PAIRS = {"entropy_resolution": ("entropy", "resolution"), "sink_resolution": ("s
 
 
 # ============================================================================================ measure
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "no arms are compared: correlations within one model's training run per seed"),

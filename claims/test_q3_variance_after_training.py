@@ -43,9 +43,10 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, probes
-from harness.tasks import make_task
-from harness.training import TrainConfig, build_for_task, torch_threads, train
+from harness.record import decision
+from harness.measure import probes
+from harness.data import make_task
+from harness.train.loop import TrainConfig, build_for_task, torch_threads, train
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("Q3")
@@ -65,7 +66,7 @@ STAT_COLUMNS = ("var_q", "var_k", "q_offdiag", "k_offdiag", "qk_same_index", "va
 
 
 # ================================================================================================ measure
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "the criteria read the variance argument's premise in one trained model per arm; "

@@ -8,8 +8,8 @@ So the model's default attention must *be* that operation, and using it must nev
     explicit path) in float64 across d_k, heads, self/cross attention and masks, and the scale read off the
     ``logits`` tap is 1/sqrt(d_k). The faults ``no_scale`` and ``scale_by_dk`` refute it.
 ``default_never_worse`` (non-inferiority, counted): on C3's d_k sweep, both tasks (key-value lookup and delayed
-    copy; the same memoised runs, ``harness.sweeps``), each arm at its own learning rate tuned on tuning seeds
-    (``harness.tuning``; issue 17: at one shared rate the comparison would be of learning rates as much as of
+    copy; the same memoised runs, ``harness.study.sweeps``), each arm at its own learning rate tuned on tuning seeds
+    (``harness.study.tuning``; issue 17: at one shared rate the comparison would be of learning rates as much as of
     scales), the default's held-out loss is not worse than unscaled dot attention's by more than 0.1 nats at any
     d_k, paired by seed. Parts are (task, d_k), replications under the suite's one rule: passed when every part
     passes, refuted when any part is (the verdict's scope names it); each part's outcome is in the
@@ -21,7 +21,7 @@ So the model's default attention must *be* that operation, and using it must nev
     one": R1 makes no quality claim against additive, so this does not count.
 
 **A kernel on trial** (``--attention``, issue 27): R1 judges the user's kernel, a black box, through
-``harness.kernel_probes`` (the model-level criteria above judge this project's module and are not run):
+``harness.measure.kernel_probes`` (the model-level criteria above judge this project's module and are not run):
 
 ``kernel_exact`` (exact, fast): against softmax(QK^T s)V in float64 by flash-attn's test rule (the kernel's error is
     at most 2x PyTorch SDPA's own error in the same dtype, plus a small absolute slack), forward and dq, dk, dv, in
@@ -45,7 +45,7 @@ So the model's default attention must *be* that operation, and using it must nev
     a mask or head-layout bug: C3's tasks mask nothing and have one head (M0's ``kernel_masks`` and
     ``kernel_heads_independent`` catch those). A kernel that trains bit for bit as the reference (the SDPA wrapper)
     gives the same loss on every seed: an exact point at 0 (``decision.samples(identical=...)``), not a degenerate
-    sample. Budgets: ``kernel_trial.training`` in harness/profiles.py.
+    sample. Budgets: ``kernel_trial.training`` in harness/profiles/__init__.py.
 """
 from __future__ import annotations
 
@@ -58,15 +58,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import decision, kernel_probes, stats, sweeps, tuning
+from harness.record import decision
+from harness.measure import kernel_probes, stats
+from harness.study import sweeps, tuning
 from harness import kernel as kernels
 from harness.kernel import DTYPES
-from harness.training import torch_threads
-from harness.sweeps import per_seed, summary_table
+from harness.train.loop import torch_threads
+from harness.study.sweeps import per_seed, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
 from model.kernels import use_kernel
 
-# one xdist worker for every module of the shared sweep (harness.sweeps): its runs train once
+# one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
 pytestmark = [pytest.mark.claim("R1"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 MASKS = ("none", "key_padding", "causal", "causal+key_padding")
@@ -75,7 +77,7 @@ REL_TOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------- the default scale
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "default_never_worse compares each arm at its own rate tuned on disjoint seeds "
@@ -376,7 +378,7 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
 
 def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None,
                  sweep_block: dict | None = None) -> None:
-    """R1 on a kernel under trial: its criteria declared, measured (``harness.kernel_probes``), recorded; with
+    """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
     ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
     crits = {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(d_ks=trial["d_ks"])})
              for name, spec in KERNEL_CRITERIA.items()}

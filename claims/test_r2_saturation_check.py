@@ -1,7 +1,7 @@
 """R2: when a compatibility function's magnitude grows with a dimension, check what that does to the softmax's
 gradients (NOTE-011, recommendation R2, strength moderate; the general form of C3).
 
-The recommendation is a procedure, so the module builds it once, in the harness (``harness.probes
+The recommendation is a procedure, so the module builds it once, in the harness (``harness.measure.probes
 .saturation_check``: logit std, softmax gradient and entropy against a growing dimension, with log-log slope
 tests) and applies it to the model's own compatibility functions (``probes.attention_score``: a one-head
 ``MultiHeadAttention`` with identity W^Q, W^K, so q and k are iid N(0, 1) as in the footnote and every switch
@@ -38,7 +38,7 @@ The classification (``classify``) stays the check's own output, reported per row
 ``saturation_flags_matched``.
 
 **A kernel on trial** (``--attention``, issue 27): the same check through the user's kernel, a black box
-(``harness.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
+(``harness.measure.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
 over keys, dL/dlogits by autograd through the softmax of the recovered logits), with the same bands:
 ``kernel_default_not_flagged`` (fast): at ``scale=None`` the logit std is flat in d_k; ``kernel_unscaled_flagged``
 (fast): at ``scale=1`` the logits grow and the softmax gradient shrinks (a kernel that ignores the scale it is given
@@ -56,7 +56,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from harness import decision, kernel_probes, probes, stats  # noqa: E402
+from harness.record import decision
+from harness.measure import kernel_probes, probes, stats  # noqa: E402
 from harness.kernel import DTYPES  # noqa: E402
 from model import ModelConfig  # noqa: E402
 
@@ -81,7 +82,7 @@ SCORE_FUNCTIONS: dict[str, tuple[str, dict, str | None, str | None]] = {
 FAST_ROWS = ("default",)
 
 
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "nothing is trained: the check probes score functions at init"),
@@ -192,7 +193,7 @@ def heatmap(per: pd.DataFrame, summary: pd.DataFrame):
     return fig
 
 
-# arm of harness.kernel_probes.saturation -> (criterion, predicted flag)
+# arm of harness.measure.kernel_probes.saturation -> (criterion, predicted flag)
 KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale=1": ("kernel_unscaled_flagged",
                                                                                        SATURATES)}
 
@@ -200,7 +201,7 @@ KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale
 def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
                  progress=lambda msg, force=False: None) -> None:
     """R2 on a kernel under trial: the check's bands declared per arm, measured through the kernel, recorded."""
-    how = (f"harness.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
+    how = (f"harness.measure.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
            "weights read out of the kernel")
     crits = {arm: ev.criterion(name, rule=rule(flag, min_slope), fast=True, how=how,
                                prediction=f"the kernel at {arm}: the check says '{flag}'",
@@ -243,7 +244,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     if attention is not None:
         return kernel_trial(ev, attention, profile.claim("kernel_trial"), min_slope, seeds, device, progress)
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
-    how = f"harness.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
+    how = f"harness.measure.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     crits = {}
     for key in rows:
         label, _, expected, name = SCORE_FUNCTIONS[key]

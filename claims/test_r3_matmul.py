@@ -3,7 +3,7 @@
 The paper chose dot-product over additive attention on cost, not quality: "much faster and more space-efficient,
 since it can be implemented using highly optimized matrix multiplication code". We time forward+backward of ONE
 multi-head attention layer (batch 8, h 4, d_k 64; n from the profile) in four forms of the same
-``MultiHeadAttention`` (harness.bench): dot-product through SDPA (the fast path), dot-product through plain
+``MultiHeadAttention`` (harness.measure.bench): dot-product through SDPA (the fast path), dot-product through plain
 matmul (the explicit path), the model's additive score (materialises B*h*n*n*d_k), and, where the profile asks,
 the memory-lean additive form (``ModelConfig.additive_chunk``). "dot" in the metric names is the plain-matmul
 form: the paper's comparison, both written out, no fused kernel on either side.
@@ -27,14 +27,14 @@ tests/test_claims_sensitivity_r3.py swaps one in and shows both criteria refuted
 holds "when two formulations are of similar quality"; that is a precondition, not a prediction, so it is reported,
 never counted: its per-part outcomes say where the cost argument is the whole story (passed: within ±0.1 nats),
 where it is not (refuted: additive and dot differ in quality by more), and where it is not shown. It reads the
-shared tuned sweep of C3, R1 and C4 (``harness.tuning.tuned_sweep``, each arm at its own tuned rate, evaluated on
+shared tuned sweep of C3, R1 and C4 (``harness.study.tuning.tuned_sweep``, each arm at its own tuned rate, evaluated on
 seeds and test examples the tuning never saw); this module is in that sweep's xdist group, so the runs are
 memoised, not retrained. The margin is R1's (0.1 nats: C3's smallest quality gap).
 
 **A kernel on trial** (``--attention``, issue 27): R3 becomes a question about the kernel ("does it map to optimized
 code as well as PyTorch's SDPA?"), so its answer is reported and never fails the run: the note's R3 compares
 formulations, and a kernel's speed is the user's business, not a claim of the paper. ``kernel_time_ratio_vs_sdpa``
-(fast): forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.kernel_probes.speed``;
+(fast): forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.measure.kernel_probes.speed``;
 forward only, on both sides, where the kernel has no backward on this device), per repetition, in logs, within 2x;
 the peak-memory ratio beside it (CUDA: max allocated; CPU: the torch profiler's allocator events).
 
@@ -53,23 +53,25 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, kernel_probes, stats, sweeps, tuning
+from harness.record import decision
+from harness.measure import kernel_probes, stats
+from harness.study import sweeps, tuning
 from harness.kernel import DTYPES
-from harness.training import torch_threads
-from harness.bench import (attention_step, available_memory_bytes, benchmark_record, estimated_peak_bytes,
+from harness.train.loop import torch_threads
+from harness.measure.bench import (attention_step, available_memory_bytes, benchmark_record, estimated_peak_bytes,
                            iterations_for, peak_memory_bytes, time_per_call, write_benchmark_json)
 
-# in the shared sweep's xdist group (harness.sweeps): similar_quality reads its memoised runs
+# in the shared sweep's xdist group (harness.study.sweeps): similar_quality reads its memoised runs
 pytestmark = [pytest.mark.claim("R3"), pytest.mark.xdist_group(sweeps.XDIST_GROUP)]
 
 CLAIM_ID = "R3"
 TIME_RATIO_MIN = 5.0            # issue 9: "the additive/dot time ratio is at least 5 at n = 256"
 DOT, SDPA, ADDITIVE, CHUNKED = "dot_matmul", "dot_sdpa", "additive", "additive_chunked"
-BENCHMARK_FILE = "benchmark_r3.json"   # harness/report.py renders every benchmark*.json in the report dir
+BENCHMARK_FILE = "benchmark_r3.json"   # harness/report/html.py renders every benchmark*.json in the report dir
 
 
 # ============================================================================== measurement
-#: a reviewer's first objections (harness.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "nothing is trained: forward+backward time and memory"),
@@ -334,7 +336,7 @@ def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=Fal
         crit.unmeasured("fewer than 2 timed repetitions: " + "; ".join(table.get("rejected", pd.Series([])).astype(str)))
     ev.table("kernel_speed", table)
     ev.note("Peak memory: " + ("torch.cuda.max_memory_allocated" if torch.device(device).type == "cuda" else
-                               "the torch profiler's allocator events on CPU (harness.bench.peak_memory_bytes)"))
+                               "the torch profiler's allocator events on CPU (harness.measure.bench.peak_memory_bytes)"))
     ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
     ev.headline("kernel_time_ratio_vs_sdpa")
 

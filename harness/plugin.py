@@ -5,8 +5,8 @@ registers it through the root ``conftest.py`` (pytest dedups plugins by that nam
 (issue 27, ``harness.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
 (its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
 
-1. judges the recorded criteria (``harness.verdict``) and, with ``--baseline``, compares against the
-   baseline (``harness.baseline``);
+1. judges the recorded criteria (``harness.record.verdict``) and, with ``--baseline``, compares against the
+   baseline (``harness.record.baseline``);
 2. sets the pytest outcome: without a baseline a claim passes iff supported (a question unless it
    errored); with one, it fails iff it regressed;
 3. ships the claim record in ``report.user_properties`` (JSON), which is how a record travels from an
@@ -36,11 +36,11 @@ from typing import Any, Callable
 
 import pytest
 
-from harness import baseline as baseline_gate
+from harness.record import baseline as baseline_gate
 from harness import fp_path
-from harness import results as results_io
-from harness import verdict as verdicts
-from harness.evidence import Evidence
+from harness.record import results as results_io
+from harness.record import verdict as verdicts
+from harness.record.evidence import Evidence
 from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
 from harness.schedule import PlannedGroupScheduling, first_test_carries
 
@@ -666,7 +666,7 @@ class ClaimsSession:
         out = self.settings.report_dir
         results_io.write_json_atomic(out / "results.json", self.results)
         try:
-            from harness import report as html_report
+            from harness.report import html as html_report
 
             html_report.write_report(self.results, out)
         except Exception as exc:  # the results file is the record; a rendering bug must not lose it

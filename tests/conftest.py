@@ -51,10 +51,10 @@ def fake_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     return make
 
 
-#: the least firmness (``harness.decision``'s replication probability, in [0, 1]) a trained outcome a unit test asserts
+#: the least firmness (``harness.record.decision``'s replication probability, in [0, 1]) a trained outcome a unit test asserts
 #: may have at the test's budget (issue 36): below it the test rides on a coin flip of seeds and floating-point path
 FIRM_ENOUGH = 0.95
-#: the reasons ``harness.decision`` gives for no firmness when there is nothing to simulate: an exact check (kind
+#: the reasons ``harness.record.decision`` gives for no firmness when there is nothing to simulate: an exact check (kind
 #: 'exact', decided by a deterministic check) and an exact point (every replicate identical, e.g. a kernel computing
 #: the reference bit for bit)
 NOTHING_TO_SIMULATE = ("deterministic check", "an exact point")
@@ -68,7 +68,7 @@ def assert_firm(judged: dict, outcome: str, least: float = FIRM_ENOUGH) -> None:
     deterministic checks only) the outcome alone is asserted: such a result is as firm as a result can be. Tests of
     deterministic probes or of hand-made tables (``decision.decide_alone`` without ``firmness=True``) need no
     firmness and do not call this."""
-    from harness import verdict as verdicts
+    from harness.record import verdict as verdicts
 
     is_claim = "criteria" in judged
     got = verdicts.canonical(judged.get("verdict")) if is_claim else judged.get("outcome")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import claims.test_q2_resolution_entropy as q2
-from harness import decision
+from harness.record import decision
 
 
 def _heads(seed_rows):

@@ -2,7 +2,7 @@
 
 * ``generalises/reverse`` (the fast criterion): refuted by the real module at smoke budgets under
   ``uniform_attention`` in ``tests/test_sensitivity_modules.py``, and under ``no_positional_encoding`` too in the
-  fault matrix (``python -m harness.sensitivity``); here its rule is checked on constructed losses: the loss decides,
+  fault matrix (``python -m harness.suite.sensitivity``); here its rule is checked on constructed losses: the loss decides,
   not the exact-match ceiling.
 * ``no_recurrence_no_convolution``: the walk finds the LSTM baseline's recurrence (a Transformer holding one would
   be refuted).
@@ -15,7 +15,7 @@
 * ``step_time_vs_length`` (GPU only): its measurement runs on CPU at tiny sizes, and it is declared (and counted)
   only under cuda with the full profile's step_time block.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
-* (d) (``harness.corpus``): without a corpus the corpus test skips with a message that says how to give one; a
+* (d) (``harness.study.corpus``): without a corpus the corpus test skips with a message that says how to give one; a
   half-given corpus is an error naming the variable; the measurement runs on a tiny TSV.
 """
 from __future__ import annotations
@@ -28,12 +28,13 @@ import pytest
 import torch
 
 import claims.test_c1_attention_suffices as c1
-from harness import corpus, decision, transduction
+from harness.study import corpus, transduction
+from harness.record import decision
 from harness.profiles import get_profile
-from harness.tasks import rows_in_training_split, validation_test_split
-from harness.tuning import Tuned
-from harness.tasks import make_task
-from harness.training import TrainConfig
+from harness.data.tasks import rows_in_training_split, validation_test_split
+from harness.study.tuning import Tuned
+from harness.data import make_task
+from harness.train.loop import TrainConfig
 from conftest import REPO, run_pytest
 from model import ModelConfig, faults
 
@@ -69,8 +70,8 @@ def test_structure_check_sees_recurrence():
 
 def _leak(arch: str, kernel: str | None = None, fault: str | None = None) -> tuple[float, int | None]:
     from harness.kernel import resolve
-    from harness.probes import future_target_leak
-    from harness.training import build_for_task
+    from harness.measure.probes import future_target_leak
+    from harness.train.loop import build_for_task
     from model.kernels import use_kernel
     task = make_task("reverse", vocab=8, min_len=4, max_len=6)
     _, test = validation_test_split(task, 16, 16)
@@ -81,7 +82,7 @@ def _leak(arch: str, kernel: str | None = None, fault: str | None = None) -> tup
 
 
 def test_future_target_leak_sees_a_decoder_that_reads_ahead():
-    from harness.probes import FUTURE_LEAK_TOL
+    from harness.measure.probes import FUTURE_LEAK_TOL
     for arch in ("transformer", "lstm"):
         leak, at = _leak(arch)
         assert leak <= FUTURE_LEAK_TOL and at is None, (arch, leak)
@@ -254,7 +255,7 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
 def test_step_time_vs_length_runs_on_cpu_at_tiny_sizes():
     """The GPU criterion's measurement (issue 26) on CPU: every (repeat, n, arm) timed at fixed tokens per batch,
     one slope per (arm, repeat), and a measurement the declared rule decides."""
-    from harness.bench import step_time_slopes, step_time_vs_length
+    from harness.measure.bench import step_time_slopes, step_time_vs_length
     cfg = ModelConfig.tiny(d_model=8, n_heads=2, d_ff=16, n_encoder_layers=1, n_decoder_layers=1)
     times = step_time_vs_length({"transformer": ("transformer", cfg), "lstm": ("lstm_seq2seq", cfg.replace(n_heads=1))},
                                 [4, 8, 16], 64, repeats=2, steps=2, device="cpu", warmup=1)
@@ -273,7 +274,7 @@ def test_step_time_vs_length_runs_on_cpu_at_tiny_sizes():
 
 
 def test_step_time_criterion_is_declared_and_counted_only_under_cuda(tmp_path):
-    from harness.evidence import Evidence
+    from harness.record.evidence import Evidence
     full, smoke = get_profile("full").claim("C1"), get_profile("smoke").claim("C1")
     assert c1.times_steps(full, "cuda") and not c1.times_steps(full, "cpu") and not c1.times_steps(smoke, "cuda")
     for timing, declared in ((c1.times_steps(full, "cpu"), False), (c1.times_steps(full, "cuda"), True)):

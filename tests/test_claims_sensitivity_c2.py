@@ -18,9 +18,9 @@ import torch
 
 import claims.test_c2_path_length as c2
 import model.attention as attention
-from harness import decision
+from harness.record import decision
 from harness.profiles import get_profile
-from harness.training import torch_threads
+from harness.train.loop import torch_threads
 from model import faults
 from tests.conftest import assert_firm
 
@@ -178,8 +178,8 @@ def test_attention_learns_is_refuted_under_uniform_attention_and_passes_without(
 
 def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     """The standard profile's path (with (d)) on a tiny budget: every criterion recorded, judged by the harness."""
-    from harness.evidence import Evidence
-    from harness.verdict import judge_record
+    from harness.record.evidence import Evidence
+    from harness.record.verdict import judge_record
     budget = get_profile("standard").claim("C2")
     budget["structural"]["distances"] = budget["gradient"]["distances"] = [1, 2, 4]
     budget["learning"].update(distances=[4], n_test=200)
@@ -204,7 +204,7 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
 
 # ---- (e) helps_vs_recurrent: the edge rule and a criterion that can fail (issue 26)
 def _tuned(arm, losses, lr_index):
-    from harness.tuning import Tuned
+    from harness.study.tuning import Tuned
     grid = (1e-3, 3e-3, 1e-2)
     return Tuned(arm, 16, grid[lr_index], grid, tuple(losses), setting="d")
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, tuning
+from harness.record import decision
+from harness.study import tuning
 from model import inject, set_fault
 
 torch.set_num_threads(1)
@@ -87,7 +88,7 @@ def test_scaled_flat_refuted_if_scaled_were_unscaled():
 
 
 def _sweep(loss, grad, task="kv_lookup", edge=()):
-    """A tuned sweep (harness.tuning.TunedSweep) built from per-seed values: loss[(variant, d_k)] and grad[variant]
+    """A tuned sweep (harness.study.tuning.TunedSweep) built from per-seed values: loss[(variant, d_k)] and grad[variant]
     at the large d_k, with seed jitter; every arm's rate interior to its grid except the (arm, d_k) in ``edge``."""
     rng = np.random.default_rng(0)
     rows = [{"variant": v, "d_k": d, "seed": s, "final_loss": loss[(v, d)] + j, "final_accuracy": 0.9,

@@ -9,7 +9,8 @@ import torch
 
 from claims import test_c4_scaling as c4
 from claims import test_r2_saturation_check as r2
-from harness import decision, tuning
+from harness.record import decision
+from harness.study import tuning
 from model import faults
 
 TINY_MODEL = dict(dims=[8, 32, 128, 512], seeds=[0, 1, 2], heads=2, fixed_d_model=16, n_layers=1, batch=4,

@@ -2,7 +2,7 @@
 
 * ``resolution_rises`` (the fast criterion): refuted by the real module at smoke budgets under ``single_head``
   (every head uses head 0's projections, so h = 4 is one head again) in ``tests/test_sensitivity_modules.py``, and
-  under ``uniform_attention`` too in the fault matrix (``python -m harness.sensitivity``). Here: ``single_head``
+  under ``uniform_attention`` too in the fault matrix (``python -m harness.suite.sensitivity``). Here: ``single_head``
   leaves a one-head model exactly as it was (so h = 1 is the reference under the fault).
 * under ``uniform_attention`` the entropy criteria cannot pass: every weight is 1 / (keys), whatever the training,
   so the single head is not near ln M and the multi-head model's heads are no sharper.
@@ -22,9 +22,9 @@ import pytest
 import torch
 
 import claims.test_c5_multihead_resolution as c5
-from harness import multihead
-from harness import decision
-from harness.resolution import distinct_majority_slots, slot_shares, top_slot_share
+from harness.study import multihead
+from harness.record import decision
+from harness.measure.resolution import distinct_majority_slots, slot_shares, top_slot_share
 from model import QueryTagger, faults
 from tests.conftest import assert_firm
 

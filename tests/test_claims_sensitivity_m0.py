@@ -14,7 +14,7 @@ import torch
 
 import claims.test_m0_model_checks as m0
 import model.attention as attention
-from harness import decision
+from harness.record import decision
 from model import faults
 
 torch.set_num_threads(1)

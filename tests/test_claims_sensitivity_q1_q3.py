@@ -11,9 +11,9 @@ import torch
 
 from claims import test_q1_qk_norm as q1
 from claims import test_q3_variance_after_training as q3
-from harness import decision
-from harness.sweeps import clear_sweep_cache
-from harness.verdict import judge_record
+from harness.record import decision
+from harness.study.sweeps import clear_sweep_cache
+from harness.record.verdict import judge_record
 from model import inject, set_fault
 
 torch.set_num_threads(1)

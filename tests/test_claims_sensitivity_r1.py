@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 import torch
 
-from harness import decision, tuning
+from harness.record import decision
+from harness.study import tuning
 from model import inject, set_fault
 
 torch.set_num_threads(1)

@@ -13,7 +13,7 @@ import pytest
 import model.attention as attention
 from claims.test_r3_matmul import (ADDITIVE, DOT, MEMORY_RULE, SDPA, TIME_RULE, log_seconds, measure_r3,
                                    memory_growth)
-from harness import decision
+from harness.record import decision
 
 SEEDS = [0, 1, 2]
 # batch 4 puts the real additive about 50x above dot at n=128 (a 3-seed t interval then clears 5 even when

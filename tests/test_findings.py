@@ -1,9 +1,9 @@
-"""The findings in words (harness/findings.py) and `python -m harness.report findings`."""
+"""The findings in words (harness/report/findings.py) and `python -m harness.report findings`."""
 import pytest
 
-from harness import findings as F
-from harness import report
-from harness import results as R
+from harness.report import findings as F
+from harness.report import html as report
+from harness.record import results as R
 from test_report import claim, results
 
 LOSS = "held-out loss (nats) after the budget"
@@ -70,7 +70,7 @@ def test_a_missing_interval_says_so_and_issue_26s_extra_fields_are_read_when_pre
 def test_an_interval_in_the_refutation_region_that_holm_does_not_reject_says_so():
     """Standard's C4: alpha = 0.5 trails by 0.26 [0.16, 0.35] against a 0.05 margin, inconclusive; without the
     note the row reads as refuted."""
-    from harness import decision
+    from harness.record import decision
 
     c = crit("superiority", outcome="inconclusive", p_refute=0.0872,
              decision_note=decision.HOLM_NOT_REJECTED)

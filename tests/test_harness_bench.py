@@ -1,4 +1,4 @@
-"""harness.bench: the attention variants R3 times are what they claim to be, peak memory is exact and
+"""harness.measure.bench: the attention variants R3 times are what they claim to be, peak memory is exact and
 repeatable, and the pytest-benchmark JSON is one the report (and pytest-benchmark) can read."""
 import json
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import bench
-from harness.report import load_benchmarks
+from harness.measure import bench
+from harness.report.html import load_benchmarks
 
 SHAPE = dict(batch=2, n=16, n_heads=2, d_k=8)
 

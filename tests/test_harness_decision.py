@@ -1,4 +1,4 @@
-"""The decision protocol (harness/decision.py, issue 16) on synthetic samples whose truth is known.
+"""The decision protocol (harness/record/decision.py, issue 16) on synthetic samples whose truth is known.
 
 Each kind is checked supported / refuted / inconclusive, at and near its margin, at n = 3 and n = 25, paired and
 unpaired, and on degenerate samples; then the family (Holm) and firmness.
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness import decision as D
-from harness import verdict as V
+from harness.record import decision as D
+from harness.record import verdict as V
 
 R = "test"
 
@@ -97,7 +97,7 @@ def test_band_with_open_sides_and_slope_fits():
     assert outcome(D.band(None, 0.0, reason=R), D.samples(around(1.0, 0.1, 3)))["outcome"] == "refuted"
     assert outcome(D.band(0.9, 1.1, reason=R), D.estimate(1.0, 0.01, 20, 3))["outcome"] == "passed"
     assert outcome(D.band(0.9, 1.1, reason=R), D.estimate(1.5, 0.01, 20, 3))["outcome"] == "refuted"
-    from harness import stats
+    from harness.measure import stats
     x = np.tile([1.0, 2.0, 4.0, 8.0], 3)
     fit = stats.loglog_slope(x, x ** 1.0 * np.exp(np.random.default_rng(0).normal(0, 0.01, x.size)))
     assert outcome(D.band(0.9, 1.1, reason=R), D.from_fit(fit))["outcome"] == "passed"
@@ -409,7 +409,7 @@ def test_an_invalid_comparison_is_inconclusive_with_its_reason():
 
 
 def test_an_unmeasured_criterion_is_inconclusive_and_says_why(tmp_path):
-    from harness.evidence import Evidence
+    from harness.record.evidence import Evidence
 
     ev = Evidence(tmp_path)
     ev.claim("C9", title="t", statement="s", strength="strong")

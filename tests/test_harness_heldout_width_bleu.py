@@ -5,8 +5,10 @@ import pytest
 import torch
 from torch import nn
 
-from harness import probes, tasks
-from harness.training import TrainConfig, build_for_task, train, width_for_params
+from harness.measure import probes
+from harness.data import tasks
+from harness.data import make_task
+from harness.train.loop import TrainConfig, build_for_task, train, width_for_params
 from model import DecoderLM, EncoderTagger, ModelConfig, Transformer, param_count
 
 torch.set_num_threads(1)
@@ -16,7 +18,7 @@ TINY = ModelConfig.tiny(d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_de
 
 @pytest.fixture(scope="module")
 def rev_task():
-    return tasks.make_task("reverse", vocab=6, min_len=2, max_len=5)
+    return make_task("reverse", vocab=6, min_len=2, max_len=5)
 
 
 def test_train_evaluates_on_the_given_heldout_batch(rev_task):
@@ -24,7 +26,7 @@ def test_train_evaluates_on_the_given_heldout_batch(rev_task):
     val = rev_task.heldout(200)[150:170]
     model = build_for_task("transformer", rev_task, TINY, 0)
     run = train(model, rev_task, cfg, 0, heldout=val)
-    from harness.training import evaluate
+    from harness.train.loop import evaluate
     assert run.final == evaluate(model, rev_task, val)
     assert run.final != evaluate(model, rev_task, n=64)          # not the default held-out batch
     default = train(build_for_task("transformer", rev_task, TINY, 0), rev_task, cfg, 0)
@@ -47,7 +49,7 @@ def test_width_for_params_picks_the_closest_size(rev_task):
 
 def test_forbidden_modules_sees_recurrence_and_convolution():
     assert probes.forbidden_modules(Transformer(TINY)) == []
-    lstm = build_for_task("lstm_seq2seq", tasks.make_task("reverse", vocab=6, min_len=2, max_len=5), TINY, 0)
+    lstm = build_for_task("lstm_seq2seq", make_task("reverse", vocab=6, min_len=2, max_len=5), TINY, 0)
     assert {t for _, t in probes.forbidden_modules(lstm)} == {"LSTM"}
     conv = build_for_task("conv", tasks.KeyValueLookup(n_pairs=4, n_keys=6, n_values=4), TINY, 0)
     assert {t for _, t in probes.forbidden_modules(conv)} == {"Conv1d"}
@@ -74,7 +76,7 @@ def test_corpus_bleu_and_greedy_texts():
     assert probes.corpus_bleu(["null", "null"], refs, tokenize="none") == pytest.approx(0.0)
     with pytest.raises(ValueError, match="as many hypotheses"):
         probes.corpus_bleu(["a"], refs)
-    task = tasks.make_task("number_words_de", max_n=99)
+    task = make_task("number_words_de", max_n=99)
     batch = task.heldout(5)
     model = build_for_task("transformer", task, TINY, 0)
     texts = probes.greedy_texts(model, batch, task.text_tokens, max_len=batch.tgt_out.shape[1], chunk=2)

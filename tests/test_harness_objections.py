@@ -2,9 +2,9 @@
 and re-opens 'ceiling' when a counted criterion was constant across seeds."""
 import pytest
 
-from harness import decision, verdict
-from harness.evidence import Evidence, EvidenceError
-from harness.results import merge_parts
+from harness.record import decision, verdict
+from harness.record.evidence import Evidence, EvidenceError
+from harness.record.results import merge_parts
 
 
 def _ev(tmp_path, values_a, values_b):

@@ -1,4 +1,4 @@
-"""harness/probes.py: exact path lengths per architecture (d up to 64), probes against hand-worked and autograd
+"""harness/measure/probes.py: exact path lengths per architecture (d up to 64), probes against hand-worked and autograd
 values, and checks that each probe can report the other outcome."""
 import math
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from harness import probes, tasks
-from harness.training import build_for_task
+from harness.measure import probes
+from harness.data import tasks
+from harness.train.loop import build_for_task
 from model import ModelConfig, build
 
 torch.set_num_threads(1)

@@ -1,8 +1,8 @@
-"""harness.probes.attention_score: the model's own compatibility function as a saturation_check score (R2)."""
+"""harness.measure.probes.attention_score: the model's own compatibility function as a saturation_check score (R2)."""
 import pytest
 import torch
 
-from harness import probes
+from harness.measure import probes
 from model import ModelConfig, faults
 
 

@@ -1,9 +1,9 @@
-"""harness.probes.qk_independence_ratio (Q3): 1 under the footnote's independence, whatever the component
+"""harness.measure.probes.qk_independence_ratio (Q3): 1 under the footnote's independence, whatever the component
 moments; far above 1 when q and k share a direction (the coherent sum the footnote rules out)."""
 import pytest
 import torch
 
-from harness import probes
+from harness.measure import probes
 
 torch.set_num_threads(1)
 

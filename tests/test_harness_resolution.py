@@ -1,10 +1,10 @@
-"""harness/resolution.py: the linear probe, its base-rate correction, and that resolution separates kept-apart
+"""harness/measure/resolution.py: the linear probe, its base-rate correction, and that resolution separates kept-apart
 positions from averaged ones (so the C5/Q2 metric can come out either way)."""
 import numpy as np
 import pytest
 import torch
 
-from harness import resolution
+from harness.measure import resolution
 
 
 def _gen(seed):

@@ -1,11 +1,11 @@
-"""harness/stats.py against scipy and hand-worked values, and checks that each test can come out the other way."""
+"""harness/measure/stats.py against scipy and hand-worked values, and checks that each test can come out the other way."""
 import math
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness import stats
+from harness.measure import stats
 
 
 def test_t_ci_hand_worked():

@@ -1,10 +1,10 @@
-"""harness.stats.variance_ci: the large-sample interval of a sample variance (used by C4's iid probe)."""
+"""harness.measure.stats.variance_ci: the large-sample interval of a sample variance (used by C4's iid probe)."""
 import math
 
 import numpy as np
 import pytest
 
-from harness import stats
+from harness.measure import stats
 
 
 def test_variance_ci_hand_worked():

@@ -1,10 +1,10 @@
-"""harness.sweeps: the shared variant x d_k sweep (issue 5) at a tiny budget: rows, memo, faults, errors."""
+"""harness.study.sweeps: the shared variant x d_k sweep (issue 5) at a tiny budget: rows, memo, faults, errors."""
 import math
 
 import pytest
 import torch
 
-from harness.sweeps import (attention_variant_sweep, clear_sweep_cache, curves_frame, probe_softmax_state,
+from harness.study.sweeps import (attention_variant_sweep, clear_sweep_cache, curves_frame, probe_softmax_state,
                             summary_table)
 from model import inject, set_fault
 
@@ -81,8 +81,8 @@ def test_bad_budget_and_variant_name_the_problem():
 
 
 def test_probe_softmax_state_sees_saturation():
-    from harness.tasks import make_task
-    from harness.training import build_for_task
+    from harness.data import make_task
+    from harness.train.loop import build_for_task
     from model import ModelConfig
 
     task = make_task("kv_lookup", n_pairs=8)
@@ -108,8 +108,8 @@ def test_logits_without_gradient_read_zero():
 def test_tuning_reads_a_validation_part_and_results_a_disjoint_test_part():
     """Issue 26: the sweep's val_loss (which tuning chooses by) and final_loss (what the claims compare) come from
     disjoint parts of the held-out split, so no rate is chosen on the examples it is judged on."""
-    from harness.sweeps import sweep_task
-    from harness.tasks import validation_test_split
+    from harness.study.sweeps import sweep_task
+    from harness.data.tasks import validation_test_split
 
     df = attention_variant_sweep(VARIANTS, [4], {**BUDGET, "test_size": 48}, [0])
     assert {"val_loss", "val_accuracy", "final_loss", "test_size"} <= set(df.columns)

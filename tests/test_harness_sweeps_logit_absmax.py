@@ -1,10 +1,10 @@
-"""harness.sweeps: logit_absmax_first_k, the largest |attention logit| over the tapped training batches (Q1)."""
+"""harness.study.sweeps: logit_absmax_first_k, the largest |attention logit| over the tapped training batches (Q1)."""
 import math
 
 import pytest
 import torch
 
-from harness.sweeps import attention_variant_sweep, clear_sweep_cache
+from harness.study.sweeps import attention_variant_sweep, clear_sweep_cache
 
 torch.set_num_threads(1)
 

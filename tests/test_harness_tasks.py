@@ -1,9 +1,11 @@
-"""harness/tasks.py: targets against brute-force references, disjoint splits, determinism, the corpus loader."""
+"""harness/data/tasks.py: targets against brute-force references, disjoint splits, determinism, the corpus loader."""
 import pytest
 import torch
 
-from harness import tasks
-from harness.tasks import BOS, EOS, IGNORE_INDEX, N_SPECIAL, PAD
+from harness.data import tasks
+from harness.data import make_task
+from harness.data import language
+from harness.data.tasks import BOS, EOS, IGNORE_INDEX, N_SPECIAL, PAD
 
 torch.set_num_threads(1)
 
@@ -22,7 +24,7 @@ def content(row):
 # ----------------------------------------------------------------------------- brute-force references
 @pytest.mark.parametrize("op,ref", [("copy", lambda s: s), ("reverse", lambda s: s[::-1]), ("sort", sorted)])
 def test_sequence_targets_brute_force(op, ref):
-    task = tasks.make_task(op, vocab=20, min_len=3, max_len=9)
+    task = make_task(op, vocab=20, min_len=3, max_len=9)
     b = task.train_batch(gen(), 300)
     lengths = set()
     for src, tin, tout in zip(b.src, b.tgt_in, b.tgt_out):
@@ -149,7 +151,7 @@ DE_TENS = "_ _ zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig
 
 
 def en_reference(n):
-    """Written independently of harness/tasks.py: recursive on the whole number."""
+    """Written independently of harness/data/tasks.py: recursive on the whole number."""
     if n < 20:
         return EN_ONES[n]
     if n < 100:
@@ -192,15 +194,15 @@ KNOWN_EN = {0: "zero", 13: "thirteen", 21: "twenty-one", 100: "one hundred", 100
 def test_number_word_references_hand_checked():
     for n, w in KNOWN_DE.items():
         assert de_reference(n) == w
-        assert tasks.german_number_text(tasks.german_number_tokens(n)) == w
+        assert language.german_number_text(language.german_number_tokens(n)) == w
     for n, w in KNOWN_EN.items():
         assert en_reference(n) == w
-        assert tasks.english_number_text(tasks.english_number_tokens(n)) == w
+        assert language.english_number_text(language.english_number_tokens(n)) == w
 
 
 def test_number_words_all_of_0_to_9999():
-    de = tasks.make_task("number_words_de", max_n=9999)
-    en = tasks.make_task("number_words_en", max_n=9999)
+    de = make_task("number_words_de", max_n=9999)
+    en = make_task("number_words_en", max_n=9999)
     ints = torch.arange(10000)
     b_de, b_en = de.batch_for(ints), en.batch_for(ints)
     for i in range(10000):
@@ -214,7 +216,7 @@ def test_number_words_all_of_0_to_9999():
 
 
 def test_number_words_spot_check_to_999999():
-    de = tasks.make_task("number_words_de", max_n=999_999)
+    de = make_task("number_words_de", max_n=999_999)
     ints = torch.randint(0, 1_000_000, (1500,), generator=gen(5))
     ints = torch.cat([ints, torch.tensor(sorted(KNOWN_DE))])
     b = de.batch_for(ints)
@@ -225,7 +227,7 @@ def test_number_words_spot_check_to_999999():
 
 
 def test_number_words_holds_out_integers():
-    task = tasks.make_task("number_words_de", max_n=9999)
+    task = make_task("number_words_de", max_n=9999)
     tr, he = set(task.train_integers.tolist()), set(task.heldout_integers.tolist())
     assert not tr & he and tr | he == set(range(10000))
     assert 0.07 < len(he) / 10000 < 0.13
@@ -239,7 +241,7 @@ def test_number_words_holds_out_integers():
 @pytest.mark.parametrize("name", SYNTHETIC)
 def test_splits_disjoint(name):
     kw = {"d": 3, "vocab": 4} if name in ("first_equals_last", "delayed_copy") else {}
-    task = tasks.make_task(name, **kw)
+    task = make_task(name, **kw)
     train_rows = set()
     for s in range(8):
         b = task.train_batch(gen(s), 256)
@@ -254,12 +256,12 @@ def test_splits_disjoint(name):
 
 @pytest.mark.parametrize("name", SYNTHETIC)
 def test_determinism_and_shapes(name):
-    task = tasks.make_task(name)
+    task = make_task(name)
     a, b = task.train_batch(gen(7), 32), task.train_batch(gen(7), 32)
     assert torch.equal(a.inputs, b.inputs) and torch.equal(a.targets, b.targets)
     assert not torch.equal(a.inputs, task.train_batch(gen(8), 32).inputs)
     assert task.heldout(50) is task.heldout(50)
-    fresh = tasks.make_task(name).heldout(50)
+    fresh = make_task(name).heldout(50)
     assert torch.equal(fresh.inputs, task.heldout(50).inputs)
     assert len(a) == 32 and a.inputs.max() < task.src_vocab and a.inputs.min() >= 0
     t = a.targets[a.targets != IGNORE_INDEX]
@@ -270,7 +272,7 @@ def test_determinism_and_shapes(name):
 
 
 def test_heldout_fraction_is_respected():
-    task = tasks.make_task("reverse", heldout_fraction=0.3)
+    task = make_task("reverse", heldout_fraction=0.3)
     keys = task.split_keys(task.train_batch(gen(0), 4000))
     raw = task._sample(gen(1), 20000)
     frac = tasks.heldout_mask(raw["x"], 0.3).float().mean().item()
@@ -279,21 +281,21 @@ def test_heldout_fraction_is_respected():
 
 def test_bad_options_name_the_field():
     with pytest.raises(ValueError, match="unknown task"):
-        tasks.make_task("translate")
+        make_task("translate")
     with pytest.raises(ValueError, match="max_len"):
-        tasks.make_task("reverse", min_len=8, max_len=4)
+        make_task("reverse", min_len=8, max_len=4)
     with pytest.raises(ValueError, match="n_keys"):
         tasks.KeyValueLookup(n_pairs=8, n_keys=4)
     with pytest.raises(ValueError, match="max_n"):
-        tasks.make_task("number_words_de", max_n=10**7)
+        make_task("number_words_de", max_n=10**7)
     with pytest.raises(ValueError, match="heldout_fraction"):
-        tasks.make_task("sort", heldout_fraction=0.0)
+        make_task("sort", heldout_fraction=0.0)
     with pytest.raises(ValueError, match="pair_format"):
         tasks.KeyValueLookup(pair_format="interleaved")
     with pytest.raises(ValueError, match="n_marked"):
         tasks.MultiPositionRetrieval(n_marked=20, seq_len=10)
     with pytest.raises(ValueError, match="reverse"):
-        tasks.make_task("reverse", colour="red")
+        make_task("reverse", colour="red")
 
 
 # ----------------------------------------------------------------------------------- parallel corpus
@@ -318,8 +320,8 @@ def test_parallel_corpus_from_files_and_tsv(tmp_path):
     (tmp_path / "train.en").write_text("\n".join(s for s, _ in pairs) + "\n", encoding="utf-8")
     (tmp_path / "train.de").write_text("\n".join(t for _, t in pairs) + "\n", encoding="utf-8")
     (tmp_path / "train.tsv").write_text("\n".join(f"{s}\t{t}" for s, t in pairs) + "\n", encoding="utf-8")
-    a = tasks.ParallelCorpus.from_files(tmp_path / "train.en", tmp_path / "train.de", heldout_fraction=0.1)
-    b = tasks.ParallelCorpus.from_tsv(tmp_path / "train.tsv", heldout_fraction=0.1)
+    a = language.ParallelCorpus.from_files(tmp_path / "train.en", tmp_path / "train.de", heldout_fraction=0.1)
+    b = language.ParallelCorpus.from_tsv(tmp_path / "train.tsv", heldout_fraction=0.1)
     assert a.src_vocab == b.src_vocab and torch.equal(a.heldout(20).src, b.heldout(20).src)
     assert a.kind == "seq2seq" and 20 < len(a.heldout_index) < 70
     held = a.heldout(len(a.heldout_index))
@@ -339,7 +341,7 @@ def test_parallel_corpus_from_files_and_tsv(tmp_path):
 
 def test_parallel_corpus_vocab_from_training_split_only():
     rare = [(f"word{i}", f"wort{i}") for i in range(60)]        # each word occurs in exactly one line
-    c = tasks.ParallelCorpus(corpus_pairs(200) + rare, heldout_fraction=0.2)
+    c = language.ParallelCorpus(corpus_pairs(200) + rare, heldout_fraction=0.2)
     held_rows = [i - 200 for i in c.heldout_index.tolist() if i >= 200]
     assert 0 < len(held_rows) < 60
     for i in range(60):
@@ -353,38 +355,38 @@ def test_parallel_corpus_errors(tmp_path):
     (tmp_path / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
     (tmp_path / "b.txt").write_text("eins\n", encoding="utf-8")
     with pytest.raises(ValueError, match="aligned"):
-        tasks.ParallelCorpus.from_files(tmp_path / "a.txt", tmp_path / "b.txt")
+        language.ParallelCorpus.from_files(tmp_path / "a.txt", tmp_path / "b.txt")
     (tmp_path / "bad.tsv").write_text("one\teins\ntwo zwei\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.tsv:2"):
-        tasks.ParallelCorpus.from_tsv(tmp_path / "bad.tsv")
+        language.ParallelCorpus.from_tsv(tmp_path / "bad.tsv")
     with pytest.raises(ValueError, match="max_len"):
-        tasks.ParallelCorpus(corpus_pairs(50), max_len=0)
-    long = tasks.ParallelCorpus(corpus_pairs(300) + [("x " * 200, "y")], max_len=50)
+        language.ParallelCorpus(corpus_pairs(50), max_len=0)
+    long = language.ParallelCorpus(corpus_pairs(300) + [("x " * 200, "y")], max_len=50)
     assert long.n_dropped == 1
 
 
 def test_tokenizer_round_trip():
-    tok = tasks.SimpleTokenizer()
+    tok = language.SimpleTokenizer()
     assert tok.tokenize("Hello, world! (It's 3.5)") == ["Hello", ",", "world", "!", "(", "It", "'", "s", "3", ".",
                                                         "5", ")"]
     assert tok.detokenize(tok.tokenize("Hello, world!")) == "Hello, world!"
-    assert tasks.SimpleTokenizer(lowercase=True).tokenize("ABC def") == ["abc", "def"]
+    assert language.SimpleTokenizer(lowercase=True).tokenize("ABC def") == ["abc", "def"]
 
 
 def test_generated_parallel_corpus_runs_the_corpus_path(tmp_path):
     """The dry run's stand-in corpus (C1 (d)): deterministic, distinct sources, German written out, and at the full
     profile's 1% hash split it leaves held-out pairs to decode and score."""
-    from harness.probes import corpus_bleu
+    from harness.measure.probes import corpus_bleu
     from harness.profiles import DRY_RUN_CORPUS_PAIRS, get_profile
 
-    pairs = tasks.generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS)
-    assert pairs == tasks.generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS) != tasks.generated_parallel_corpus(
+    pairs = language.generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS)
+    assert pairs == language.generated_parallel_corpus(DRY_RUN_CORPUS_PAIRS) != language.generated_parallel_corpus(
         DRY_RUN_CORPUS_PAIRS, seed=1)
     assert len({s for s, _ in pairs}) == len(pairs) == DRY_RUN_CORPUS_PAIRS and not any("\t" in s + t for s, t in pairs)
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
     spec = get_profile("full").claim("C1")["corpus"]
-    c = tasks.ParallelCorpus.from_tsv(tsv, heldout_fraction=spec["heldout_fraction"], max_len=spec["max_len"],
+    c = language.ParallelCorpus.from_tsv(tsv, heldout_fraction=spec["heldout_fraction"], max_len=spec["max_len"],
                                       shared_vocab=spec["shared_vocab"], max_vocab=spec["max_vocab"])
     assert c.n_dropped == 0 and 5 <= len(c.heldout_index) <= 30
     held = c.heldout(len(c.heldout_index))

@@ -1,4 +1,4 @@
-"""harness/training.py: determinism, the paper's optimiser and schedule, evaluation against an oracle, early stop,
+"""harness/train/loop.py: determinism, the paper's optimiser and schedule, evaluation against an oracle, early stop,
 divergence recorded (not raised), taps during training. Tiny models: the whole file runs in seconds."""
 import math
 
@@ -6,9 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from harness import tasks
-from harness.tasks import EOS, IGNORE_INDEX
-from harness.training import (RunResult, TrainConfig, build_for_task, evaluate, make_optimizer, score_predictions,
+from harness.data import tasks
+from harness.data import make_task
+from harness.data.tasks import EOS, IGNORE_INDEX
+from harness.train.loop import (RunResult, TrainConfig, build_for_task, evaluate, make_optimizer, score_predictions,
                               set_seed, task_loss, train)
 from model import ModelConfig
 
@@ -24,7 +25,7 @@ def kv_task():
 
 @pytest.fixture(scope="module")
 def rev_task():
-    return tasks.make_task("reverse", vocab=6, min_len=2, max_len=5)
+    return make_task("reverse", vocab=6, min_len=2, max_len=5)
 
 
 def quick(**kw):
@@ -153,7 +154,7 @@ class ReverseOracle(nn.Module):
     def decode(self, tgt_in, memory, src_pad_mask=None, tgt_pad_mask=None):
         B, T = tgt_in.shape
         lengths = (memory != tasks.PAD).sum(1)
-        rev = tasks.make_task("reverse").target(memory, lengths)
+        rev = make_task("reverse").target(memory, lengths)
         rev = torch.cat([rev, torch.zeros(B, T + 1, dtype=torch.long)], 1)
         rev[torch.arange(B), lengths] = EOS
         nxt = rev[:, :T].clone()
@@ -285,7 +286,7 @@ def test_result_frame_and_threads(kv_task):
 
 
 def test_torch_threads_sets_and_restores():
-    from harness.training import torch_threads
+    from harness.train.loop import torch_threads
 
     before = torch.get_num_threads()
     with torch_threads(1):
@@ -306,7 +307,7 @@ def test_qk_lr_multiplier_scales_only_the_query_and_key_projections():
     """Issue 17's control: an Adam parameter group for W_Q and W_K at multiplier x the rate; 1.0 is one group."""
     import torch
 
-    from harness.training import TrainConfig, make_optimizer
+    from harness.train.loop import TrainConfig, make_optimizer
     from model import EncoderTagger, ModelConfig
 
     model = EncoderTagger(ModelConfig(src_vocab=8, d_model=8, n_heads=2, d_ff=8, n_encoder_layers=1, max_len=8),

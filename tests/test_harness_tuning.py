@@ -1,11 +1,11 @@
-"""harness.tuning (issue 17): tuning seeds are disjoint, the grid is geometric, the rate with the lowest held-out
+"""harness.study.tuning (issue 17): tuning seeds are disjoint, the grid is geometric, the rate with the lowest held-out
 loss is chosen, an edge is named, and a diverged run never wins."""
 import math
 
 import pandas as pd
 import pytest
 
-from harness import tuning
+from harness.study import tuning
 
 
 def test_tuning_seeds_are_disjoint_from_every_evaluation_seed_set():
@@ -156,7 +156,8 @@ def test_choose_rate_extends_an_edge_for_any_training_function():
 
 def test_tuning_seeds_are_disjoint_from_every_master_seeds_seeds_by_construction():
     """Issue 26: no --master-seed the plugin accepts can produce a seed that is some run's tuning seed."""
-    from harness import plugin, tuning
+    from harness import plugin
+    from harness.study import tuning
 
     top = plugin.derive_seeds(10 ** 6, plugin.MAX_SEEDS)[-1]          # the largest evaluation seed possible
     assert top < tuning.TUNING_SEED_OFFSET

@@ -35,9 +35,12 @@ def test_the_layers_hold():
 
 
 @pytest.mark.parametrize("module,line,contract", [
-    ("harness/verdict.py", "import torch", "the record and report side never imports torch"),
-    ("harness/results.py", "import claims.test_c3_softmax_saturation", "harness and model never import the claims"),
-    ("model/config.py", "import harness.tasks", "model never imports the harness"),
+    ("harness/record/verdict.py", "import torch", "the record and report side never imports torch"),
+    ("harness/record/results.py", "import claims.test_c3_softmax_saturation", "harness and model never import the claims"),
+    ("model/config.py", "import harness.data.tasks", "model never imports the harness"),
+    ("harness/data/tasks.py", "import harness.train.loop", "the layers import only downward"),
+    ("harness/measure/stats.py", "import harness.study.sweeps", "the layers import only downward"),
+    ("harness/profiles/__init__.py", "import harness.data.tasks", "profiles are numbers: they import nothing else of the harness"),
 ])
 def test_an_upward_import_breaks_its_contract(tmp_path, module, line, contract):
     root = copy_of_the_tree(tmp_path)

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from harness import kernel as kernels
-from harness import kernel_probes, report
+from harness.measure import kernel_probes
+from harness.report import html as report
 from model import ModelConfig, MultiHeadAttention, capture, inject
 from model.kernels import active_kernel, use_kernel
 from tests.conftest import REPO, run_pytest
@@ -262,7 +263,7 @@ def test_two_kernels_never_share_a_sweep_run():
     """The sweep's memo keys on the config, whose ``kernel`` is the kernel's identity (name, convention, source
     hash): two kernels of one name but different source train their own runs, the same kernel again is memoised,
     and a session kernel (``--attention``) keeps a model without a config kernel from reusing a run made without it."""
-    from harness.sweeps import attention_variant_sweep, clear_sweep_cache
+    from harness.study.sweeps import attention_variant_sweep, clear_sweep_cache
 
     def scaled(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
         return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=scale)

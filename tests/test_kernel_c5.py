@@ -15,8 +15,8 @@ import torch
 
 import claims.test_c5_multihead_resolution as c5
 from harness import kernel as kernels
-from harness import verdict as verdicts
-from harness.evidence import Evidence
+from harness.record import verdict as verdicts
+from harness.record.evidence import Evidence
 from harness.profiles import Profile, get_profile
 from model.kernels import use_kernel
 

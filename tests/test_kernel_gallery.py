@@ -2,7 +2,7 @@
 
 Each gallery kernel goes through the claim modules' own test functions (M0, R1, R2, R3 with ``attention`` set, at
 smoke budgets, as ``pytest --attention ... --fast`` runs them), and each claim's record is judged by
-``harness.verdict`` as the plugin judges it. The same strictness as the fault matrix: a bug must be refuted by its
+``harness.record.verdict`` as the plugin judges it. The same strictness as the fault matrix: a bug must be refuted by its
 claim (``examples.attention.BUGGY``); a correct kernel by no claim. R3 asks a question of a kernel (is it as fast
 as SDPA?), whose answer is shown, not judged. ``python -m tests.test_kernel_gallery`` prints the matrix that
 docs/attention-trial.md shows.
@@ -21,8 +21,8 @@ import claims.test_r2_saturation_check as r2
 import claims.test_r3_matmul as r3
 from examples.attention import BUGGY, CORRECT
 from harness import kernel as kernels
-from harness import verdict as verdicts
-from harness.evidence import Evidence
+from harness.record import verdict as verdicts
+from harness.record.evidence import Evidence
 from harness.profiles import get_profile
 from tests.conftest import REPO
 
@@ -116,7 +116,7 @@ def readme_matrix() -> str:
 
 
 def test_the_readmes_gallery_table_is_the_trials():
-    from harness import findings
+    from harness.report import findings
 
     table = findings.between_markers(README.read_text(encoding="utf-8"), "gallery")
     assert table is not None, "the README has no <!-- gallery:begin --> ... <!-- gallery:end --> markers"
@@ -135,7 +135,7 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:2] == ["--write"]:
-        from harness import findings
+        from harness.report import findings
 
         path = REPO / sys.argv[2]
         path.write_text(findings.replace_between_markers(path.read_text(encoding="utf-8"), readme_matrix(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import verdict as verdicts
+from harness.record import verdict as verdicts
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[peers]' "
                                                           "puts its sdpa_attention_forward and eager_attention_forward on trial")

@@ -2,7 +2,7 @@
 ``kernel_trains_as_reference``, a correct one is not refuted.
 
 The criterion runs in-process as the plugin runs it under ``--attention`` (declared, measured through the tuned
-sweep, judged by ``harness.verdict``), at a test budget: delayed copy alone (C3's second task; its first, key-value
+sweep, judged by ``harness.record.verdict``), at a test budget: delayed copy alone (C3's second task; its first, key-value
 lookup, only adds time) at d_k 512 alone (C3's standard large d_k; its smoke one, 256, is where a scale bug starts to
 show), C3's smoke steps, 6 seeds, one tuning seed, the tuning grid extended up to twice past an end. ``scale_unused``
 leaves the scores unscaled: at d_k 512 the softmax saturates and delayed copy stays near chance on every seed (C3's
@@ -23,8 +23,8 @@ import torch
 
 import claims.test_r1_scale_by_sqrt_dk as r1
 from harness import kernel as kernels
-from harness import verdict as verdicts
-from harness.evidence import Evidence
+from harness.record import verdict as verdicts
+from harness.record.evidence import Evidence
 from harness.profiles import get_profile
 from tests.conftest import assert_firm
 

@@ -1,14 +1,14 @@
-"""The regression gate (harness/baseline.py) and the results schema it reads (harness/results.py)."""
+"""The regression gate (harness/record/baseline.py) and the results schema it reads (harness/record/results.py)."""
 import json
 
 import numpy as np
 import pytest
 
-from harness import baseline as B
-from harness import decision as D
-from harness import results as R
-from harness import verdict as V
-from harness.evidence import Evidence
+from harness.record import baseline as B
+from harness.record import decision as D
+from harness.record import results as R
+from harness.record import verdict as V
+from harness.record.evidence import Evidence
 
 
 def crit(name="a", outcome="passed", counts=True, fast=False, margin=0.05, **extra):

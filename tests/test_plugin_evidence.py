@@ -1,10 +1,10 @@
-"""The evidence API (harness/evidence.py): criteria first, measurements after, clear errors on misuse."""
+"""The evidence API (harness/record/evidence.py): criteria first, measurements after, clear errors on misuse."""
 import math
 
 import pytest
 
-from harness import decision as D
-from harness.evidence import Evidence, EvidenceError
+from harness.record import decision as D
+from harness.record.evidence import Evidence, EvidenceError
 
 EXACT = dict(rule=D.exact(), prediction="p", metric="m")
 
@@ -47,7 +47,7 @@ def test_bad_kind_and_empty_statement(tmp_path):
 
 
 def test_record_validates_its_values(ev):
-    with pytest.raises(EvidenceError, match="rule must be a harness.decision rule"):
+    with pytest.raises(EvidenceError, match="rule must be a harness.record.decision rule"):
         ev.criterion("x", rule="p < 0.05", prediction="p", metric="m")
     with pytest.raises(EvidenceError, match="metric must be a non-empty string"):
         ev.criterion("x", rule=D.exact(), prediction="p", metric="")

@@ -7,7 +7,7 @@ import pytest
 
 ONE_CLAIM = """
 import pytest
-from harness import decision
+from harness.record import decision
 pytestmark = pytest.mark.claim("F8")
 
 def test_f8(evidence, seeds, profile, fast):
@@ -169,7 +169,7 @@ def test_f9(evidence, progress):
         progress(f"step {i}")
     progress("done", force=True)
     evidence.claim("F9", title="t", statement="s", strength="strong")
-    from harness import decision
+    from harness.record import decision
     evidence.criterion("c", rule=decision.exact(), prediction="p", metric="m").check(True, measured=1)
 ''')
     out = suite.runpytest_inprocess("test_f9.py", "--device", "cpu").stdout.str()

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from harness import report as html_report
-from harness import results as R
+from harness.report import html as html_report
+from harness.record import results as R
 
 from conftest import copy_fake_claims, run_pytest
 

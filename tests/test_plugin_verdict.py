@@ -1,8 +1,8 @@
-"""Verdict logic (harness/verdict.py): criteria records -> supported / inconclusive / refuted / error."""
+"""Verdict logic (harness/record/verdict.py): criteria records -> supported / inconclusive / refuted / error."""
 import pytest
 
-from harness import decision as D
-from harness import verdict as V
+from harness.record import decision as D
+from harness.record import verdict as V
 
 
 def crit(name="c", passed=False, refuted=False, recorded=True, counts=True, fast=False):

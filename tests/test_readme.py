@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import findings
-from harness import results as R
+from harness.report import findings
+from harness.record import results as R
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

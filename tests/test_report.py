@@ -1,12 +1,12 @@
-"""The HTML report (harness/report.py): self-contained, escaped, with the optional sections."""
+"""The HTML report (harness/report/html.py): self-contained, escaped, with the optional sections."""
 import base64
 import json
 import re
 
 import pytest
 
-from harness import report
-from harness import results as R
+from harness.report import html as report
+from harness.record import results as R
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
@@ -114,7 +114,7 @@ def test_an_old_sensitivity_file_is_named_not_fatal(tmp_path):
     (tmp_path / "sensitivity.json").write_text(json.dumps({"faults": {"no_scale": {"expected": ["R1"],
                                                                                      "caught": ["R1"]}}}))
     html = report.render_html(results(C4=claim("C4")), tmp_path)
-    assert "rerun `python -m harness.sensitivity --jobs 2`" in html
+    assert "rerun `python -m harness.suite.sensitivity --jobs 2`" in html
 
 
 def test_cli_rebuilds_the_page_and_reports_bad_files(tmp_path, capsys):
@@ -141,7 +141,7 @@ def test_metric_names_sort_numbers_as_numbers_and_dicts_read_plainly():
 
 def test_verdicts_show_their_firmness_and_the_rule_that_decided_them(tmp_path):
     """Issue 16: a fragile verdict carries a visible mark, and the page says how verdicts are decided."""
-    from harness import verdict as V
+    from harness.record import verdict as V
 
     html = report.render_html(results(C5=claim("C5", firmness=0.31, seeds_for_firm=25, seeds=[0, 1, 2]),
                                       C4=claim("C4")), tmp_path)
@@ -198,7 +198,7 @@ def test_contents_lists_every_claim_with_its_badge(tmp_path):
 
 def gated(now, base, not_run=()):
     """Results whose claims carry the gate's record against ``base``, as a run with --baseline writes them."""
-    from harness import baseline as B
+    from harness.record import baseline as B
 
     res = results(**{cid: {**c, "regression": r} for (cid, c), r in zip(now.items(),
                                                                          B.compare_results(now, base).values())})

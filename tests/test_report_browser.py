@@ -1,4 +1,4 @@
-"""The report in a real browser (issue 19): Debian's headless Chromium, driven by Selenium (harness/browser.py).
+"""The report in a real browser (issue 19): Debian's headless Chromium, driven by Selenium (harness/report/browser.py).
 
 One generated page (a refuted claim with a figure, a per-seed table, a criterion whose name is a <script>, a
 baseline comparison with moves) is opened at the width the issue read it at. Skipped, with the reason, where
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline as B
-from harness import browser
-from harness import report
-from harness import results as R
+from harness.record import baseline as B
+from harness.report import browser
+from harness.report import html as report
+from harness.record import results as R
 from test_report import claim, results
 
 pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))

@@ -1,4 +1,4 @@
-"""harness.sensitivity (issue 10): the fault table covers every fault, bad usage is an error, and a
+"""harness.suite.sensitivity (issue 10): the fault table covers every fault, bad usage is an error, and a
 fault that a claim module does not notice is reported as missed (the matrix can say 'no')."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import sensitivity
+from harness.suite import sensitivity
 from model.faults import FAULTS
 
 
@@ -33,7 +33,7 @@ def test_claim_module_lookup(tmp_path):
 
 FAKE = '''
 import pytest
-from harness import decision
+from harness.record import decision
 from model.faults import active_fault
 pytestmark = pytest.mark.claim("{cid}")
 
@@ -122,7 +122,7 @@ def test_the_matrix_warns_of_flaky_cells(tmp_path):
     claims.mkdir()
     (claims / "test_c3_fake.py").write_text(textwrap.dedent('''
         import pytest
-        from harness import decision
+        from harness.record import decision
         from model.faults import active_fault
         pytestmark = pytest.mark.claim("C3")
 
@@ -139,9 +139,9 @@ def test_the_matrix_warns_of_flaky_cells(tmp_path):
 
 
 def test_calibration_rows_count_repeats_over_ordered_pairs():
-    """harness.calibration (issue 26): a criterion decided the same in 3 runs repeats at rate 1; one that flips once
+    """harness.suite.calibration (issue 26): a criterion decided the same in 3 runs repeats at rate 1; one that flips once
     in 3 repeats 1/3 of the ordered pairs; its predicted firmness is the mean over runs."""
-    from harness import calibration
+    from harness.suite import calibration
 
     def rec(outcome, firm):
         return {"C9": {"criteria": [{"name": "a", "counts": True, "fast": True, "outcome": outcome,

@@ -1,13 +1,13 @@
 """The real claim modules under each fault (issue 20): a catch and an off-target cell per fault, at smoke budgets.
 
 For every fault in ``model.faults.FAULTS`` one pytest subprocess runs two claim modules with the suite's own
-command for a cell of the matrix (``harness.sensitivity.run_fast``: ``--fast --profile smoke --inject-fault NAME``,
+command for a cell of the matrix (``harness.suite.sensitivity.run_fast``: ``--fast --profile smoke --inject-fault NAME``,
 master seed 0), and the test reads its results.json:
 
 * the **catch**: a claim the fault is about (``EXPECTED_CATCHERS``) must come out ``refuted``, and the refutation
   must come from the fast, counted criterion named in ``CELLS`` (the one that exists for this fault);
 * the **off-target cell**: a claim the fault is not about, and not a listed side effect, must keep its no-fault
-  verdict, ``supported`` (the no-fault verdict of every claim in the matrix: ``python -m harness.sensitivity``
+  verdict, ``supported`` (the no-fault verdict of every claim in the matrix: ``python -m harness.suite.sensitivity``
   fails unless each is supported at master seeds 0, 1 and 2).
 
 Each of the three outcomes is asserted firm too (``assert_firm``, issue 36: firmness >= 0.95, or an exact check's
@@ -20,7 +20,7 @@ the faulty model fails here, in ``pytest tests``, at the budgets the suite reall
 (M0, R1 and R2 run in seconds; R1 and R2 each catch one scale fault, so both modules' fast criteria are here),
 except that uniform_attention is caught by C1 and single_head by C5: these are their claims' own faults, and the
 two cells replace the private, smaller budgets C1's and C5's unit tests trained at before. Times are in the README.
-The full matrix (every claim under every fault) is ``python -m harness.sensitivity --jobs 2``, run by CI.
+The full matrix (every claim under every fault) is ``python -m harness.suite.sensitivity --jobs 2``, run by CI.
 
 The six runs go two at a time (each trains on one thread), the longest first; ``-m "not subprocess"`` leaves them
 out of a local run.
@@ -31,7 +31,7 @@ import concurrent.futures
 
 import pytest
 
-from harness import sensitivity
+from harness.suite import sensitivity
 from model.faults import FAULTS
 from tests.conftest import assert_firm
 

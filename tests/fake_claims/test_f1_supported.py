@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness import decision
+from harness.record import decision
 
 pytestmark = pytest.mark.claim("F1")
 

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from harness import decision
+from harness.record import decision
 
 pytestmark = pytest.mark.claim("F3")
 

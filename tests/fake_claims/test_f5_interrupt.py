@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from harness import decision
+from harness.record import decision
 
 pytestmark = pytest.mark.claim("F5")
 

@@ -1,7 +1,7 @@
 """Q9: an open question answered yes."""
 import pytest
 
-from harness import decision
+from harness.record import decision
 
 pytestmark = pytest.mark.claim("Q9")
 

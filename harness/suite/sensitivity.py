@@ -14,10 +14,10 @@ cell of the fault x claim matrix is then:
 ``sensitivity`` = expected cells refuted / expected cells; ``specificity`` = off-target cells that kept their
 no-fault verdict / off-target cells (side effects excluded). With no fault every module must also keep its
 verdict (``supported``) at every master seed (``stability``). The document goes to
-``<report-dir>/sensitivity.json`` (schema in ``harness/report.py``), rendered as the matrix in index.html.
+``<report-dir>/sensitivity.json`` (schema in ``harness/report/html.py``), rendered as the matrix in index.html.
 
-    python -m harness.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
-    python -m harness.sensitivity --faults no_scale    # one fault (and the no-fault runs)
+    python -m harness.suite.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
+    python -m harness.suite.sensitivity --faults no_scale    # one fault (and the no-fault runs)
 
 Exit status: 0 when sensitivity and specificity are both 1.0 and the no-fault runs are stable, 1 otherwise,
 2 for a usage error. A crash (``error``) is never a catch.
@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 from model.faults import FAULTS
 
-from .results import clean_commit, write_json_atomic
+from harness.record.results import clean_commit, write_json_atomic
 
 #: fault -> the claim ids that must be refuted under it (issue 10's table).
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
@@ -63,7 +63,7 @@ SIDE_EFFECTS: dict[tuple[str, str], str] = {
 }
 
 CAUGHT, WEAK = "refuted", "inconclusive"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: a cell whose claim (or one of its counted fast criteria) has a firmness below this in that run is *flaky*: its
 #: outcome may differ on another machine's floating-point path (issue 25), so the matrix names it before it fails CI
 FLAKY_BELOW = 0.9
@@ -81,7 +81,7 @@ FLAKY_DECLARED: dict[tuple[str | None, str], str] = {
 def matrix_claims(claims_dir: Path) -> list[str]:
     """The claim ids whose modules are in the matrix: every module under claims/ (each runs its fast criteria;
     one with none records no claim in a --fast run and drops out of the matrix)."""
-    from .results import claim_sort_key
+    from harness.record.results import claim_sort_key
 
     ids = []
     for path in sorted(claims_dir.glob("test_*_*.py")):
@@ -281,7 +281,7 @@ def passed(doc: Mapping[str, Any]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.sensitivity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.suite.sensitivity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--faults", default="all",
                         help=f"comma-separated faults, or 'all' (valid: {', '.join(EXPECTED_CATCHERS)})")
     parser.add_argument("--master-seeds", default="0,1,2",
@@ -309,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_json_atomic(report_dir / "sensitivity.json", doc)
     results = report_dir / "results.json"
     if results.is_file():           # re-render so the matrix shows up in index.html
-        from .report import main as render
+        from harness.report.html import main as render
         render([str(results)])
     c = doc["counts"]
     spec = "n/a" if doc["specificity"] is None else f"{doc['specificity']:.3f}"

@@ -21,7 +21,7 @@ same seeds compare seed by seed (``per_seed`` returns a cell in seed order): the
 
 Budget (a profile block, ``budget`` below), every key optional except ``train``::
 
-    {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.tasks.make_task
+    {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.data.make_task
      "model": {"d_model": 64, "n_heads": 1, ...},        # ModelConfig fields shared by every variant
      "model_name": "encoder_tagger",                     # model.registry name (a tagger)
      "train": {"steps": 300, "batch_size": 64, ...},     # TrainConfig fields
@@ -32,7 +32,7 @@ Budget (a profile block, ``budget`` below), every key optional except ``train``:
 
 Held-out split (issue 26): the training loop's evaluations (and ``val_loss``, which tuning chooses by) read a
 validation part of ``train.eval_size`` held-out examples; ``final_loss`` and ``final_accuracy``, what the claims
-compare, are measured once at the end on a disjoint test part (``harness.tasks.validation_test_split``).
+compare, are measured once at the end on a disjoint test part (``harness.data.tasks.validation_test_split``).
 """
 from __future__ import annotations
 
@@ -49,10 +49,11 @@ from torch import nn
 from model import MultiHeadAttention, ModelConfig, active_fault
 from model.kernels import active_kernel
 
-from . import probes
-from .kernel import identity as kernel_identity
-from .tasks import Task, make_task, validation_test_split
-from .training import TrainConfig, build_for_task, evaluate, train
+from harness.measure import probes
+from harness.kernel import identity as kernel_identity
+from harness.data import make_task
+from harness.data.tasks import Task, validation_test_split
+from harness.train.loop import TrainConfig, build_for_task, evaluate, train
 
 BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size")
 DEFAULT_TASK = {"name": "kv_lookup", "n_pairs": 16}

@@ -2,7 +2,7 @@
 
 ``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything;
 ``... compare OLD NEW`` prints what moved between two runs; ``... findings RESULTS [--write README.md]`` prints the
-findings table (``harness.findings``, the summary's effects in words) as Markdown.
+findings table (``harness.report.findings``, the summary's effects in words) as Markdown.
 
 The page embeds everything (CSS inline, figures as base64 PNG) and fetches nothing. Every string
 from data goes through jinja2 autoescape, so a statement like ``<script>`` renders as text.
@@ -11,7 +11,7 @@ Optional inputs found beside results.json in the report dir:
 
 * ``benchmark*.json`` — pytest-benchmark JSON (``--benchmark-json``, R3 / issue 9): a table of the
   benchmarks and a time-against-n plot (n from ``params["n"]`` or ``extra_info["n"]``).
-* ``sensitivity.json`` — the fault-injection matrix (issues 10, 20), written by ``harness.sensitivity``::
+* ``sensitivity.json`` — the fault-injection matrix (issues 10, 20), written by ``harness.suite.sensitivity``::
 
       {"claims": ["C1", ...],                               # the matrix's columns
        "no_fault": {"C1": "supported", ...},                # the reference verdicts (master seed 0)
@@ -40,11 +40,11 @@ from typing import Any, Mapping
 
 import jinja2
 
-from harness import baseline as baseline_gate
+from harness.record import baseline as baseline_gate
 from harness import fp_path
-from harness import findings
-from harness import results as results_io
-from harness import verdict as verdicts
+from harness.report import findings
+from harness.record import results as results_io
+from harness.record import verdict as verdicts
 
 # The note's items, so the page can say which of them this run did not reach (not a verdict source).
 NOTE_ITEMS = {
@@ -211,7 +211,7 @@ def load_sensitivity(report_dir: Path, claim_ids: list[str]) -> dict[str, Any] |
                 "extra_columns": [c for c in columns if c not in claim_ids]}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         return {"error": f"sensitivity.json is malformed or of an older schema ({type(exc).__name__}: {exc}); "
-                         "rerun `python -m harness.sensitivity --jobs 2`"}
+                         "rerun `python -m harness.suite.sensitivity --jobs 2`"}
 
 
 # What the verdict box says before listing the criteria ``verdict.deciding_criteria`` picks.

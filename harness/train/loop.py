@@ -34,7 +34,7 @@ from model import ModelConfig, build, capture, param_count
 from model import greedy_decode as _model_greedy_decode
 from model.registry import SEQ2SEQ_NAMES
 
-from .tasks import BOS, EOS, IGNORE_INDEX, Batch, Task
+from harness.data.tasks import BOS, EOS, IGNORE_INDEX, Batch, Task
 
 SCHEDULES = ("warmup", "constant", "warmup_constant", "warmup_cosine")
 EVAL_DECODES = ("greedy", "teacher_forced")

@@ -57,7 +57,7 @@ points) would reach 0.9 *if the observed means and spreads were the truth* (the 
 (The predictive probability cannot plan: its uncertainty about the true mean comes from this run's seeds, and no
 number of fresh seeds removes it.) Its calibration is
 checked in tests/test_harness_decision.py on synthetic claims and, on this suite's own criteria, by
-``python -m harness.calibration``.
+``python -m harness.suite.calibration``.
 """
 from __future__ import annotations
 
@@ -283,7 +283,7 @@ def estimate(value: float, se: float, df: float, n: int, *, label: str = "", met
 
 
 def from_fit(fit: Any, *, label: str = "", n: int | None = None, exact: str = "") -> dict[str, Any]:
-    """A measurement from a ``harness.stats.SlopeFit`` (its slope, stderr and n - 2 df; or, for a
+    """A measurement from a ``harness.measure.stats.SlopeFit`` (its slope, stderr and n - 2 df; or, for a
     ``replicate_slope``, n - 1 df over the replicates). ``exact``: as in ``estimate``."""
     replicate = "replicates" in getattr(fit, "transform", "")
     df = fit.n - 1 if replicate else fit.n - 2
@@ -331,7 +331,7 @@ def proportion_detail(rule: Rule, k: int, n: int) -> str:
     return text
 
 
-#: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.verdict
+#: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.record.verdict
 #: re-opens a claim's 'ceiling' objection when a counted criterion carries it
 CONSTANT_ARM = "an arm is constant across seeds (a ceiling? use a metric without one)"
 

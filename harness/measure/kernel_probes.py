@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from harness import stats
+from harness.measure import stats
 
 MASK_KINDS = ("none", "causal", "padding", "additive")
 ERROR_FACTOR = 2.0                      # flash-attn's tests: kernel error <= 2 x PyTorch's own error in the dtype
@@ -313,7 +313,7 @@ def _unit_qk(seed: int, d_k: int, n_queries: int, n_keys: int, dtype, device, he
 class ScaleLaw:
     """The effective scale and the scaled logits' variance per (d_k, seed), and the scale's exponent in d_k."""
     table: pd.DataFrame
-    exponent: Any                       # harness.stats.SlopeFit of log scale on log d_k (prediction -0.5)
+    exponent: Any                       # harness.measure.stats.SlopeFit of log scale on log d_k (prediction -0.5)
     rejected: str = ""
 
 
@@ -545,9 +545,9 @@ def speed(kernel: Callable, sizes, *, reps: int = 3, dtype: torch.dtype = torch.
           device: torch.device | str = "cpu") -> pd.DataFrame:
     """Per (B, H, L, D) size and repetition: the kernel's and SDPA's forward+backward seconds (``perf_counter``,
     after one warm-up call each; forward only where the kernel has no backward here, both sides alike) and their
-    ratio; peak memory of one call each from ``harness.bench.peak_memory_bytes`` (CUDA: max allocated; CPU: the
+    ratio; peak memory of one call each from ``harness.measure.bench.peak_memory_bytes`` (CUDA: max allocated; CPU: the
     profiler's allocator events)."""
-    from harness.bench import peak_memory_bytes
+    from harness.measure.bench import peak_memory_bytes
 
     rows = []
     for B, H, L, D in sizes:

@@ -3,7 +3,7 @@
 One task as every stage sees it (``Setup``): its validation and test parts of the held-out split (the validation
 part scores tuning, the test part the comparison; neither is ever trained on) and each architecture's model config,
 the LSTM's width matched to the Transformer's parameter count. ``measure`` first tunes every architecture on tuning
-seeds disjoint from the evaluation seeds (``harness.tuning.choose_rates`` over ``tuning_run``), then trains each
+seeds disjoint from the evaluation seeds (``harness.study.tuning.choose_rates`` over ``tuning_run``), then trains each
 on the evaluation seeds at its tuned rate, seeds outer and architectures inner so machine-load drift hits all
 alike, and measures it on the test part (``train_and_test``). Budgets are the profile's C1 block.
 """
@@ -18,10 +18,11 @@ import torch
 
 from model import ModelConfig, param_count
 
-from .probes import corpus_bleu, forbidden_modules, future_target_leak, greedy_texts
-from .tasks import Batch, Task, make_task, rows_in_training_split, validation_test_split
-from .training import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
-from .tuning import Tuned, choose_rates, tuning_seeds
+from harness.measure.probes import corpus_bleu, forbidden_modules, future_target_leak, greedy_texts
+from harness.data import make_task
+from harness.data.tasks import Batch, Task, rows_in_training_split, validation_test_split
+from harness.train.loop import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
+from harness.study.tuning import Tuned, choose_rates, tuning_seeds
 
 #: an architecture's name in the comparison -> its name in the model registry
 ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
@@ -123,7 +124,7 @@ def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: fl
 def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
               progress: Callable[..., Any] | None = None, *, by: Sequence[str]
               ) -> tuple[pd.DataFrame, dict[str, Tuned]]:
-    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.tuning.choose_rates`` over
+    """Issue 17's tuning stage for one comparison task (module docstring): ``harness.study.tuning.choose_rates`` over
     each arch's ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), each run a
     ``tuning_run``, chosen by the scores ``by`` (``tuning_run``'s names), the grid extended past an end at most ``tuning.extend`` times.
     Returns (one row per tuning run, the choice per arch)."""

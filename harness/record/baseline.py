@@ -35,9 +35,9 @@ import math
 
 from scipy import stats as sps
 
-from harness import decision
-from harness import results as results_io
-from harness import verdict as verdicts
+from harness.record import decision
+from harness.record import results as results_io
+from harness.record import verdict as verdicts
 
 GATE_ALPHA = decision.ALPHA     # per claim: Holm over its counted parts, so noise fails a claim at most 5% of runs
 MAKE_BASELINE = "pytest --profile smoke --update-baseline"
@@ -195,7 +195,7 @@ def _move_text(moves: list[dict[str, Any]]) -> str:
     return f"δ {worst['baseline']:.4g} -> {worst['now']:.4g}{where}, Holm p {worst['holm_p']:.2g}"
 
 
-TUNED_LR_PREFIX = "tuned_lr/"     # the metric every tuned arm records its chosen rate under (harness.tuning)
+TUNED_LR_PREFIX = "tuned_lr/"     # the metric every tuned arm records its chosen rate under (harness.study.tuning)
 
 
 def retuned(now: Mapping[str, Any], base: Mapping[str, Any]) -> list[str]:

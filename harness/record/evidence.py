@@ -1,6 +1,6 @@
 """What a claim module writes: the claim, its criteria (declared first), then measurements (issue 4).
 
-Measurement records only. The verdict is ``harness.verdict``'s job and the page is
+Measurement records only. The verdict is ``harness.record.verdict``'s job and the page is
 ``harness.report``'s; the plugin hands an ``Evidence`` to each claim test as the ``evidence``
 fixture and turns it into a results.json record with ``to_record()``.
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness import decision
-from harness.results import to_jsonable
-from harness.verdict import KINDS, OBJECTION_STATUSES, OBJECTIONS
+from harness.record import decision
+from harness.record.results import to_jsonable
+from harness.record.verdict import KINDS, OBJECTION_STATUSES, OBJECTIONS
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -31,10 +31,10 @@ class EvidenceError(ValueError):
 
 @dataclass
 class Criterion:
-    """One pre-registered criterion: its rule declared first (``harness.decision``), then measured exactly once.
+    """One pre-registered criterion: its rule declared first (``harness.record.decision``), then measured exactly once.
 
     The module hands over what it measured (per-seed samples, a fitted slope, or a deterministic check); the
-    decision (interval, Holm level, outcome, firmness) is ``harness.verdict``'s, over the whole claim."""
+    decision (interval, Holm level, outcome, firmness) is ``harness.record.verdict``'s, over the whole claim."""
 
     name: str
     prediction: str
@@ -79,14 +79,14 @@ class Criterion:
         return self._measured([decision.samples(x, label=str(k)) for k, x in parts.items()], detail)
 
     def fit(self, fit: Any, *, detail: str = "") -> "Criterion":
-        """A ``harness.stats.SlopeFit`` (slope, stderr, df) as the quantity."""
+        """A ``harness.measure.stats.SlopeFit`` (slope, stderr, df) as the quantity."""
         return self.fit_each({"": fit}, detail=detail)
 
     def fit_each(self, parts: Mapping[str, Any], *, detail: str = "", n_seeds: int | None = None) -> "Criterion":
         return self._measured([decision.from_fit(f, label=str(k), n=n_seeds) for k, f in parts.items()], detail)
 
     def measure(self, measurements: list[dict[str, Any]], *, detail: str = "") -> "Criterion":
-        """Measurements built with ``harness.decision.samples`` / ``estimate`` / ``from_fit`` (mixed sources)."""
+        """Measurements built with ``harness.record.decision.samples`` / ``estimate`` / ``from_fit`` (mixed sources)."""
         return self._measured(list(measurements), detail)
 
     def unmeasured(self, reason: str) -> "Criterion":
@@ -137,7 +137,7 @@ class Criterion:
                 **({"refute_below": r.refute_below, "refute_above": r.refute_above} if r.has_gap else {})}
 
     def to_dict(self) -> dict[str, Any]:
-        """The record before judging; ``harness.verdict.judge_record`` adds outcome, ci, p_value, firmness."""
+        """The record before judging; ``harness.record.verdict.judge_record`` adds outcome, ci, p_value, firmness."""
         test = decision.test_text(self.rule, self.measurements)
         return {"name": self.name, "prediction": self.prediction, "kind": self.rule.kind,
                 "margin": self.rule.margin, "margin_reason": self.rule.reason,
@@ -200,7 +200,7 @@ class Evidence:
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool = True,
                   fast: bool = False) -> Criterion:
-        """Declare a criterion before measuring: its ``rule`` (``harness.decision``: kind, margin and the reason
+        """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``counts=False``: reported, not in the verdict. ``fast=True``: one of the
         criteria a ``--fast`` run keeps (issue 10). Parts handed over with ``compare_each`` / ``sample_each`` (the
@@ -217,7 +217,7 @@ class Evidence:
         if any(c.name == name for c in self.criteria):
             raise EvidenceError(f"claim {self.id}: criterion {name!r} declared twice")
         if not isinstance(rule, decision.Rule):
-            raise EvidenceError(f"claim {self.id}: criterion {name!r}: rule must be a harness.decision rule "
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: rule must be a harness.record.decision rule "
                                 f"(superiority, non_inferiority, equivalence, band, exact), got {rule!r}")
         for fname, value in (("prediction", prediction), ("metric", metric)):
             if not isinstance(value, str) or not value.strip():
@@ -311,7 +311,7 @@ class Evidence:
         self.notes.append(str(text))
 
     def objection(self, key: str, status: str, how: str) -> None:
-        """Answer one of a reviewer's first objections (``harness.verdict.OBJECTIONS``: tuned_lr, ceiling,
+        """Answer one of a reviewer's first objections (``harness.record.verdict.OBJECTIONS``: tuned_lr, ceiling,
         selection, second_task) for this claim: ``status`` answered / open / not applicable, ``how`` one line that
         says how (or why not). Firmness is answered by the harness. The report shows every row."""
         self._require_claim("ev.objection")

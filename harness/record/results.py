@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness import verdict as verdicts
+from harness.record import verdict as verdicts
 
 # 2 (issue 16): criteria carry kind, margin, rule, measurements, outcome, firmness, seeds_for_firm and a
 # fingerprint; claims carry firmness and seeds_for_firm. Files of schema 1 are rejected with a clear error.

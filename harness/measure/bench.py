@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import torch
 
-from harness.results import write_json_atomic
+from harness.record.results import write_json_atomic
 from model import ModelConfig, MultiHeadAttention, capture
 
 ATTENTION_VARIANTS = ("dot_sdpa", "dot_matmul", "additive", "additive_chunked")
@@ -246,11 +246,11 @@ def write_benchmark_json(path: Path, records: Iterable[Mapping[str, Any]], *, de
 # -------------------------------------------------------------------- training steps against length (C1, GPU)
 def training_step_seconds(model: torch.nn.Module, task: Any, cfg: Any, batch_size: int, steps: int,
                           warmup: int = 2, seed: int = 0) -> list[float]:
-    """Wall seconds of each of ``steps`` training steps (``harness.training.optimizer_step``: forward, loss,
+    """Wall seconds of each of ``steps`` training steps (``harness.train.loop.optimizer_step``: forward, loss,
     backward, clip, Adam) of ``model`` on ``task``'s training batches of ``batch_size`` rows on ``cfg.device``,
     after ``warmup`` untimed steps. The batch is drawn and moved before the clock starts; CUDA is synchronised at
     both ends of every step, so a step's time is its kernels' time, not their launch."""
-    from harness.training import make_optimizer, optimizer_step
+    from harness.train.loop import make_optimizer, optimizer_step
 
     device = torch.device(cfg.device)
     model.to(device).train()
@@ -277,8 +277,8 @@ def step_time_vs_length(models: Mapping[str, tuple[str, ModelConfig]], lengths: 
     repeat r builds every model from seed r. One row per (repeat, n, arm): arm, n, batch_size, s_per_step."""
     import pandas as pd
 
-    from harness.tasks import make_task
-    from harness.training import TrainConfig, build_for_task
+    from harness.data import make_task
+    from harness.train.loop import TrainConfig, build_for_task
 
     tcfg = TrainConfig.from_dict({"schedule": "constant", "lr": 1e-3, **(train or {}), "steps": steps,
                                   "device": str(device)})

@@ -1,7 +1,7 @@
 """The report in a real browser (issue 19): Debian's headless Chromium driven by Selenium, never a download.
 
 ``tests/test_report_browser.py`` checks a generated page with it, and
-``python -m harness.browser reports/index.html`` prints a page's printed length and size (and with
+``python -m harness.report.browser reports/index.html`` prints a page's printed length and size (and with
 ``--pdf``/``--screenshot`` saves them), which is how the README's page counts were measured.
 
 Chromium and its driver come from the distribution (``apt-get install chromium chromium-driver``) and
@@ -85,7 +85,7 @@ def pdf_pages(pdf: bytes) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.browser",
+    parser = argparse.ArgumentParser(prog="python -m harness.report.browser",
                                      description="Open a report in headless Chromium; print its size and printed pages.")
     parser.add_argument("page", type=Path, help="an index.html")
     parser.add_argument("--pdf", type=Path, default=None, help="also save the printed PDF here")

@@ -27,9 +27,9 @@ from torch import Tensor, nn
 
 from model import ModelConfig, MultiHeadAttention, capture
 
-from . import stats
-from .tasks import Batch
-from .training import eval_mode, forward_batch, greedy_decode, task_loss
+from harness.measure import stats
+from harness.data.tasks import Batch
+from harness.train.loop import eval_mode, forward_batch, greedy_decode, task_loss
 
 
 # ------------------------------------------------------------------------------------------ helpers

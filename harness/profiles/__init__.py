@@ -168,12 +168,12 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "probe": {"n_fit": 512, "n_eval": 512, "fit_seed": 8800, "ridge": 1e-3}},
     },
     # C5 (issue 7): multi-position retrieval, one attention layer + FFN at d_model 64, h varied (d_k = 64 / h),
-    # on both bindings of harness.tasks.MultiPositionRetrieval. token: the issue's task (marks fused into the
+    # on both bindings of harness.data.tasks.MultiPositionRetrieval. token: the issue's task (marks fused into the
     # tokens; the paper's warmup schedule truncated at `steps`, issue 7's calibration): (a), and the single-head
     # entropy at each of single_head_marked (M = 2 from standard on: smoke has 90 s). position: slot = a fixed
     # position (where averaging can cost resolution): the resolution and sharpness criteria over heads, and (c) at
     # too_many_heads (d_k = 4). long_steps_factor: the long-budget single head of the framing (0: off).
-    # probe: harness.resolution's fit/eval sizes. num_threads 1: tiny models, shared 2-core machines (the probe
+    # probe: harness.measure.resolution's fit/eval sizes. num_threads 1: tiny models, shared 2-core machines (the probe
     # runs on it too). foreach: Adam's multi-tensor path, the same numbers as the loop on CPU, ~1 ms less a step.
     # position.primary_seeds: seeds of the position binding's h = 1 and h = 4 arms (resolution_gain, distinct_slots,
     # head_sharpness), when more than the run's. distinct_slots is a proportion of seeds: at 3 seeds even 3/3 cannot
@@ -226,7 +226,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # R3 (issue 9): forward+backward of one attention layer, dot (SDPA / plain matmul) vs additive.
     # ns: sequence lengths; criterion_n: where additive/dot >= 5 is tested; timing_seeds (optional): how many of the
     # seeds time the cells (default all; a dry run's is 1, DRY_RUN_CLAIM_CAPS); variants: from
-    # harness.bench.ATTENTION_VARIANTS (additive_chunked costs as much time as additive: standard/full only);
+    # harness.measure.bench.ATTENTION_VARIANTS (additive_chunked costs as much time as additive: standard/full only);
     # min_round_s / max_iterations: back-to-back calls per timed round of a cheap cell; reuse_profiled_s: a
     # cell whose memory-profiled call took this long reuses it as seed 0's timed round (profiler overhead is
     # per op); max_memory_fraction: skip a cell whose estimated peak exceeds this share of free memory
@@ -271,7 +271,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.25, 0.5, 0.75, 1.0],
                            "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "all"}}},
     },
-    # R2 (issue 5): harness.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
+    # R2 (issue 5): harness.measure.probes.saturation_check on the model's compatibility functions; dims: d_k grid;
     # min_slope: the log-log slope magnitude below which a trend is flat.
     "R2": {
         "smoke": {"dims": [8, 32, 128, 512], "n_keys": 64, "n_queries": 32, "batch": 8, "min_slope": 0.1},
@@ -282,7 +282,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     },
     # Q1 (issue 11): QK-norm against 1/sqrt(d_k). Five arms (claims/test_q1_qk_norm.py ARMS) at a small and a
     # large d_k (d_model fixed), each over the learning rates `lrs` (constant after a linear warmup: Wortsman et
-    # al. 2023 reproduce attention-logit growth at small scale by raising it), through harness.sweeps
+    # al. 2023 reproduce attention-logit growth at small scale by raising it), through harness.study.sweeps
     # (attention_variant_sweep, one call per lr; grad_steps = steps, so the max |logit| is read on every batch).
     # Smoke's 2 seeds: the paired scale_matters_with_qk_norm passes at firmness ~0.86 (3 would firm it, +50% time).
     "Q1": {
@@ -326,7 +326,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
                  "d_ks": [8, 16, 32, 64, 128, 256], "seeds": 8},
     },
     # C3 (issue 5): (a) the softmax of freshly initialised sweep models at probe_d_ks on probe_size held-out
-    # examples (plus xavier-initialised unscaled attention, the mediator check); (b, c) harness.sweeps'
+    # examples (plus xavier-initialised unscaled attention, the mediator check); (b, c) harness.study.sweeps'
     # attention_variant_sweep of additive / unscaled / scaled dot at sweep_d_ks (smallest and largest are the
     # "small" and "large" d_k) on key-value lookup, one attention layer, d_model 64, one head, PyTorch default
     # init; grad_steps: K, the steps whose dL/dlogits (b) averages; threads: torch threads for the module's body
@@ -348,7 +348,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
     # ~15% less at d_k 8.
     # Issue 17: tuning: each (arm, d_k, task) at its own rate from a grid of `points` rates over `span`x centred on
     # the task's train lr (the fixed-lr table's shared rate) on `seeds` tuning seeds; a choice at an end of the grid
-    # extends it by one grid step past that end, up to `extend` times (harness.tuning.tune: the widening decided on
+    # extends it by one grid step past that end, up to `extend` times (harness.study.tuning.tune: the widening decided on
     # the tuning seeds alone). Smoke 3 over 16x (steps of 4x), standard 5 over 16x (2x), full 7 over 64x (2x).
     # Why extension and not one wide grid: the optima differ by ~100x across arms (unscaled at kv d_k 256 wanted
     # <= 5e-4 while delayed copy's additive and scaled wanted >= 3.2e-2 in a 64x grid round 4e-3), and a grid wide
@@ -523,7 +523,7 @@ CLAIMS: dict[str, dict[str, dict[str, Any]]] = {
         "full": {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
                                        "n_decoder_layers": 3}},
     },
-    # The probe-level trial of a user's kernel (issue 27, harness/kernel_probes.py; M0, R1, R2, R3 with --attention):
+    # The probe-level trial of a user's kernel (issue 27, harness/measure/kernel_probes.py; M0, R1, R2, R3 with --attention):
     # cases Hypothesis draws for R1's exactness (a failing one is shrunk; more cases, more shapes seen), the d_k grid
     # of the scale law and the saturation check (the paper's 8..256), query and key counts of the weight readout,
     # and R3's timed sizes (the suite's R3 layer: batch 8, h 4, d_k 64). Target: <= 60 s a kernel on 2 CPU cores.
@@ -572,7 +572,7 @@ DRY_RUN_GRID_ENDS = ("lrs", "lr_factors", "lr_grid")
 # cell's memory-profiled call is its only call. Those calls were ~60% of the two dry runs' time in CI. One timing seed
 # leaves R3's timing criteria unrecorded, which a dry run does not decide anyway; similar_quality keeps both seeds.
 DRY_RUN_CLAIM_CAPS: dict[str, dict[str, int]] = {"R3": {"timing_seeds": 1}}
-# C1 (d) in a dry run without a user corpus: pairs of harness.tasks.generated_parallel_corpus (the full profile
+# C1 (d) in a dry run without a user corpus: pairs of harness.data.language.generated_parallel_corpus (the full profile
 # holds out 1% by hash: ~10 held-out pairs to decode and score with BLEU)
 DRY_RUN_CORPUS_PAIRS = 1000
 
@@ -629,7 +629,7 @@ class Profile:
             return copy.deepcopy(self.blocks[claim_id])
         except KeyError:
             raise KeyError(f"profile {self.name!r} has no budget block for claim {claim_id!r}; "
-                           f"add one to harness/profiles.py (known: {sorted(self.blocks)})") from None
+                           f"add one to harness/profiles/__init__.py (known: {sorted(self.blocks)})") from None
 
 
 def get_profile(name: str, n_seeds: int | None = None) -> Profile:

@@ -2,7 +2,7 @@
 
 The paper's base configuration is trained on a corpus the user gives through the environment (a TSV of
 source<TAB>target lines, or two aligned files), never one the suite downloads. ``corpus_status`` says whether
-(d) runs and why not; a dry run without a corpus runs on ``harness.tasks.generated_parallel_corpus`` so that the
+(d) runs and why not; a dry run without a corpus runs on ``harness.data.language.generated_parallel_corpus`` so that the
 loader, tokenisation, decoding and BLEU paths still run. ``measure_corpus_bleu`` trains one seed and scores
 greedy translations of held-out pairs (sacrebleu 13a), with a bootstrap standard error over test sentences.
 """
@@ -17,10 +17,10 @@ import torch
 
 from model import ModelConfig, param_count
 
-from .probes import corpus_bleu, greedy_texts
-from .profiles import DRY_RUN_CORPUS_PAIRS
-from .tasks import ParallelCorpus, generated_parallel_corpus
-from .training import TrainConfig, build_for_task, train
+from harness.measure.probes import corpus_bleu, greedy_texts
+from harness.profiles import DRY_RUN_CORPUS_PAIRS
+from harness.data.language import ParallelCorpus, generated_parallel_corpus
+from harness.train.loop import TrainConfig, build_for_task, train
 
 CORPUS_ENV_TSV = "ATTN_CLAIMS_CORPUS_TSV"
 CORPUS_ENV_SRC = "ATTN_CLAIMS_CORPUS_SRC"

@@ -7,7 +7,7 @@ validation loss is chosen, and the arm is then evaluated at that rate on the eva
 never saw), on a test part of the held-out split that the validation loss never read (issue 26). A chosen rate at the edge of its grid means the optimum may lie outside it: the comparison that
 uses that arm is inconclusive (``edge_reason``), and the profile's grid should be widened.
 
-Built on ``harness.sweeps.attention_variant_sweep``: its in-process memo keys on the training config, so a rate
+Built on ``harness.study.sweeps.attention_variant_sweep``: its in-process memo keys on the training config, so a rate
 tuned once is trained once, and modules that share the sweep share the tuning runs too.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .sweeps import attention_variant_sweep
+from harness.study.sweeps import attention_variant_sweep
 
 #: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set by
 #: construction (issue 26): master seed m <= 10**6 gives seeds m*1000 + i < 10**9 + 1000 < 2**31, and a tuning seed
@@ -79,7 +79,7 @@ class Tuned:
             return ""
         where = self.arm if self.d_k is None else f"{self.arm} at {self.setting}={self.d_k}"
         return (f"{where}: its tuned learning rate {self.lr:.3g} is the grid's {self.edge} "
-                f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles.py")
+                f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles/__init__.py")
 
 
 def _with_lr(budget: Mapping[str, Any], lr: float) -> dict[str, Any]:
@@ -256,7 +256,7 @@ class TunedSweep:
     def paired(self, a: str, b: str, d_k: int, label: str = "", identical: str = "") -> dict[str, Any]:
         """Arm ``a`` against arm ``b`` at ``d_k``, paired by seed (δ = a - b of the held-out loss; ``decision.samples``,
         ``identical`` passed on), invalid where either arm's rate sits at its grid's edge."""
-        from . import decision
+        from harness.record import decision
 
         return decision.samples(self.cell(a, d_k), self.cell(b, d_k), paired=True,
                                 label=label or f"{self.task} d_k={d_k}", invalid=self.invalid((a, d_k), (b, d_k)),
@@ -329,7 +329,7 @@ def tuned_tables(sweeps_: Mapping[str, TunedSweep]) -> pd.DataFrame:
 def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
     """Each part's outcome alone (``decision.decide_alone``, no family adjustment): the per-task rows the report
     shows beside a criterion with one part per task."""
-    from . import decision
+    from harness.record import decision
 
     rows = []
     for label, ms in parts.items():

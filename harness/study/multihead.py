@@ -1,12 +1,12 @@
 """Multi-head retrieval arms, trained at their rates and probed through the taps (C5's measurement).
 
-An ``Arm`` is one configuration of ``harness.tasks.MultiPositionRetrieval`` and the one-layer model that answers it:
+An ``Arm`` is one configuration of ``harness.data.tasks.MultiPositionRetrieval`` and the one-layer model that answers it:
 the task binding (``token`` or ``position``), M slots, h heads and d_k (d_model // h unless set), and a step
 multiplier (the long single head). ``train_arm`` trains one (arm, seed) on the profile's train block for its binding
 and measures it on the test part of the held-out split: exact match and loss, then, through the taps on the query
 row, the attention entropy, the mass on the slots and each head's slot shares (when the attention returns weights),
-and ``harness.resolution.positional_resolution`` on the heads' outputs. ``tune_arms`` is the tuning stage
-(``harness.tuning.choose_rates`` over the binding's ``tuning`` block, scored on the validation part alone);
+and ``harness.measure.resolution.positional_resolution`` on the heads' outputs. ``tune_arms`` is the tuning stage
+(``harness.study.tuning.choose_rates`` over the binding's ``tuning`` block, scored on the validation part alone);
 ``measure`` runs every arm on its seeds (``arm_seeds``) at its tuned rate. ``select``, ``by_seed`` and
 ``paired_by_seed`` read the runs table; ``resolution_slope`` is one slope of resolution against log2 h per seed.
 Budgets are the profile's C5 block; what is decided from these numbers is the claim module's.
@@ -23,12 +23,13 @@ import torch
 
 from model import ModelConfig, QueryTagger
 
-from . import decision, stats
-from .probes import attention_entropy, run_with_taps
-from .resolution import distinct_majority_slots, positional_resolution, slot_shares, slot_weights, top_slot_share
-from .tasks import MultiPositionRetrieval, validation_test_split
-from .training import TrainConfig, build_for_task, evaluate, torch_threads, train
-from .tuning import Tuned, choose_rates, tuning_seeds, val_loss_scores
+from harness.record import decision
+from harness.measure import stats
+from harness.measure.probes import attention_entropy, run_with_taps
+from harness.measure.resolution import distinct_majority_slots, positional_resolution, slot_shares, slot_weights, top_slot_share
+from harness.data.tasks import MultiPositionRetrieval, validation_test_split
+from harness.train.loop import TrainConfig, build_for_task, evaluate, torch_threads, train
+from harness.study.tuning import Tuned, choose_rates, tuning_seeds, val_loss_scores
 
 WEIGHTS_TAP = "encoder.layers.0.self_attn.weights"
 OUT_TAP = "encoder.layers.0.self_attn.out"
@@ -124,7 +125,7 @@ def tuning_loss(arm: Arm, budget: dict[str, Any], seed: int, lr: float, device: 
 
 def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
-    """Issue 17's tuning stage for C5's arms (module docstring), ``harness.tuning.choose_rates`` over each arm's
+    """Issue 17's tuning stage for C5's arms (module docstring), ``harness.study.tuning.choose_rates`` over each arm's
     binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
     named by its h)."""
     (block,) = {arm.binding: budget[arm.binding]["tuning"] for arm in arms}.values()   # the arms of one binding

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from harness import decision
-from harness import verdict as verdicts
+from harness.record import decision
+from harness.record import verdict as verdicts
 
 BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
 

@@ -2,7 +2,7 @@
 
 Works on criterion *records* (the dicts in results.json), not on live Evidence objects, so the same
 rule judges a fresh run, a merged xdist run and a stored baseline. Measurement lives in
-``harness.evidence``, the statistics of one decision in ``harness.decision``, rendering in ``harness.report``.
+``harness.record.evidence``, the statistics of one decision in ``harness.record.decision``, rendering in ``harness.report``.
 
 How a verdict is decided: ``HOW_VERDICTS_ARE_DECIDED`` below, which the report prints word for word.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from harness import decision
+from harness.record import decision
 
 #: The rule, as the report prints it (and the README's "How verdicts are decided" summarises).
 HOW_VERDICTS_ARE_DECIDED = (

@@ -1,12 +1,12 @@
 """Is firmness honest? Its calibration on this suite's own criteria (issue 26).
 
-Firmness is the replication probability estimated from one run's seeds (``harness.decision``). This checks it the
+Firmness is the replication probability estimated from one run's seeds (``harness.record.decision``). This checks it the
 only way a probability can be checked: run the same criteria again on fresh seeds and count. It runs every claim's
-fast criteria at smoke budgets (the fault matrix's own command, ``harness.sensitivity.run_fast``, no fault) at
+fast criteria at smoke budgets (the fault matrix's own command, ``harness.suite.sensitivity.run_fast``, no fault) at
 several master seeds (disjoint seed sets), and for each counted criterion compares the firmness each run predicted
 with how often the other runs repeated that run's outcome.
 
-    python -m harness.calibration --master-seeds 0,1,2,3,4 --jobs 2      # prints a Markdown table
+    python -m harness.suite.calibration --master-seeds 0,1,2,3,4 --jobs 2      # prints a Markdown table
 
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import sensitivity
+from harness.suite import sensitivity
 
 BINS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
@@ -85,7 +85,7 @@ def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.calibration", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.suite.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
     parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)

@@ -1,0 +1,3 @@
+from harness.report.html import main
+
+raise SystemExit(main())
