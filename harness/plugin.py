@@ -41,23 +41,9 @@ from harness import fp_path
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
-from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
+from harness.profiles import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS, PROFILE_NAMES, Profile, get_profile, wall_budget
 from harness.schedule import PlannedGroupScheduling, first_test_carries
 
-#: the claims that judge a kernel under --attention (issue 27); every other claim module is skipped with its reason,
-#: so a user reads one table of which claims ran on their kernel
-KERNEL_TRIAL_CLAIMS = ("M0", "R1", "R2", "R3", "C1", "C5")
-KERNEL_NOT_YET = {
-    "C2": "its LSTM and conv baselines and its float64 Jacobian probes are not about a user's kernel",
-    "C3": "its part (a) on the kernel is R2's saturation check through the kernel, and (b, c) are R1's "
-          "kernel_trains_as_reference (the kernel as an arm of C3's tuned sweep); its additive and unscaled arms "
-          "are the project's own",
-    "C4": "its part (a) on the kernel is R1's kernel_scale_exponent and kernel_logit_variance (the 1/sqrt(d_k) law "
-          "read out of the black box); its alpha sweep sets the scale inside the project's own attention",
-    "Q1": "QK-norm stays the project's own attention, not the kernel's",
-    "*": "its measurements read the logits/weights taps inside the attention, which a black-box kernel does not "
-         "expose, or train arms the kernel is not part of (docs/attention-trial.md)",
-}
 PART_PROPERTY = "attention_claims.part"
 SKIP_PROPERTY = "attention_claims.skipped"
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"

@@ -315,7 +315,7 @@ def declared_kernel_criteria() -> set[str]:
     """Every criterion name declared in a ``*CRITERIA`` dict of a claim module that judges a kernel."""
     import importlib
 
-    from harness.plugin import KERNEL_TRIAL_CLAIMS
+    from harness.profiles import KERNEL_TRIAL_CLAIMS
 
     names = set()
     for cid in KERNEL_TRIAL_CLAIMS:
@@ -331,7 +331,7 @@ def test_every_claim_that_skips_a_kernel_says_why_and_names_criteria_that_exist(
     reason belongs to a claim that exists and is skipped (a reason left on a claim that now judges the kernel would
     say the opposite of what runs), and every criterion a reason points to (C3, C4: where their kernel-level part
     runs instead) is really declared by a claim that judges the kernel."""
-    from harness.plugin import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
+    from harness.profiles import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
 
     ids = {p.name.split("_")[1].upper() for p in (REPO / "claims").glob("test_*.py")}
     assert set(KERNEL_TRIAL_CLAIMS) <= ids

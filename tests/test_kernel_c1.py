@@ -15,7 +15,7 @@ import claims.test_c1_attention_suffices as c1
 from harness import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
-from harness.plugin import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
+from harness.profiles import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS
 from harness.profiles import Profile, get_profile
 from model.kernels import use_kernel
 
