@@ -37,30 +37,15 @@ from typing import Any, Mapping, Sequence
 
 from model.faults import FAULTS
 
+from harness import profiles
 from harness.record.results import clean_commit, write_json_atomic
 
-#: fault -> the claim ids that must be refuted under it (issue 10's table).
+#: fault -> the claim ids that must be refuted under it, from each claim's profile file (REFUTED_BY_FAULTS)
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
-    "no_scale": ("R1", "C4", "R2"),
-    "scale_by_dk": ("R1", "R2", "C4"),       # C4 (issue 20's first full matrix): any wrong default scale is its claim
-    "uniform_attention": ("C2", "C5", "C1"),
-    "single_head": ("C5", "M0"),             # M0's heads_distinct check exists for this fault
-    "causal_leak": ("M0", "C1"),            # C1's decoder_is_causal: its trained decoders read the next target
-    "no_positional_encoding": ("C1", "M0"),  # M0's positional_encoding check exists for this fault
-}
-
-#: (fault, claim) -> why an off-target cell may move: the fault breaks something that claim also measures.
+    fault: tuple(c for c, faults in profiles.REFUTED_BY_FAULTS.items() if fault in faults) for fault in FAULTS}
+#: (fault, claim) -> why an off-target cell may move: the fault breaks something that claim also measures
 SIDE_EFFECTS: dict[tuple[str, str], str] = {
-    ("uniform_attention", "C3"): "C3 probes the softmax itself; with it replaced every entropy and gradient slope is "
-                                 "exactly 0, with no spread to test (inconclusive)",
-    ("uniform_attention", "R1"): "R1's exact check compares the module with softmax(QK^T/sqrt(d_k))V; any change to the "
-                                 "attention operation fails it",
-    ("single_head", "R1"): "R1's exact check compares every head with the reference multi-head attention",
-    ("causal_leak", "R1"): "R1's exact check includes causal-masked attention, compared with SDPA's causal mask",
-    ("no_positional_encoding", "C2"): "C2's match task needs positions: without them self-attention cannot tell the "
-                                      "first token from the last",
-    ("no_positional_encoding", "C5"): "C5's position-bound retrieval binds slots to positions, which the fault removes",
-}
+    (fault, c): why for c, reasons in profiles.SIDE_EFFECTS.items() for fault, why in reasons.items()}
 
 CAUGHT, WEAK = "refuted", "inconclusive"
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,14 +53,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: outcome may differ on another machine's floating-point path (issue 25), so the matrix names it before it fails CI
 FLAKY_BELOW = 0.9
 #: (fault or None, claim) -> why a cell below FLAKY_BELOW is known and accepted: printed as a declared cell, not a
-#: warning. Keep each reason to what was measured.
+#: warning (each claim's profile file, FLAKY_DECLARED)
 FLAKY_DECLARED: dict[tuple[str | None, str], str] = {
-    ("single_head", "C4"): "model_scaled_slope with one effective head: interval [0.004, 0.066] against the +-0.1 "
-                           "band; predictive firmness 0.81 at 3 seeds. An init probe: the matrix's seeds are fixed, "
-                           "and on another floating-point path (ATEN_CPU_CAPABILITY=default) its interval is the "
-                           "same to 4 decimals, so another machine does not move it; 0.81 is about fresh seeds "
-                           "(2026-12-02, master seed 0)",
-}
+    (fault, c): why for c, reasons in profiles.FLAKY_DECLARED.items() for fault, why in reasons.items()}
 
 
 def matrix_claims(claims_dir: Path) -> list[str]:

@@ -1,0 +1,27 @@
+"""M0's numbers: its budgets at each profile (smoke is the base; standard and full override it), its expected wall
+times, the faults that must refute it, and its kernel-trial status. The claim module is ``claims/test_m0_*.py``;
+``harness.profiles`` reads this file."""
+from harness.profiles.merge import overrides
+
+# M0 (issue 8, issue 10): structural model checks on freshly built float64 models (causal mask, distinct
+# heads, the paper's sinusoid, padding ignored); seconds on every profile.
+SMOKE = {"seeds": 3,
+         "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 2, "n_decoder_layers": 2}}
+BUDGETS = {"smoke": SMOKE,
+           "standard": overrides(SMOKE, {"seeds": 5, "model": {"d_model": 64, "n_heads": 8, "d_ff": 128}}),
+           "full": overrides(SMOKE, {"seeds": 5,
+                                 "model": {"d_model": 64, "n_heads": 8, "d_ff": 128, "n_encoder_layers": 3,
+                                           "n_decoder_layers": 3}})}
+
+#: expected wall time (s) under `-n 2 --dist loadgroup` on the 2-core box, by profile (a report, not a test;
+#: the scheduler starts the longest first); its dry run's; a kernel trial's (--attention)
+WALL_BUDGET_S = {"smoke": 5, "standard": 5}
+DRY_RUN_WALL_BUDGET_S = {"standard": 1, "full": 1}
+
+#: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
+#: (single_head: its heads_distinct check exists for it; no_positional_encoding: its positional_encoding check)
+REFUTED_BY_FAULTS = ("single_head", "causal_leak", "no_positional_encoding")
+
+#: under --attention this claim judges the kernel
+KERNEL_TRIAL = True
+KERNEL_TRIAL_WALL_BUDGET_S = {"smoke": 5}
