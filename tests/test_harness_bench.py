@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from harness.measure import bench
-from harness.report.html import load_benchmarks
+from harness.report.charts import load_benchmarks
 
 SHAPE = dict(batch=2, n=16, n_heads=2, d_k=8)
 

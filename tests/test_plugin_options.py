@@ -122,7 +122,7 @@ def test_a_run_without_claim_tests_leaves_the_report_dir_alone(suite):
 
 
 def test_each_xdist_worker_takes_its_own_gpu():
-    from harness.plugin import pick_device
+    from harness.settings import pick_device
 
     assert pick_device("auto", None, True, 4) == "cuda:0"
     assert pick_device("auto", "gw2", True, 4) == "cuda:2"
@@ -133,7 +133,7 @@ def test_each_xdist_worker_takes_its_own_gpu():
 
 
 def test_xdist_workers_share_out_the_cores():
-    from harness.plugin import worker_threads
+    from harness.settings import worker_threads
 
     assert worker_threads(2, {"workercount": 2}) == 1  # -n 2 on the 2-core CI box: one thread each
     assert worker_threads(16, {"workercount": 4}) == 4
@@ -142,7 +142,7 @@ def test_xdist_workers_share_out_the_cores():
 
 
 def test_summary_header_names_claims_on_another_seed_count():
-    from harness.plugin import seed_overrides
+    from harness.session import seed_overrides
 
     res = {"run": {"seeds": [0, 1, 2]},
            "claims": {"C1": {"seeds": [0, 1, 2]}, "C3": {"seeds": [0, 1, 2, 3, 4]}, "M0": {"seeds": None}}}
@@ -152,7 +152,7 @@ def test_summary_header_names_claims_on_another_seed_count():
 
 
 def test_master_seeds_give_disjoint_seed_sets():
-    from harness.plugin import derive_seeds
+    from harness.settings import derive_seeds
 
     sets = [set(derive_seeds(m, 5)) for m in range(3)]
     assert derive_seeds(0, 3) == [0, 1, 2]

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.plugin import longest_first
+from harness.session import longest_first
 
 
 def _item(nodeid: str, claim: str | None = None, group: str | None = None):

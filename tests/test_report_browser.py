@@ -15,6 +15,7 @@ import pytest
 
 from harness.record import baseline as B
 from harness.report import browser
+from harness.report import charts
 from harness.report import html as report
 from harness.record import results as R
 from test_report import claim, results
@@ -26,7 +27,7 @@ SEED_ROWS = 150  # a per-seed table long enough to fill pages if it printed
 
 
 def _figure_png() -> bytes:
-    uri = report._figure_png(lambda ax: (ax.plot([1, 2, 3], [3, 1, 2]), ax.set_title("does it decode?")))
+    uri = charts._figure_png(lambda ax: (ax.plot([1, 2, 3], [3, 1, 2]), ax.set_title("does it decode?")))
     return base64.b64decode(uri.split(",", 1)[1])
 
 

@@ -44,20 +44,8 @@ interval is the point, it passes or is refuted where the point lies strictly ins
 it takes part in Holm with p 0 or 1, and like an exact check it has no firmness of its own. A constant arm handed
 over as samples, or an estimate with se 0 and no reason, stays degenerate.
 
-**Firmness: the replication probability, estimated from this run's seeds, conditional on the tuned rates.** The
-share of simulated fresh, equally sized seed sets that repeat the outcome (a criterion's, and the claim's verdict,
-with Holm and the verdict rule applied in every simulated run). Each simulated set is drawn from the predictive
-distribution: each arm's (or the paired differences') mean and SD are first drawn from their posterior under the
-t / scaled-χ² rule at the observed n (flat prior), then the fresh seeds from a normal with those; so a 2-df SD's
-uncertainty widens the spread of outcomes rather than being taken as the truth. It is null (with the reason) for
-an exact check (deterministic: nothing to simulate), a degenerate, invalid or unmeasured criterion, and for an
-inconclusive verdict that rests on one. ``seeds_for_firm`` is a planning number, the usual power calculation:
-the smallest seed count at which the outcome aimed at (an inconclusive criterion's: where its point estimate
-points) would reach 0.9 *if the observed means and spreads were the truth* (the plug-in simulation), or None.
-(The predictive probability cannot plan: its uncertainty about the true mean comes from this run's seeds, and no
-number of fresh seeds removes it.) Its calibration is
-checked in tests/test_harness_decision.py on synthetic claims and, on this suite's own criteria, by
-``python -m harness.suite.calibration``.
+**Firmness** (the replication probability of each outcome and of the verdict, and ``seeds_for_firm``) is
+estimated in ``harness.record.firmness``, which ``judge`` calls on the family it decided (``firmness=True``).
 """
 from __future__ import annotations
 
@@ -74,11 +62,6 @@ ALPHA = 0.05                        # per claim: support at alpha per criterion,
 KINDS = ("superiority", "non_inferiority", "equivalence", "band", "exact")
 PASSED, INCONCLUSIVE, REFUTED = "passed", "inconclusive", "refuted"
 OUTCOME_RANK = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
-FRAGILE_BELOW = 0.8                 # firmness under this gets a visible mark in the report and terminal
-FIRM_TARGET = 0.9                   # seeds_for_firm: the count at which the outcome reaches this probability
-MAX_SEEDS = 200
-N_SIM = 2000                        # simulated seed sets per firmness estimate (Monte Carlo s.e. <= 0.011)
-_SEARCH_GRID = tuple(range(2, 13)) + (15, 20, 25, 30, 40, 50, 60, 80, 100, 130, 160, 200)
 SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predicted region but not in the "
                    "refutation region, so the effect is neither shown nor contradicted")
 
@@ -467,65 +450,6 @@ def _holm_reject(p: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     return rejected
 
 
-# ========================================================================================== firmness
-class _Sim:
-    """Simulated fresh seed sets for one measurement (common random numbers across seed counts): (delta, se, df)
-    of the same test on each. ``predictive``: draw the arm's mean and SD from their posterior first (issue 26);
-    False: take the observed mean and SD as the truth (the plug-in estimate, kept to show what it overstates)."""
-
-    def __init__(self, m: Mapping[str, Any], rng: np.random.Generator, n_sim: int = N_SIM,
-                 predictive: bool = True) -> None:
-        self.m, self.n_sim, self.predictive = m, n_sim, predictive
-        self.base = stat(m)
-        arms = 1 if m["source"] == "estimate" or m.get("b") is None or m.get("paired") else 2
-        # per arm: standard normals for the posterior mean and the fresh mean, uniforms for the two chi-squares
-        self.z = rng.standard_normal((arms, 2, n_sim))
-        self.u = rng.random((arms, 2, n_sim))
-
-    def _arm(self, k: int, mean: float, sd: float, n: int, scale: float, predictive: bool
-             ) -> tuple[np.ndarray, np.ndarray, int]:
-        """(fresh means, fresh sample variances, fresh n) of one arm observed as (mean, sd) over n seeds."""
-        n_new = _scaled(n, scale)
-        if predictive:
-            sigma2 = (n - 1) * sd ** 2 / np.maximum(sps.chi2.ppf(self.u[k, 0], n - 1), 1e-300)
-            mu = mean + np.sqrt(sigma2 / n) * self.z[k, 0]
-        else:
-            sigma2, mu = np.full(self.n_sim, sd ** 2), np.full(self.n_sim, mean)
-        fresh_mean = mu + np.sqrt(sigma2 / n_new) * self.z[k, 1]
-        fresh_var = sigma2 * sps.chi2.ppf(self.u[k, 1], n_new - 1) / (n_new - 1)
-        return fresh_mean, fresh_var, n_new
-
-    def at(self, scale: float, predictive: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(delta, se, df) arrays for seed counts ``scale`` x the measured ones (``predictive`` None: the sim's)."""
-        m, s = self.m, self.base
-        predictive = self.predictive if predictive is None else predictive
-        if m["source"] == "estimate":
-            df_new = max(s.df * scale, 1.0)
-            if predictive:
-                se_true = s.se * np.sqrt(s.df / np.maximum(sps.chi2.ppf(self.u[0, 0], s.df), 1e-300))
-                truth = s.delta + se_true * self.z[0, 0]
-            else:
-                se_true, truth = np.full(self.n_sim, s.se), np.full(self.n_sim, s.delta)
-            se_new = se_true / math.sqrt(scale)
-            est = truth + se_new * self.z[0, 1]
-            return est, se_new * np.sqrt(sps.chi2.ppf(self.u[0, 1], df_new) / df_new), np.full(self.n_sim, df_new)
-        a = np.asarray(m["a"], float)
-        if m.get("b") is None or m.get("paired"):
-            x = a if m.get("b") is None else a - np.asarray(m["b"], float)
-            mean, var, n = self._arm(0, float(x.mean()), float(x.std(ddof=1)), x.size, scale, predictive)
-            return mean, np.sqrt(var / n), np.full(self.n_sim, n - 1.0)
-        b = np.asarray(m["b"], float)
-        ma, va, na = self._arm(0, float(a.mean()), float(a.std(ddof=1)), a.size, scale, predictive)
-        mb, vb, nb = self._arm(1, float(b.mean()), float(b.std(ddof=1)), b.size, scale, predictive)
-        sa, sb = va / na, vb / nb
-        df = (sa + sb) ** 2 / (sa ** 2 / (na - 1) + sb ** 2 / (nb - 1))
-        return ma - mb, np.sqrt(sa + sb), df
-
-
-def _scaled(n: int, scale: float) -> int:
-    return int(min(MAX_SEEDS, max(2, round(n * scale))))
-
-
 @dataclass
 class _Member:
     """One criterion as the family sees it."""
@@ -535,7 +459,6 @@ class _Member:
     counts: bool
     exact_holds: bool | None = None
     stats: list[Stat] = field(default_factory=list)
-    sims: list[_Sim] = field(default_factory=list)
 
     @property
     def exact_point(self) -> bool:
@@ -609,32 +532,17 @@ def _observed_p(members: Sequence[_Member]) -> tuple[list[np.ndarray], list[np.n
     return sup, ref, out
 
 
-def _simulated_p(members: Sequence[_Member], scale: float, predictive: bool | None = None
-                 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    sup, ref = [], []
-    for mem in members:
-        if mem.untestable:            # an untestable criterion stays inconclusive in every simulated run
-            n = mem.sims[0].n_sim if mem.sims else N_SIM
-            sup.append(np.ones((n, len(mem.stats))))
-            ref.append(np.ones((n, len(mem.stats))))
-            continue
-        ps = [_p_values(*sim.at(scale, predictive), mem.rule, st.exact) for sim, st in zip(mem.sims, mem.stats)]
-        sup.append(np.stack([p[0] for p in ps], 1))
-        ref.append(np.stack([p[1] for p in ps], 1))
-    return sup, ref
-
-
 def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *, alpha: float = ALPHA,
-          seed: int = 0, n_sim: int = N_SIM, firmness: bool = True, predictive: bool = True,
+          seed: int = 0, n_sim: int | None = None, firmness: bool = True, predictive: bool = True,
           search_seeds: bool = True) -> Judged:
     """Decide every protocol criterion record (``rule`` + ``measurements`` / ``exact_holds``): support at alpha per
     criterion, refutation by Holm over the parts of the counted statistical ones; firmness per criterion and for
-    the claim from one simulation of the whole family (``predictive=False``: the plug-in simulation).
+    the claim from one simulation of the whole family (``harness.record.firmness.judge_firmness``: ``seed``, ``n_sim``
+    simulated seed sets, default ``firmness.N_SIM``; ``predictive=False``: the plug-in simulation).
 
     Returns, per criterion, a dict of the derived fields (outcome, level, refute_level, p_support, p_refute,
     p_value, ci, measured, deciding_part, parts, short_of_margin, firmness, firmness_reason, seeds_for_firm,
     decision_note)."""
-    rng = np.random.default_rng(seed)
     out: list[dict[str, Any]] = [{} for _ in criteria]
     members: list[_Member] = []
     exact_codes, n_unrecorded = [], 0
@@ -659,8 +567,6 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
             continue
         mem = _Member(i, rule, list(c["measurements"]), bool(cm))
         mem.stats = [stat(m) for m in mem.measurements]
-        if firmness:
-            mem.sims = [_Sim(m, rng, n_sim, predictive) for m in mem.measurements]
         members.append(mem)
 
     p_sup, p_ref, p_out = _observed_p(members)
@@ -712,91 +618,9 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         for j, mem in enumerate(members):
             out[mem.index]["firmness_reason"] = "not estimated"
         return Judged(out, verdict, None, None, None, "not estimated")
-    return _firmness(members, out, exact_codes, n_unrecorded, verdict, alpha, search_seeds)
-
-
-def _target_code(outcome: str, rule: Rule, s: Stat) -> int:
-    """The outcome a criterion aims at with more seeds: its own if decisive, else where the estimate points."""
-    if outcome != INCONCLUSIVE:
-        return _CODE[outcome]
-    inside = (rule.lo is None or s.delta > rule.lo) and (rule.hi is None or s.delta < rule.hi)
-    return 2 if inside else 0
-
-
-def _firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes: list[int], n_unrecorded: int,
-              verdict: int, alpha: float, search_seeds: bool = True) -> Judged:
-    """Firmness of every statistical criterion and of the claim, from one family simulation per seed count."""
-    for mem in members:
-        if mem.untestable:
-            out[mem.index]["firmness_reason"] = f"not simulated: {mem.untestable}"
-        elif mem.exact_point:
-            out[mem.index]["firmness_reason"] = "an exact point (every replicate identical): nothing to simulate"
-    live = [mem for mem in members if not mem.untestable and not mem.exact_point]
-    counted = [j for j, mem in enumerate(members) if mem.counts]
-    statistical = [j for j in counted if not members[j].exact_point]
-    n0 = min((s.n for mem in members if mem.counts for s in mem.stats), default=None)
-    n0_all = {mem.index: max(s.n for s in mem.stats) for mem in members}
-
-    def simulate(scale: float, predictive: bool | None = None):
-        sup, ref = _simulated_p(members, scale, predictive)
-        codes, _, _ = _decide_family(members, sup, ref, alpha)
-        counted_codes = [codes[j] for j in counted]
-        if exact_codes:
-            counted_codes += [np.full(len(codes[0]), c) for c in exact_codes]
-        v = _verdict_codes(np.stack(counted_codes, 1) if counted_codes else np.zeros((len(codes[0]) if codes else 0, 0)),
-                           n_unrecorded) if codes else np.array([verdict])
-        return codes, v
-
-    if members:
-        codes, v = simulate(1.0)
-        for j, mem in enumerate(members):
-            if mem in live:
-                out[mem.index]["firmness"] = float(np.mean(codes[j] == _CODE[out[mem.index]["outcome"]]))
-    # seeds for firm, per criterion and for the claim, over one search of seed counts
-    wants = {mem.index: _target_code(out[mem.index]["outcome"], mem.rule, out[mem.index]["deciding_stat"])
-             for mem in live}
-    need: dict[int, int | None] = {i: None for i in wants}
-    pending = {mem.index for mem in live if out[mem.index]["firmness"] < FIRM_TARGET
-               or out[mem.index]["outcome"] == INCONCLUSIVE}
-    wants_or_own = {**{mem.index: _CODE[out[mem.index]["outcome"]] for mem in members if mem.exact_point}, **wants}
-    claim_target = int(_verdict_codes(np.array([[wants_or_own.get(mem.index, 1) for mem in members if mem.counts]
-                                                 + exact_codes]), n_unrecorded)[0]) if (counted or exact_codes) else 1
-    untestable_counted = [mem for mem in members if mem.counts and mem.untestable]
-    claim_firm: float | None = None
-    reason = ""
-    if not counted and not exact_codes and not n_unrecorded:
-        reason = "nothing counted"
-    elif not statistical:
-        reason = ((("deterministic checks and exact points only" if len(statistical) < len(counted) else
-                    "deterministic checks only") + ": nothing to simulate") if not n_unrecorded
-                  else "a criterion never recorded")
-    elif verdict == 1 and (untestable_counted or n_unrecorded or 1 in exact_codes):
-        reason = ("the verdict rests on a criterion that cannot be decided from its numbers ("
-                  + "; ".join(mem.untestable for mem in untestable_counted) + ")" if untestable_counted
-                  else "the verdict rests on a criterion that was not measured or never recorded")
-    else:
-        claim_firm = float(np.mean(v == verdict))
-    claim_need = None
-    claim_pending = claim_firm is not None and (claim_firm < FIRM_TARGET or verdict == 1)
-    if search_seeds and (pending or claim_pending):
-        for n in _SEARCH_GRID:
-            if not pending and not claim_pending:
-                break
-            scale_claim = n / n0 if n0 else None
-            # one simulation per seed count, scaled on the claim's base count
-            if scale_claim is None or n <= n0:
-                continue
-            codes, v = simulate(scale_claim, predictive=False)     # planning: the observed effect as the truth
-            for j, mem in enumerate(members):
-                i = mem.index
-                if i in pending and n > n0_all[i] and np.mean(codes[j] == wants[i]) >= FIRM_TARGET:
-                    need[i] = int(round(n0_all[i] * scale_claim))
-                    pending.discard(i)
-            if claim_pending and np.mean(v == claim_target) >= FIRM_TARGET:
-                claim_need, claim_pending = n, False
-    for i, n in need.items():
-        out[i]["seeds_for_firm"] = n
-    return Judged(out, verdict, claim_firm, claim_need, n0, reason)
+    from harness.record import firmness as firm  # it builds on this module, so it is imported here, not at the top
+    return firm.judge_firmness(members, out, exact_codes, n_unrecorded, verdict, alpha, seed=seed, n_sim=n_sim,
+                               predictive=predictive, search_seeds=search_seeds)
 
 
 # ========================================================================================== texts

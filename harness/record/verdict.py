@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from harness.record import decision
+from harness.record.firmness import FRAGILE_BELOW
 
 #: The rule, as the report prints it (and the README's "How verdicts are decided" summarises).
 HOW_VERDICTS_ARE_DECIDED = (
@@ -212,7 +213,7 @@ def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[M
 
 
 def fragile(firmness: float | None) -> bool:
-    return firmness is not None and firmness < decision.FRAGILE_BELOW
+    return firmness is not None and firmness < FRAGILE_BELOW
 
 
 def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:

@@ -187,7 +187,7 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
 def arm_seeds(arm: Arm, budget: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
     """The seeds of one arm: the run's, except that the position binding's h = 1 and h = 4 arms (resolution_gain,
     distinct_slots, head_sharpness) take ``budget["position"]["primary_seeds"]`` when that is more: the run's
-    seeds continued one by one (they are consecutive: ``harness.plugin.derive_seeds``). distinct_slots, a
+    seeds continued one by one (they are consecutive: ``harness.settings.derive_seeds``). distinct_slots, a
     proportion of seeds, cannot pass at 3 (profiles.py); --fast (resolution_rises only) keeps the run's seeds."""
     n = int(budget["position"].get("primary_seeds", 0))
     if fast or arm.binding != "position" or arm.h not in (1, 4) or arm.steps_factor != 1 or n <= len(seeds):

@@ -1,0 +1,234 @@
+"""Options -> validated settings: the ``attention-claims`` command-line options checked up front (issue 4).
+
+``harness.plugin`` declares the options (``pytest_addoption``) and calls ``parse_settings`` from its
+``pytest_configure``; every bad value is a ``pytest.UsageError`` (exit 4, one line) that names the valid choices,
+raised before anything trains.
+
+API:
+
+* ``Settings`` — the validated options (frozen): profile, device spec, seed count and master seed, report dir,
+  baseline and ``--update-baseline``, the injected fault, ``--fast``, ``--dry-run`` and the ``--attention*`` options;
+  ``gate_active`` and ``baseline_target`` derived from them;
+* ``parse_settings(config)`` — a pytest config's options as ``Settings`` (the report dir's writability is probed on
+  the controller; ``--inject-fault`` is checked against ``model/faults.py``);
+* ``validate_device(spec)``, ``pick_device(spec, worker_id, cuda_available, n_gpus)``, ``resolve_device(spec,
+  worker_id)`` — ``--device`` (``DEVICE_CHOICES``) checked, and turned into a concrete device (xdist worker gwN
+  takes cuda:N);
+* ``derive_seeds(master_seed, n)`` — a run's seeds, ``master_seed * SEED_STRIDE + 0..n-1`` (at most ``MAX_SEEDS``);
+* ``DRY_RUN_STEPS``, ``DRY_RUN_SEEDS`` — what ``--dry-run`` trains (issue 18);
+* ``load_kernel(settings, worker_id)`` — ``--attention`` resolved, pre-flighted and set as the model's kernel
+  (issue 27, ``harness.kernel``), or None; the ``--attention-*`` options without it are usage errors;
+* ``faults_module()`` — ``model.faults``, imported only when ``--inject-fault`` is used (issue 10);
+* ``worker_threads(cpu_count, workerinput)`` — torch threads for one xdist worker;
+* ``choose_fp_path(config)`` — ``--native-fp``: the CPU's native floating-point path instead of the pinned one
+  (``harness.fp_path``); called first in ``pytest_configure``, before any torch operation.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import fp_path
+from harness.profiles import PROFILE_NAMES
+
+DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
+SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
+MAX_SEEDS = SEED_STRIDE
+DRY_RUN_STEPS = 2   # --dry-run: training steps of every run (issue 18: every path, at real sizes, in minutes)
+DRY_RUN_SEEDS = 2   # and seeds: the fewest a t interval can be computed on
+_DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The run's options, validated (``parse_settings``)."""
+    profile: str
+    device: str
+    n_seeds: int | None
+    master_seed: int
+    report_dir: Path
+    baseline: Path | None
+    update_baseline: bool
+    inject_fault: str | None
+    fast: bool
+    dry_run: bool = False
+    attention: str | None = None            # --attention pkg.module:callable (issue 27)
+    attention_path: str | None = None
+    attention_factory: bool = False
+    attention_convention: str | None = None
+    attention_dtypes: str = "float32"
+
+    @property
+    def gate_active(self) -> bool:
+        return self.baseline is not None and not self.update_baseline
+
+    @property
+    def baseline_target(self) -> Path:
+        return self.baseline or self.report_dir / "baseline.json"
+
+
+def _int_option(name: str, raw: str, minimum: int, maximum: int | None = None) -> int:
+    try:
+        value = int(str(raw))
+    except ValueError:
+        value = None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise pytest.UsageError(f"{name} {raw!r} is not valid; it must be an integer {bound}")
+    return value
+
+
+def validate_device(spec: str) -> str:
+    """Check --device; a CUDA device on a machine without CUDA is a usage error that says so."""
+    m = _DEVICE_RE.fullmatch(spec)
+    if not m:
+        raise pytest.UsageError(f"--device {spec!r} is not valid; valid choices: {DEVICE_CHOICES}")
+    if spec.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            build = "a CPU-only torch build" if torch.version.cuda is None else "no GPU visible"
+            raise pytest.UsageError(f"--device {spec}: CUDA is not available on this machine (torch "
+                                    f"{torch.__version__}, {build}); use --device cpu or --device auto")
+        if m.group(1) is not None and int(m.group(1)) >= torch.cuda.device_count():
+            raise pytest.UsageError(f"--device {spec}: only {torch.cuda.device_count()} CUDA device(s) "
+                                    f"visible (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+    return spec
+
+
+def faults_module():
+    """model/faults.py, imported only when --inject-fault is used."""
+    try:
+        return importlib.import_module("model.faults")
+    except ImportError as exc:
+        raise pytest.UsageError(f"--inject-fault needs model/faults.py, which cannot be imported: {exc}") from None
+
+
+def parse_settings(config: pytest.Config) -> Settings:
+    """Every option checked up front: a bad value is a usage error (exit 4) naming the valid choices."""
+    opt = config.option
+    fast = bool(opt.fast)
+    profile = opt.profile or "smoke"
+    if profile not in PROFILE_NAMES:
+        raise pytest.UsageError(f"--profile {profile!r} is not valid; valid choices: {', '.join(PROFILE_NAMES)}")
+    if fast and profile != "smoke":
+        raise pytest.UsageError(f"--fast runs at smoke budgets; it cannot be combined with --profile {profile}")
+    dry_run = bool(opt.dry_run)
+    for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
+        if dry_run and used:
+            raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
+    device = validate_device(str(opt.device))
+    n_seeds = None if opt.seeds is None else _int_option("--seeds", opt.seeds, 1, MAX_SEEDS)
+    master_seed = _int_option("--master-seed", opt.master_seed, 0, 10**6)
+    invocation_dir = Path(config.invocation_params.dir)
+    report_dir = (invocation_dir / opt.report_dir) if opt.report_dir else (config.rootpath / "reports")
+    if report_dir.exists() and not report_dir.is_dir():
+        raise pytest.UsageError(f"--report-dir {report_dir} exists and is not a directory")
+    if not hasattr(config, "workerinput"):      # the controller writes there: find out now, not after training
+        problem = _unwritable(report_dir)
+        if problem:
+            raise pytest.UsageError(f"--report-dir {report_dir} is not writable ({problem})")
+    baseline = (invocation_dir / opt.baseline) if opt.baseline else None
+    fault = opt.inject_fault
+    if fault is not None:
+        faults = faults_module()
+        if fault not in faults.FAULTS:
+            raise pytest.UsageError(f"--inject-fault {fault!r} is not a known fault; valid choices: "
+                                    f"{', '.join(faults.FAULTS)}")
+    return Settings(profile=profile, device=device, n_seeds=n_seeds, master_seed=master_seed,
+                    report_dir=report_dir.resolve(), baseline=baseline.resolve() if baseline else None,
+                    update_baseline=bool(opt.update_baseline), inject_fault=fault, fast=fast, dry_run=dry_run,
+                    attention=getattr(opt, "attention", None), attention_path=getattr(opt, "attention_path", None),
+                    attention_factory=bool(getattr(opt, "attention_factory", False)),
+                    attention_convention=getattr(opt, "attention_convention", None),
+                    attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32")
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot hold the report (None when it can), without creating it (a run with no claim test
+    leaves the report dir alone): the folder, or its nearest existing ancestor, must be a writable folder."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            return "no existing parent folder"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a directory"
+    import tempfile
+
+    try:                        # a real probe (root passes os.access everywhere, /proc included), removed at once
+        os.rmdir(tempfile.mkdtemp(prefix=".write-probe-", dir=probe))
+    except OSError as exc:
+        return f"cannot create anything in {probe}: {exc.strerror or type(exc).__name__}"
+    return None
+
+
+def derive_seeds(master_seed: int, n: int) -> list[int]:
+    """The seeds of a run: readable (master 0 gives 0, 1, 2, ...), and disjoint across master seeds."""
+    return [master_seed * SEED_STRIDE + i for i in range(n)]
+
+
+def pick_device(spec: str, worker_id: str | None, cuda_available: bool, n_gpus: int) -> str:
+    """auto/cuda -> a concrete device; under xdist, worker gwN takes cuda:N (mod the GPU count)."""
+    if spec == "cpu" or (spec == "auto" and not cuda_available):
+        return "cpu"
+    if spec in ("auto", "cuda"):
+        index = int(worker_id[2:]) if worker_id and worker_id[2:].isdigit() else 0
+        return f"cuda:{index % max(1, n_gpus)}"
+    return spec
+
+
+def resolve_device(spec: str, worker_id: str | None = None) -> str:
+    """``pick_device`` on this machine's CUDA devices."""
+    if spec == "cpu":
+        return "cpu"
+    import torch
+
+    available = torch.cuda.is_available()
+    return pick_device(spec, worker_id, available, torch.cuda.device_count() if available else 0)
+
+
+def load_kernel(settings: Settings, worker_id: str | None = None):
+    """--attention resolved and called once on a tiny input (``harness.kernel.preflight``), then set as the model's
+    kernel for the session (``model.kernels``); a user's mistake is a usage error (exit 4, one line). None without
+    --attention."""
+    if not settings.attention:
+        for flag, used in (("--attention-path", settings.attention_path),
+                           ("--attention-factory", settings.attention_factory),
+                           ("--attention-convention", settings.attention_convention)):
+            if used:
+                raise pytest.UsageError(f"{flag} needs --attention pkg.module:callable")
+        return None
+    from harness import kernel as kernels
+    from model.kernels import set_kernel
+
+    try:
+        kernel = kernels.resolve(settings.attention, path=settings.attention_path,
+                                 factory=settings.attention_factory, convention=settings.attention_convention,
+                                 dtypes=settings.attention_dtypes)
+        kernels.preflight(kernel, resolve_device(settings.device, worker_id))
+    except kernels.KernelError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    set_kernel(kernel)
+    return kernel
+
+
+def worker_threads(cpu_count: int | None, workerinput: dict[str, Any]) -> int:
+    """Torch threads for one xdist worker: the cores shared out between the workers (at least 1), so that
+    ``-n 2`` on a 2-core machine does not run 2 x 2 threads that only contend. A module's own
+    ``torch_threads(...)`` still applies inside it."""
+    workers = int(workerinput.get("workercount", 1) or 1)
+    return max(1, (cpu_count or 1) // max(1, workers))
+
+
+def choose_fp_path(config: pytest.Config) -> None:
+    """``--native-fp``: compute on the CPU's native floating-point path (``harness.fp_path.unpin``); without it the
+    pinned path stays. Must run before any torch operation: ATen reads its path once, at the first."""
+    if config.getoption("native_fp", False):
+        fp_path.unpin()  # before any torch operation: ATen reads its path once, at the first
