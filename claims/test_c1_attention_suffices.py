@@ -61,11 +61,12 @@ import torch
 from harness.record import decision
 from harness.measure.bench import step_time_slopes, step_time_vs_length
 from harness.measure.probes import FUTURE_LEAK_TOL
+from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
                             write_generated_corpus)
 from harness.train.loop import TrainConfig
 from harness.study.transduction import ARCH, measure, setup_task
-from harness.study.tuning import Tuned, edge_reasons, figure_loss_vs_lr_by_task, fixed_rate_table, tuned_table
+from harness.study.tuning import Tuned, edge_reasons, fixed_rate_table, tuned_table
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("C1")
@@ -73,13 +74,16 @@ pytestmark = pytest.mark.claim("C1")
 CLAIM_ID = "C1"
 TASKS = ("reverse", "sort", "number_words_de")       # the profile's ``tasks`` block names those it runs
 
-#: name -> rule, prediction, metric, arms, fast: the whole pre-registration of C1 ("generalises/<task>" per task).
+#: name -> rule, prediction, metric, arms, how, counts, fast: the whole pre-registration of C1 ("generalises" is
+#: declared once per task, as "generalises/<task>": ``per_task``; corpus_bleu's rule is the profile's ``bleu_min``).
 CRITERIA: dict[str, dict[str, Any]] = {
     "no_recurrence_no_convolution": dict(
         rule=decision.exact("a walk of model.modules(): deterministic"),
         prediction="the Transformers trained here hold no recurrent and no convolutional module",
         metric="modules of type RNNBase, RNNCellBase or _ConvNd in the trained Transformers"),
     "decoder_is_causal": dict(
+        fast=True, how="every target position t of 16 test examples per run, the later tokens redrawn from the batch's "
+                       "own",
         rule=decision.exact("logits recomputed from the same prefix: deterministic up to float32 rounding (at most "
                             f"{FUTURE_LEAK_TOL:g} of the largest logit)"),
         prediction="the trained Transformers transduce: their prediction at target position t reads the source and "
@@ -92,7 +96,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
                            "probability e^-0.1 = 0.90; a uniform guess costs >= ln 20 = 3.0, the faults leave > 1"),
         prediction="the Transformer learns {task} and generalises to held-out inputs (never in training, never seen "
                    "by the early stop): test loss below 0.1 nats per target token",
-        metric="held-out test cross-entropy (teacher-forced, nats per target token), {task}"),
+        metric="held-out test cross-entropy (teacher-forced, nats per target token), {task}",
+        how="one test part per task, per seed"),
     "quality_vs_lstm": dict(
         rule=decision.non_inferiority(0.05, paired=True, reason="0.05 nats per target token: the Transformer gives "
                                       "each reference token at least e^-0.05 = 95% of the probability the LSTM gives "
@@ -116,13 +121,18 @@ CRITERIA: dict[str, dict[str, Any]] = {
                                   "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
                                   "O(1) sequential operations predict a gap near 1 where a step's latency is its "
                                   "sequential depth, so a quarter of it is the smallest gap we call one"),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), how="reverse at each length, fixed tokens per batch; CUDA synchronised around "
+                                          "every timed step; one slope per repeat",
         prediction="at a fixed number of tokens per batch, the Transformer's time per training step grows more "
                    "slowly with sequence length than the parameter-matched LSTM's (O(1) against O(n) sequential "
                    "operations; GPU only)",
         metric="log-log slope of median seconds per training step against sequence length n, per repeat: LSTM - "
                "Transformer"),
-    "corpus_bleu": dict(   # its rule: above the profile's bleu_min (test_c1_corpus_bleu)
+    "corpus_bleu": dict(
+        rule=lambda bleu_min: decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})"
+                                            if bleu_min is not None else "reported: BLEU above 0; no bar is "
+                                            "universal for a user's corpus"),
+        counts=lambda bleu_min: bleu_min is not None,
         prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs above "
                    "the profile's bleu_min (reported, not counted, when the profile sets none)",
         metric="corpus BLEU (sacrebleu 13a) on held-out pairs"),
@@ -255,15 +265,7 @@ def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None 
 
 
 # --------------------------------------------------------------------------------------------- figures
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def curves_figure(curves: pd.DataFrame, target: float):
-    plt = _pyplot()
     tasks = list(dict.fromkeys(curves.task))
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.2), squeeze=False)
     colors = {"transformer": "tab:blue", "lstm": "tab:orange"}
@@ -282,7 +284,6 @@ def curves_figure(curves: pd.DataFrame, target: float):
 
 
 def time_figure(df: pd.DataFrame):
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
     for i, (key, g) in enumerate(df.groupby(["task", "arch"], sort=False)):
         ax.scatter(np.full(len(g), i), g.time_to_95_s, c=np.where(g.reached_95, "tab:blue", "tab:red"))
@@ -296,7 +297,6 @@ def time_figure(df: pd.DataFrame):
 
 def step_time_figure(times: pd.DataFrame):
     """Does the time per training step grow more slowly with n for the Transformer than for the LSTM?"""
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for arm, g in times.groupby("arm", sort=False):
         med = g.groupby("n").s_per_step.median()
@@ -357,34 +357,35 @@ def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
     return [decision.samples(by["lstm"], by["transformer"], paired=True, label="reverse")], detail
 
 
+def per_task(criteria: Mapping[str, dict[str, Any]], tasks: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """``criteria`` with ``generalises`` declared once per task, in its place: ``generalises/<task>``, its
+    prediction and metric naming the task, fast for reverse (the fast criterion, issue 10)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in criteria.items():
+        if name != "generalises":
+            out[name] = spec
+            continue
+        for task in tasks:
+            out[f"{name}/{task}"] = {**spec, "fast": task == "reverse", "prediction": spec["prediction"].format(
+                task=task), "metric": spec["metric"].format(task=task)}
+    return out
+
+
 def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, timing: bool = False
             ) -> dict[str, Any]:
-    """The claim and its criteria (``CRITERIA``; a --fast run declares generalises/reverse; ``timing``:
-    ``step_time_vs_length`` too), before measuring."""
+    """The claim and its criteria (``CRITERIA``, ``generalises`` per task; a --fast run declares the fast ones;
+    ``compare``: the LSTM comparisons' tasks, none without them; ``timing``: ``step_time_vs_length`` too), before
+    measuring. corpus_bleu is ``test_c1_corpus_bleu``'s."""
     _declare_claim(ev)
-    crits = {}
-    if not fast:
-        crits["structure"] = ev.criterion("no_recurrence_no_convolution", **CRITERIA["no_recurrence_no_convolution"])
-    crits["causal"] = ev.criterion("decoder_is_causal", fast=True, how="every target position t of 16 test "
-                                   "examples per run, the later tokens redrawn from the batch's own",
-                                   **CRITERIA["decoder_is_causal"])
-    spec = CRITERIA["generalises"]
-    for name in tasks:
-        crits[name] = ev.criterion(f"generalises/{name}", rule=spec["rule"], fast=name == "reverse",
-                                   prediction=spec["prediction"].format(task=name),
-                                   metric=spec["metric"].format(task=name), how="one test part per task, per seed")
-    if compare:
-        crits["quality"] = ev.criterion("quality_vs_lstm", how=f"tasks {', '.join(compare)}; each arch at its rate "
-                                        "tuned on disjoint seeds by validation loss at the fixed budget; one part per "
-                                        "task", **CRITERIA["quality_vs_lstm"])
-        crits["time"] = ev.criterion("wall_time_to_95", how=f"tasks {', '.join(compare)}; one CPU thread: not a test "
-                                     "of the parallelism argument; censored runs enter with their whole training "
-                                     "time", **CRITERIA["wall_time_to_95"])
-    if timing:
-        crits["step_time"] = ev.criterion("step_time_vs_length", how="reverse at each length, fixed tokens per "
-                                          "batch; CUDA synchronised around every timed step; one slope per repeat",
-                                          **CRITERIA["step_time_vs_length"])
-    return crits
+    on = f"tasks {', '.join(compare)}; "
+    return ev.declare(
+        per_task(CRITERIA, tasks), fast=fast,
+        skip=["corpus_bleu", *([] if compare else ["quality_vs_lstm", "wall_time_to_95"]),
+              *([] if timing else ["step_time_vs_length"])],
+        how={"quality_vs_lstm": on + "each arch at its rate tuned on disjoint seeds by validation loss at the fixed "
+                                     "budget; one part per task",
+             "wall_time_to_95": on + "one CPU thread: not a test of the parallelism argument; censored runs enter "
+                                     "with their whole training time"})
 
 
 def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast, attention):
@@ -409,15 +410,15 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     runs, curves = m.runs, m.curves
 
     # ---- record
-    if "structure" in c:
+    if "no_recurrence_no_convolution" in c:
         holds, n_bad, detail = forbidden_in(runs)
-        c["structure"].check(holds, measured=n_bad, detail=detail)
+        c["no_recurrence_no_convolution"].check(holds, measured=n_bad, detail=detail)
     holds, leak, detail = causal_decoders(runs)
-    c["causal"].check(holds, measured=leak, detail=detail)
+    c["decoder_is_causal"].check(holds, measured=leak, detail=detail)
     for name in tasks:
         rows = runs[(runs.task == name) & (runs.arch == "transformer")]
         measurement, detail = generalisation(rows)
-        c[name].measure([measurement], detail=detail)
+        c[f"generalises/{name}"].measure([measurement], detail=detail)
         ev.metric(f"exact_match/{name}", float(rows.test_exact_match.mean()))
         ev.metric(f"token_accuracy/{name}", float(rows.test_token_accuracy.mean()))
         if "bleu" in rows and rows.bleu.notna().any():
@@ -425,7 +426,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     if compare:
         cmp = runs[runs.task.isin(compare)]
         parts, detail = quality(cmp, m.tuned)
-        c["quality"].measure(parts, detail=detail)
+        c["quality_vs_lstm"].measure(parts, detail=detail)
         for task_name, g in cmp.groupby("task", sort=False):
             by = {a: g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm")}
             ev.metric(f"quality_gap/{CLAIM_ID}/{task_name}",
@@ -433,7 +434,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
             if "bleu" in g and by["lstm"].bleu.notna().any():
                 ev.metric(f"bleu_lstm/{task_name}", float(by["lstm"].bleu.mean()))
         parts, detail = wall_time(cmp, m.tuned)
-        c["time"].measure(parts, detail=detail)
+        c["wall_time_to_95"].measure(parts, detail=detail)
         for task_name, by_arch in m.tuned.items():
             for arch, t in by_arch.items():
                 at = runs[(runs.task == task_name) & (runs.arch == arch)]
@@ -473,7 +474,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     if timing:
         times = step_times(budget, device)
         parts, detail = step_time_parts(times)
-        c["step_time"].measure(parts, detail=detail)
+        c["step_time_vs_length"].measure(parts, detail=detail)
         for arm, g in step_time_slopes(times).groupby("arm"):
             ev.metric(f"step_time_slope/{arm}", float(g.slope.mean()))
         ev.table("step_times", times)
@@ -498,9 +499,7 @@ def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_pa
         pytest.skip(f"C1 (d) corpus BLEU {why}" if not fast else "C1 (d) corpus BLEU is not a fast criterion")
     spec = budget["corpus"]
     bleu_min = spec.get("bleu_min")
-    rule = decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})" if bleu_min is not None
-                         else "reported: BLEU above 0; no bar is universal for a user's corpus")
-    crit = ev.criterion("corpus_bleu", rule=rule, counts=bleu_min is not None, **CRITERIA["corpus_bleu"])
+    crit = ev.declare({"corpus_bleu": CRITERIA["corpus_bleu"]}, bleu_min=bleu_min)["corpus_bleu"]
     # a dry run without a user corpus (corpus_status): generated pairs go through the user's loader
     task = load_corpus(corpus_paths() or write_generated_corpus(tmp_path / "generated_pairs.tsv"), spec)
     mcfg = ModelConfig.paper_base(**spec.get("model", {}))

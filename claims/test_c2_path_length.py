@@ -77,9 +77,10 @@ import torch
 from harness.record import decision
 from harness.measure import stats
 from harness.measure.probes import input_grad_vs_distance, path_length
+from harness.report.plots import figure_loss_vs_lr, plt
 from harness.data.tasks import Batch, FirstEqualsLast, Task
 from harness.train.loop import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
-from harness.study.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, figure_loss_vs_lr, tuned_table, tuning_seeds
+from harness.study.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, tuned_table, tuning_seeds
 from model import ModelConfig
 from model.registry import build, param_count
 
@@ -424,15 +425,7 @@ def helps_invalid(tuned: dict[tuple[str, int], Tuned], d: int, chance_loss: floa
 
 
 # ========================================================================================= figures
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def figure_path_length(df: pd.DataFrame):
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ds = sorted(df["d"].unique())
     dense = np.unique(np.round(np.geomspace(min(ds), max(ds), 200)).astype(int))
@@ -453,7 +446,6 @@ def figure_path_length(df: pd.DataFrame):
 
 
 def figure_gradient(df: pd.DataFrame):
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for arch, g in df.groupby("arch", sort=False):
         for j, (_, s) in enumerate(g.groupby("seed")):
@@ -469,7 +461,6 @@ def figure_gradient(df: pd.DataFrame):
 
 
 def figure_accuracy(df: pd.DataFrame, chance: float, deep: pd.DataFrame | None = None):
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for arch, g in df.groupby("arch", sort=False):
         color = f"C{ARCHS.index(arch)}"
@@ -514,11 +505,9 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
            "helps_vs_recurrent": f"d in {budget['helps']['distances']}, {budget['helps']['steps']} steps (no early "
                                  f"stop), rates tuned over {budget['helps']['lr_grid']} on "
                                  f"{budget['helps']['tuning_seeds']} tuning seed(s)"}
-    names = [n for n, spec in CRITERIA.items() if spec.get("fast") or not fast]
-    for name, block in (("deep_convs", "deep"), ("helps_vs_recurrent", "helps")):
-        if not budget[block]["distances"] and name in names:
-            names.remove(name)
-    crits = {n: ev.criterion(n, how=how.get(n, ""), **CRITERIA[n]) for n in names}
+    no_distances = [name for name, block in (("deep_convs", "deep"), ("helps_vs_recurrent", "helps"))
+                    if not budget[block]["distances"]]       # the profile measures that part at no d
+    crits = ev.declare(CRITERIA, fast=fast, how=how, skip=no_distances)
     if not fast:
         for arch in ARCHS:
             for d in budget["structural"]["distances"]:

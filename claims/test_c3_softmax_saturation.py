@@ -47,19 +47,16 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pandas as pd
+import pytest
 
 from harness.record import decision
 from harness.measure import stats
-from harness.study import sweeps, tuning  # noqa: E402
-from harness.train.loop import torch_threads  # noqa: E402
-from harness.study.sweeps import (build_sweep_model, curves_frame, probe_softmax_state, summary_table,  # noqa: E402
+from harness.report.plots import figure_loss_vs_lr_by_task, plt
+from harness.study import sweeps, tuning
+from harness.train.loop import torch_threads
+from harness.study.sweeps import (build_sweep_model, curves_frame, probe_softmax_state, summary_table,
                             sweep_task)
 
 # one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
@@ -135,12 +132,6 @@ OBJECTIONS = {
     "second_task": ("answered", "(b) and (c) on key-value lookup and delayed copy; decided only where both tasks "
                     "agree, each task's outcome in sweep_criteria_per_task"),
 }
-
-
-def declare(ev, fast: bool, **grid) -> dict:
-    """Every criterion of ``CRITERIA`` (in a --fast run only the fast ones), predictions filled from ``grid``."""
-    return {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(**grid)})
-            for name, spec in CRITERIA.items() if spec.get("fast") or not fast}
 
 
 # ----------------------------------------------------------------------------------------------- (a) probe
@@ -373,9 +364,9 @@ def _run(ev, budget, device, seeds, progress, fast):
     ev.answer_objections(OBJECTIONS)
     probe_dks, sweep_dks = budget["probe_d_ks"], budget["sweep_d_ks"]
     small_dk, large_dk = min(sweep_dks), max(sweep_dks)
-    crit = declare(ev, fast, probe_dks=probe_dks, small_dk=small_dk, large_dk=large_dk,
-                   grad_steps=budget["sweep"]["grad_steps"],
-                   small_grid=sorted(set(budget.get("small_d_ks", [])) | {small_dk}))
+    crit = ev.declare(CRITERIA, fast=fast, probe_dks=probe_dks, small_dk=small_dk, large_dk=large_dk,
+                      grad_steps=budget["sweep"]["grad_steps"],
+                      small_grid=sorted(set(budget.get("small_d_ks", [])) | {small_dk}))
     ev.gate("grad_slope_unscaled", direction="both", tolerance=0.15)
     ev.gate("entropy_unscaled_max_dk", direction="both", tolerance=0.15)
     if not fast:
@@ -429,7 +420,8 @@ def _run(ev, budget, device, seeds, progress, fast):
     crossovers = {task: crossover_dk(s) for task, s in sweeps_.items()}
     for task, s in sweeps_.items():
         ev.metric(f"c3_crossover_dk/{task}", crossovers[task])
-        tuning.tuned_metrics(ev, "C3", s)
+        for key, value in tuning.tuned_metrics("C3", s).items():
+            ev.metric(key, value)
     means = first.runs.groupby(["d_k", "variant"])[["final_loss", "final_accuracy", "steps_to_target_censored",
                                                      "reached_target", "logit_std_init", "logit_std_first_k",
                                                      "grad_abs_mean_first_k"]].mean()
@@ -445,7 +437,7 @@ def _run(ev, budget, device, seeds, progress, fast):
     ev.table("sweep_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],
                                          ignore_index=True))
     ev.table("accuracy_curves", curves_frame(first.runs))
-    ev.figure("loss_vs_lr_per_arm", tuning.figure_loss_vs_lr_by_task(
+    ev.figure("loss_vs_lr_per_arm", figure_loss_vs_lr_by_task(
         {t: s.tuned for t, s in sweeps_.items()}, "C3: held-out loss against learning rate per arm (tuning seeds; "
         "circled: the chosen rate)"))
     big = first.runs[first.runs.d_k.isin(sweep_dks)]

@@ -61,7 +61,6 @@ at +1 or -1), a scaled variance away from 1, or alpha = 0.5 worse than another a
 """
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 from dataclasses import dataclass
@@ -74,6 +73,7 @@ import torch
 
 from harness.record import decision
 from harness.measure import probes, stats
+from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
 from harness.study.sweeps import summary_table
 from model import EncoderTagger, ModelConfig, capture
@@ -153,12 +153,6 @@ OBJECTIONS = {
     "second_task": ("answered", "(c) on key-value lookup and delayed copy, decided only where both agree; (a), "
                     "(b) are task-free variance measurements"),
 }
-
-
-def declare(ev, fast: bool, how: dict[str, str]) -> dict:
-    """Every criterion of ``CRITERIA`` (only the fast ones under --fast), declared before measuring."""
-    return {name: ev.criterion(name, how=how.get(name, ""), **spec) for name, spec in CRITERIA.items()
-            if spec.get("fast") or not fast}
 
 
 # ============================================================================== (a) iid components
@@ -410,8 +404,6 @@ def best_alpha(g: pd.DataFrame) -> float:
 # ============================================================================== figures
 def figure_variance(iid: IidMeasurement | None, model_df: pd.DataFrame, table: pd.DataFrame):
     """Var(q.k) against d_k, log-log, with the fitted slopes: (a) iid, (b) the model per init x geometry."""
-    import matplotlib.pyplot as plt
-
     panels = (["iid"] if iid is not None else []) + ["model_unscaled", "model_scaled"]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5))
     axes = np.atleast_1d(axes)
@@ -448,8 +440,6 @@ def figure_variance(iid: IidMeasurement | None, model_df: pd.DataFrame, table: p
 
 def figure_components(model_df: pd.DataFrame):
     """Per-component Var(q_i), Var(k_i) at init against d_k: the footnote assumes 1."""
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for (init, geom, layer), g in model_df.groupby(["init", "geometry", "layer"]):
         m = g.groupby("d_k")[["var_q", "var_k"]].mean().mean(axis=1)
@@ -463,8 +453,6 @@ def figure_components(model_df: pd.DataFrame):
 def figure_alpha(df: pd.DataFrame, other: dict):  # noqa: C901
     """The alpha sweep on the evaluation seeds: held-out loss (the primary metric, log scale) and accuracy
     against alpha at each d_k (mean with t 95% CI, and every seed)."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     for ax, col in zip(axes, ("loss", "accuracy")):
         for d_k, g in df.groupby(["task", "d_k"]):
@@ -511,7 +499,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
     alpha_how = (f"tasks {list(tasks)} at their smallest and largest d_k, alphas {alpha_b['alphas']}, evaluation "
                  f"seeds {seeds}; each alpha's lr ({sweep_src['tuning']}) and the best other alpha chosen on "
                  f"tuning seeds {tuning.tuning_seeds(seeds, sweep_src['tuning']['seeds'])}; parts agree across tasks")
-    c = declare(ev, fast, {
+    c = ev.declare(CRITERIA, fast=fast, how={
         "iid_unscaled_slope": f"d_k {iid_b['dims']} x {len(seeds)} seeds, {iid_b['n_samples']} draws a point; "
                               "scipy.stats.linregress of ln Var(q.k) on ln d_k",
         "iid_scaled_unit_variance": "harness.measure.stats.variance_ci (large-sample, 4th moment) over all seeds' draws",
@@ -567,7 +555,8 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
             per_part.append(tuning.part_outcomes(CRITERIA[name]["rule"], ps).assign(criterion=name))
         alpha_df = alpha_frame(sweeps_)
         for task, s in sweeps_.items():
-            tuning.tuned_metrics(ev, CLAIM_ID, s)
+            for key, value in tuning.tuned_metrics(CLAIM_ID, s).items():
+                ev.metric(key, value)
         first = alpha_df[alpha_df["task"] == next(iter(sweeps_))]
         for d, label in ((first["d_k"].min(), "small"), (first["d_k"].max(), "large")):
             ev.metric(f"best_alpha_{label}_dk", best_alpha(first[first["d_k"] == d]))
@@ -589,7 +578,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
         ev.table("tuned_lr", tuning.tuned_tables(sweeps_))
         ev.table("fixed_lr_secondary", pd.concat([s.fixed_lr() for s in sweeps_.values()], ignore_index=True))
         ev.table("qk_lr_control", control)
-        ev.figure("loss_vs_lr_per_arm", tuning.figure_loss_vs_lr_by_task(
+        ev.figure("loss_vs_lr_per_arm", figure_loss_vs_lr_by_task(
             {t: s.tuned for t, s in sweeps_.items()}, "C4 (c): held-out loss against learning rate per alpha "
             "(tuning seeds; circled: the chosen rate)"))
         ev.table("alpha_sweep_means", alpha_df.groupby(["task", "d_k", "alpha", "lr"])[["loss", "accuracy"]].mean()

@@ -242,48 +242,51 @@ def check_padding(df: pd.DataFrame) -> tuple[bool, float, str]:
             f"output on a padded source position {dep:.3g}, smallest dependency on a real source position {real:.3g}")
 
 
-# name -> (prediction, metric: the number recorded and gated, fast, measure(cfg, seeds), check(df))
+_EXACT = decision.exact("a structural check in float64")
+#: name -> the criterion's declaration (rule, prediction, metric: the number recorded and gated, fast); all exact
 CRITERIA = {
-    "causal_mask": ("decoder self-attention is causal: d out_i / d in_j is exactly 0 for every j > i and nonzero "
-                    "for every j <= i (both attention paths); the tapped self-attention weights are exactly 0 "
-                    "above the diagonal and nonzero at every j <= i, the diagonal included; the SDPA fast path "
-                    "gives the tapped path's output", "causal_mask/future_dependency", True, measure_causal,
-                    check_causal),
-    "heads_distinct": ("with h > 1 every head projects q, k, v differently (paper 3.2.2): the smallest relative "
-                       f"distance between two heads exceeds {HEAD_DISTANCE_MIN:g}",
-                       "heads_distinct/min_head_distance", True, measure_heads, check_heads),
-    "positional_encoding": ("the embedding adds the paper's sinusoid (3.5) to sqrt(d_model) x the token embedding, "
-                            f"within {PE_ABS_TOL:g}", "positional_encoding/max_abs_err", True, measure_positional,
-                            check_positional),
-    "padding_ignored": ("padded source keys get exactly zero attention weight and the decoder output does not "
-                        "depend on padded source positions", "padding_ignored/max_on_pad", False, measure_padding,
-                        check_padding),
+    "causal_mask": dict(
+        rule=_EXACT, fast=True, metric="causal_mask/future_dependency",
+        prediction="decoder self-attention is causal: d out_i / d in_j is exactly 0 for every j > i and nonzero for "
+                   "every j <= i (both attention paths); the tapped self-attention weights are exactly 0 above the "
+                   "diagonal and nonzero at every j <= i, the diagonal included; the SDPA fast path gives the tapped "
+                   "path's output"),
+    "heads_distinct": dict(
+        rule=_EXACT, fast=True, metric="heads_distinct/min_head_distance",
+        prediction="with h > 1 every head projects q, k, v differently (paper 3.2.2): the smallest relative "
+                   f"distance between two heads exceeds {HEAD_DISTANCE_MIN:g}"),
+    "positional_encoding": dict(
+        rule=_EXACT, fast=True, metric="positional_encoding/max_abs_err",
+        prediction="the embedding adds the paper's sinusoid (3.5) to sqrt(d_model) x the token embedding, within "
+                   f"{PE_ABS_TOL:g}"),
+    "padding_ignored": dict(
+        rule=_EXACT, metric="padding_ignored/max_on_pad",
+        prediction="padded source keys get exactly zero attention weight and the decoder output does not depend on "
+                   "padded source positions"),
 }
+#: name -> (measure(cfg, seeds) -> table, check(table) -> (holds, measured, detail))
+CHECKS = {"causal_mask": (measure_causal, check_causal), "heads_distinct": (measure_heads, check_heads),
+          "positional_encoding": (measure_positional, check_positional),
+          "padding_ignored": (measure_padding, check_padding)}
 
 
-# -------------------------------------------------------------------------------------------------- the test
-def declare(ev, fast: bool) -> dict:
-    """The criteria a run records (a --fast run keeps the fast ones), all exact."""
-    return {name: ev.criterion(name, rule=decision.exact("a structural check in float64"), prediction=prediction,
-                               metric=metric, fast=is_fast)
-            for name, (prediction, metric, is_fast, *_) in CRITERIA.items() if is_fast or not fast}
-
-
+_STRUCTURAL_ZERO = decision.exact("a structural zero: masked keys get exactly 0 weight, an unchanged head exactly the "
+                                  "same output")
+#: a kernel on trial's criteria (``{tol}``: ``kernel_probes.MASKED_WEIGHT_MAX``)
 KERNEL_CRITERIA = {
-    "kernel_masks": ("the kernel gives exactly zero weight (at most {tol:g}) to every masked key, for is_causal, a "
-                     "bool padding mask and an additive -inf mask, and nonzero weight to every allowed key",
-                     "kernel_masks/max_weight_on_masked_key"),
-    "kernel_heads_independent": ("redrawing one head's q, k, v changes that head's output and no other head's",
-                                 "kernel_heads_independent/max_change_other_heads"),
+    "kernel_masks": dict(
+        rule=_STRUCTURAL_ZERO, fast=True, metric="kernel_masks/max_weight_on_masked_key",
+        prediction="the kernel gives exactly zero weight (at most {tol:g}) to every masked key, for is_causal, a "
+                   "bool padding mask and an additive -inf mask, and nonzero weight to every allowed key"),
+    "kernel_heads_independent": dict(
+        rule=_STRUCTURAL_ZERO, fast=True, metric="kernel_heads_independent/max_change_other_heads",
+        prediction="redrawing one head's q, k, v changes that head's output and no other head's"),
 }
 
 
 def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: None) -> None:
     """M0 on a kernel under trial: its criteria declared, measured in each of the kernel's dtypes, recorded."""
-    crits = {name: ev.criterion(name, rule=decision.exact("a structural zero: masked keys get exactly 0 weight, "
-                                                          "an unchanged head exactly the same output"),
-                                prediction=text.format(tol=kernel_probes.MASKED_WEIGHT_MAX), metric=metric, fast=True)
-             for name, (text, metric) in KERNEL_CRITERIA.items()}
+    crits = ev.declare(KERNEL_CRITERIA, tol=kernel_probes.MASKED_WEIGHT_MAX)
     progress(f"kernel {kernel.name}: masks and heads in {', '.join(kernel.dtypes)}", force=True)
     found = {dt: (kernel_probes.masks(kernel, dtype=DTYPES[dt], device=device), kernel_probes.heads_independent(
         kernel, dtype=DTYPES[dt], device=device)) for dt in kernel.dtypes}
@@ -301,8 +304,8 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
         crits["kernel_heads_independent"].check(all(h.holds for h in heads), measured=max(others), detail=heads_detail)
     else:
         crits["kernel_heads_independent"].unmeasured(f"the kernel rejected the probe: {heads_detail}")
-    ev.metric(KERNEL_CRITERIA["kernel_masks"][1], masked if masked is not None else float("nan"))
-    ev.metric(KERNEL_CRITERIA["kernel_heads_independent"][1], max(others, default=float("nan")))
+    ev.metric(KERNEL_CRITERIA["kernel_masks"]["metric"], masked if masked is not None else float("nan"))
+    ev.metric(KERNEL_CRITERIA["kernel_heads_independent"]["metric"], max(others, default=float("nan")))
     ev.table("kernel_masks", pd.concat([m.table.assign(dtype=dt) for dt, (m, _) in found.items()], ignore_index=True))
     first_masks = next(iter(found.values()))[0]
     built = (" The hf convention takes its masks from the model, so the trial builds them as transformers does "
@@ -311,9 +314,10 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
     ev.note(f"{kernel.name}: causal alignment when L != S: {first_masks.alignment}; a fully masked row returns "
             f"{first_masks.fully_masked_row} (reported: conventions, not bugs).{built} The model-level checks judge "
             "this project's model and are not run on a kernel.")
-    ev.headline(KERNEL_CRITERIA["kernel_masks"][1])
+    ev.headline(KERNEL_CRITERIA["kernel_masks"]["metric"])
 
 
+# -------------------------------------------------------------------------------------------------- the test
 def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, attention):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
@@ -326,11 +330,11 @@ def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, atten
     ev.answer_objections(OBJECTIONS)
     if attention is not None:
         return kernel_trial(ev, attention, device, progress)
-    checks = declare(ev, fast)
-    ev.gate(CRITERIA["causal_mask"][1], direction="lower", tolerance=0.0)
-    ev.gate(CRITERIA["positional_encoding"][1], direction="lower", tolerance=PE_ABS_TOL)
+    checks = ev.declare(CRITERIA, fast=fast)
+    ev.gate(CRITERIA["causal_mask"]["metric"], direction="lower", tolerance=0.0)
+    ev.gate(CRITERIA["positional_encoding"]["metric"], direction="lower", tolerance=PE_ABS_TOL)
     if not fast:
-        ev.gate(CRITERIA["padding_ignored"][1], direction="lower", tolerance=0.0)
+        ev.gate(CRITERIA["padding_ignored"]["metric"], direction="lower", tolerance=0.0)
 
     cfg = model_config(budget)
     threads = torch.get_num_threads()
@@ -338,11 +342,11 @@ def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, atten
     try:
         for name, crit in checks.items():
             progress(f"{name}: seeds {seeds}", force=True)
-            measure, check = CRITERIA[name][3:]
+            measure, check = CHECKS[name]
             holds, measured, detail = check(df := measure(cfg, seeds))
             crit.check(holds, measured=measured, detail=detail)
             ev.table(name, df)
-            ev.metric(CRITERIA[name][1], measured["future_dependency"] if name == "causal_mask" else measured)
+            ev.metric(CRITERIA[name]["metric"], measured["future_dependency"] if name == "causal_mask" else measured)
     finally:
         torch.set_num_threads(threads)
     ev.note("Each check compares against an exact structural zero in float64 (a masked path has no edge in the "

@@ -49,6 +49,7 @@ import pytest
 import torch
 
 from harness.record import decision
+from harness.report.plots import plt
 from harness.study.sweeps import attention_variant_sweep, summary_table, sweep_task
 from harness.train.loop import torch_threads
 
@@ -147,40 +148,50 @@ def init_slopes(t: pd.DataFrame, arm: str = "qk_layernorm_unscaled") -> np.ndarr
                      for _, g in sel.groupby("seed")])
 
 
-# name -> (rule, counted, arms (a, b): δ = mean(a - b), the lr_table column, which d_k, prediction)
-CRITERIA = {
-    "scale_matters_with_qk_norm": (
-        LOSS_COST, True, ("qk_layernorm_unscaled", "qk_layernorm_scaled"), "lr_mean_loss", "large",
-        "yes-condition: at the large d_k, LayerNorm QK-norm without the 1/sqrt(d_k) scale has a higher mean held-out "
-        f"loss over the LR range (best loss + LR sensitivity) than with it, by more than {MARGIN} nats. Expected: "
-        "yes (a LayerNorm'd q.k still has variance d_k; the gain must learn the scale)"),
-    "scale_matters_with_qk_norm_small_dk": (
-        LOSS_COST, False, ("qk_layernorm_unscaled", "qk_layernorm_scaled"), "lr_mean_loss", "small",
-        "the same at the small d_k; expected smaller (the scale is closer to 1 there)"),
-    "qk_norm_bounds_logit_growth": (
-        decision.superiority(math.log10(2), paired=True, reason="log10 2 = 0.30: QK-norm's max |logit| at least a "
-                                                                "factor 2 below the plain scaled arm's"),
-        False, ("scaled", "qk_layernorm_scaled"), "max_logit_top_lr", "large",
-        "Wortsman et al.: at the highest rate and the large d_k, QK-norm (LayerNorm, scaled) keeps the max "
-        "|attention logit| over training below the plain scaled model's (log10 of the per-seed maxima)"),
-    "qk_norm_reduces_lr_sensitivity": (
-        LOSS_COST, False, ("scaled", "qk_layernorm_scaled"), "lr_sensitivity", "large",
-        f"Wortsman et al.: at the large d_k, QK-norm (LayerNorm, scaled) has an LR sensitivity lower than the plain "
-        f"scaled model's by more than {MARGIN} nats"),
-    "qk_norm_alone_keeps_dk_growth": (
-        decision.band(0.4, 0.6, reason="+-0.1 around sqrt(d_k)'s exponent 0.5: a fifth of it"),
-        False, ("qk_layernorm_unscaled",), "logit_std_init", "both",
-        "QK-norm is not the scale's fix: without the scale, a LayerNorm'd model's init logit std still grows as "
-        "sqrt(d_k) (what 1/sqrt(d_k) removes): per-seed log-log slope against d_k"),
-}
+#: the lr_table column a criterion reads -> its metric
 METRIC_OF = {"lr_mean_loss": "held-out loss, mean over the LR range (nats)", "lr_sensitivity": "LR sensitivity (nats)",
              "max_logit_top_lr": "log10 max |logit| over training at the highest rate",
              "logit_std_init": "log-log slope of the init logit std against d_k"}
+_LN_UNSCALED_VS_SCALED = ("qk_layernorm_unscaled", "qk_layernorm_scaled")
+#: name -> the criterion's declaration (rule, prediction, metric, arms (a, b): δ = mean(a - b), counts); what each
+#: reads of the lr_table is ``READS``
+CRITERIA = {
+    "scale_matters_with_qk_norm": dict(
+        rule=LOSS_COST, arms=_LN_UNSCALED_VS_SCALED, metric=METRIC_OF["lr_mean_loss"],
+        prediction="yes-condition: at the large d_k, LayerNorm QK-norm without the 1/sqrt(d_k) scale has a higher "
+                   "mean held-out loss over the LR range (best loss + LR sensitivity) than with it, by more than "
+                   f"{MARGIN} nats. Expected: yes (a LayerNorm'd q.k still has variance d_k; the gain must learn the "
+                   "scale)"),
+    "scale_matters_with_qk_norm_small_dk": dict(
+        rule=LOSS_COST, counts=False, arms=_LN_UNSCALED_VS_SCALED, metric=METRIC_OF["lr_mean_loss"],
+        prediction="the same at the small d_k; expected smaller (the scale is closer to 1 there)"),
+    "qk_norm_bounds_logit_growth": dict(
+        rule=decision.superiority(math.log10(2), paired=True, reason="log10 2 = 0.30: QK-norm's max |logit| at least "
+                                                                     "a factor 2 below the plain scaled arm's"),
+        counts=False, arms=("scaled", "qk_layernorm_scaled"), metric=METRIC_OF["max_logit_top_lr"],
+        prediction="Wortsman et al.: at the highest rate and the large d_k, QK-norm (LayerNorm, scaled) keeps the max "
+                   "|attention logit| over training below the plain scaled model's (log10 of the per-seed maxima)"),
+    "qk_norm_reduces_lr_sensitivity": dict(
+        rule=LOSS_COST, counts=False, arms=("scaled", "qk_layernorm_scaled"), metric=METRIC_OF["lr_sensitivity"],
+        prediction="Wortsman et al.: at the large d_k, QK-norm (LayerNorm, scaled) has an LR sensitivity lower than "
+                   f"the plain scaled model's by more than {MARGIN} nats"),
+    "qk_norm_alone_keeps_dk_growth": dict(
+        rule=decision.band(0.4, 0.6, reason="+-0.1 around sqrt(d_k)'s exponent 0.5: a fifth of it"),
+        counts=False, arms=("qk_layernorm_unscaled",), metric=METRIC_OF["logit_std_init"],
+        prediction="QK-norm is not the scale's fix: without the scale, a LayerNorm'd model's init logit std still "
+                   "grows as sqrt(d_k) (what 1/sqrt(d_k) removes): per-seed log-log slope against d_k"),
+}
+#: name -> (the lr_table column it reads, at which d_k: "large", "small", or "both" for a slope against d_k)
+READS = {"scale_matters_with_qk_norm": ("lr_mean_loss", "large"),
+         "scale_matters_with_qk_norm_small_dk": ("lr_mean_loss", "small"),
+         "qk_norm_bounds_logit_growth": ("max_logit_top_lr", "large"),
+         "qk_norm_reduces_lr_sensitivity": ("lr_sensitivity", "large"),
+         "qk_norm_alone_keeps_dk_growth": ("logit_std_init", "both")}
 
 
 def measurements(name: str, t: pd.DataFrame) -> list[dict[str, Any]]:
     """Criterion ``name``'s per-seed values from the lr_table, paired by seed (see CRITERIA)."""
-    rule, _, arms_, column, which, _ = CRITERIA[name]
+    rule, arms_, (column, which) = CRITERIA[name]["rule"], CRITERIA[name]["arms"], READS[name]
     if which == "both":
         return [decision.samples(init_slopes(t, arms_[0]), label="d_k slope")]
     d_k = int(t["d_k"].max() if which == "large" else t["d_k"].min())
@@ -191,16 +202,8 @@ def measurements(name: str, t: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 # ================================================================================================ render
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def figure_max_logit_vs_lr(df: pd.DataFrame):
     """Max |logit| over training against the learning rate, per arm, one panel per d_k (seeds: points)."""
-    plt = _plt()
     d_ks = sorted(df["d_k"].unique())
     fig, axes = plt.subplots(1, len(d_ks), figsize=(5.5 * len(d_ks), 4.2), squeeze=False)
     for ax, d_k in zip(axes[0], d_ks):
@@ -223,7 +226,6 @@ def figure_max_logit_vs_lr(df: pd.DataFrame):
 
 def figure_lr_sensitivity(t: pd.DataFrame):
     """LR sensitivity (and best loss, stacked: together the mean loss over the LR range) per arm and d_k."""
-    plt = _plt()
     d_ks = sorted(t["d_k"].unique())
     present = [a for a in ARM_ORDER if a in set(t["arm"])]
     fig, ax = plt.subplots(figsize=(9, 4.2))
@@ -249,7 +251,6 @@ def figure_lr_sensitivity(t: pd.DataFrame):
 
 def figure_loss_vs_lr(df: pd.DataFrame):
     """Final held-out loss (capped at chance) against the learning rate: Wortsman's LR-sensitivity curves."""
-    plt = _plt()
     d_ks = sorted(df["d_k"].unique())
     fig, axes = plt.subplots(1, len(d_ks), figsize=(5.5 * len(d_ks), 4.2), squeeze=False, sharey=True)
     capped = df.assign(loss=np.minimum(df["final_loss"].fillna(np.inf), df["chance_loss"]))
@@ -286,9 +287,7 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
     ev.answer_objections(OBJECTIONS)
     small, big = min(budget["d_ks"]), max(budget["d_ks"])
     how = f"d_k {small} (small) and {big} (large), {len(seeds)} seeds, learning rates {budget['lrs']}"
-    crits = {name: ev.criterion(name, rule=rule, counts=counts, arms=arms_, metric=METRIC_OF[column],
-                                prediction=prediction, how=how)
-             for name, (rule, counts, arms_, column, _, prediction) in CRITERIA.items()}
+    crits = ev.declare(CRITERIA, how=how)
     ev.gate("q1_scale_effect_with_qk_norm", direction="both", tolerance=0.4)
     ev.gate("q1_max_logit/qk_layernorm_scaled", direction="lower", tolerance=1.0, relative=True)
 
@@ -301,7 +300,7 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
     for name, crit in crits.items():
         ms = measurements(name, t)
         crit.measure(ms, detail="per seed: " + "; ".join(
-            f"{m['label']} " + (f"{CRITERIA[name][2][0]} {np.round(m['a'], 3).tolist()} vs {CRITERIA[name][2][1]} "
+            f"{m['label']} " + (f"{crit.arms[0]} {np.round(m['a'], 3).tolist()} vs {crit.arms[1]} "
                                 f"{np.round(m['b'], 3).tolist()}" if "b" in m else f"{np.round(m['a'], 3).tolist()}")
             for m in ms))
 

@@ -42,23 +42,20 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pandas as pd
+import pytest
+import torch
 
 from harness.record import decision
-from harness.measure import stats  # noqa: E402
-from harness.measure.probes import attention_entropy, run_with_taps, sink_mass  # noqa: E402
-from harness.measure.resolution import head_resolution  # noqa: E402
+from harness.measure import stats
+from harness.measure.probes import attention_entropy, run_with_taps, sink_mass
+from harness.measure.resolution import head_resolution
 from harness.data import make_task
-from harness.data.tasks import Batch, Task  # noqa: E402
-from harness.train.loop import TrainConfig, build_for_task, train  # noqa: E402
-from model import ModelConfig  # noqa: E402
+from harness.data.tasks import Batch, Task
+from harness.report.plots import plt
+from harness.train.loop import TrainConfig, build_for_task, train
+from model import ModelConfig
 
 pytestmark = pytest.mark.claim("Q2")
 
@@ -67,9 +64,21 @@ SINK_THRESHOLD = 0.3          # Gu et al. 2024: a sink head's first-token import
 STRONG_RHO = -0.5             # a strong monotone relation (|rho| >= 0.5)
 RULE = decision.band(None, STRONG_RHO, reason="rho = -0.5: the conventional 'strong' monotone relation; a weaker "
                                               "one would not make the two measures one quantity")
-CRITERIA = {"entropy_tracks_resolution": "entropy_resolution", "sink_tracks_resolution": "sink_resolution"}
 PAIRS = {"entropy_resolution": ("entropy", "resolution"), "sink_resolution": ("sink", "resolution"),
          "entropy_sink": ("entropy", "sink")}
+_HOW = "scipy Spearman per seed over that seed's (checkpoint x head) points"
+#: name -> the criterion's declaration (rule, prediction, metric, how); the pair of measures each reads: ``PAIR_OF``
+CRITERIA = {
+    "entropy_tracks_resolution": dict(
+        rule=RULE, metric="Spearman rho(entropy, resolution) per seed", how=_HOW,
+        prediction="yes would mean more entropy goes with less resolution across checkpoints and heads: Spearman "
+                   "rho(entropy, resolution) strongly negative"),
+    "sink_tracks_resolution": dict(
+        rule=RULE, metric="Spearman rho(sink, resolution) per seed", how=_HOW,
+        prediction="yes would mean more sink goes with less resolution across checkpoints and heads: Spearman "
+                   "rho(sink, resolution) strongly negative"),
+}
+PAIR_OF = {"entropy_tracks_resolution": "entropy_resolution", "sink_tracks_resolution": "sink_resolution"}
 
 
 # ============================================================================================ measure
@@ -236,18 +245,15 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast)
              limitation="The note names the cost but gives no measure of it; here: one small decoder-only model on "
                         "one synthetic language, CPU budgets, resolution as C5's linear-probe decodability.")
     ev.answer_objections(OBJECTIONS)
-    crits = {pair: ev.criterion(
-        name, rule=RULE, metric=f"Spearman rho({PAIRS[pair][0]}, resolution) per seed",
-        prediction=f"yes would mean more {PAIRS[pair][0]} goes with less resolution across checkpoints and heads: "
-                   f"Spearman rho({PAIRS[pair][0]}, resolution) strongly negative",
-        how="scipy Spearman per seed over that seed's (checkpoint x head) points") for name, pair in CRITERIA.items()}
+    crits = ev.declare(CRITERIA)
     ev.gate("q2_entropy_sink_corr", direction="both", tolerance=0.35)
 
     heads, curve = measure(budget, seeds, device, progress)
     ckpt = per_checkpoint(heads)
     corr = correlations(heads)
 
-    for pair, crit in crits.items():
+    for name, crit in crits.items():
+        pair = PAIR_OF[name]
         rhos = corr[pair].dropna()     # NaN: a measure never varied in that seed; under 2 seeds: unrecorded
         if len(rhos) >= 2:
             crit.sample(rhos, detail=f"{pair}: per-seed Spearman rho " + ", ".join(f"{r:.3f}" for r in rhos))

@@ -45,6 +45,7 @@ import torch
 
 from harness.record import decision
 from harness.measure import probes
+from harness.report.plots import plt
 from harness.data import make_task
 from harness.train.loop import TrainConfig, build_for_task, torch_threads, train
 from model import ModelConfig
@@ -164,53 +165,53 @@ def slopes(df: pd.DataFrame, column: str, step: int | str = "final", arm: str = 
                      for _, g in t.groupby("seed")])
 
 
-# name -> (rule, counted, metric, per-seed values by part: df -> {label: values}, prediction)
+#: name -> the criterion's declaration (rule, prediction, metric, counts); its per-seed values are ``VALUES``
 CRITERIA = {
-    "independence_after_training": (
-        FACTOR_TWO, True, "log2 independence ratio per seed, final checkpoint, scaled",
-        lambda df: log2_by_dk(df, "independence_ratio"),
-        "yes-condition: after training, Var(q.k) is still what independent components give, i.e. the independence "
-        "ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) of the scaled model stays within a factor 2 "
-        "of 1 at every d_k. Expected: no (training aligns q and k)"),
-    "scale_normalises_after_training": (
-        FLAT_SLOPE, True, "per-seed log-log slope of Var(logits) against d_k, final checkpoint, scaled",
-        lambda df: {"d_k slope": slopes(df, "logit_var")},
-        "yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit variance (the "
-        "logits tap: Var(q.k)/d_k) does not depend on d_k. Expected: no (it grows with d_k)"),
-    "independence_at_init": (
-        FACTOR_TWO, False, "log2 independence ratio per seed, step 0, scaled",
-        lambda df: log2_by_dk(df, "independence_ratio", step=0),
-        "control: at init the footnote's independence holds (ratio within a factor 2 of 1)"),
-    "scale_normalises_at_init": (
-        FLAT_SLOPE, False, "per-seed log-log slope of Var(logits) against d_k, step 0, scaled",
-        lambda df: {"d_k slope": slopes(df, "logit_var", step=0)},
-        "control: at init 1/sqrt(d_k) normalises the logits (C4): slope of Var(q.k)/d_k near 0"),
-    "component_variance_kept": (
-        FACTOR_TWO, False, "log2 of (Var q_i + Var k_i) after training / at init per seed, scaled",
-        lambda df: drift_by_dk(df),
-        "the per-component variance of q and k stays within a factor 2 of its init value through training (the "
-        "variance the argument is computed with). Expected: it grows"),
-    "unscaled_growth_persists": (
-        GROWING_SLOPE, False, "per-seed log-log slope of Var(q.k) against d_k, final checkpoint, unscaled",
-        lambda df: {"d_k slope": slopes(df, "var_qk", arm="unscaled")},
-        "without the scale, training does not undo the d_k growth: Var(q.k) of the unscaled model still grows "
-        "with d_k after training (slope above 0.5; it is 1 at init)"),
+    "independence_after_training": dict(
+        rule=FACTOR_TWO, metric="log2 independence ratio per seed, final checkpoint, scaled",
+        prediction="yes-condition: after training, Var(q.k) is still what independent components give, i.e. the "
+                   "independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) of the scaled model "
+                   "stays within a factor 2 of 1 at every d_k. Expected: no (training aligns q and k)"),
+    "scale_normalises_after_training": dict(
+        rule=FLAT_SLOPE, metric="per-seed log-log slope of Var(logits) against d_k, final checkpoint, scaled",
+        prediction="yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit "
+                   "variance (the logits tap: Var(q.k)/d_k) does not depend on d_k. Expected: no (it grows with d_k)"),
+    "independence_at_init": dict(
+        rule=FACTOR_TWO, counts=False, metric="log2 independence ratio per seed, step 0, scaled",
+        prediction="control: at init the footnote's independence holds (ratio within a factor 2 of 1)"),
+    "scale_normalises_at_init": dict(
+        rule=FLAT_SLOPE, counts=False, metric="per-seed log-log slope of Var(logits) against d_k, step 0, scaled",
+        prediction="control: at init 1/sqrt(d_k) normalises the logits (C4): slope of Var(q.k)/d_k near 0"),
+    "component_variance_kept": dict(
+        rule=FACTOR_TWO, counts=False, metric="log2 of (Var q_i + Var k_i) after training / at init per seed, scaled",
+        prediction="the per-component variance of q and k stays within a factor 2 of its init value through "
+                   "training (the variance the argument is computed with). Expected: it grows"),
+    "unscaled_growth_persists": dict(
+        rule=GROWING_SLOPE, counts=False,
+        metric="per-seed log-log slope of Var(q.k) against d_k, final checkpoint, unscaled",
+        prediction="without the scale, training does not undo the d_k growth: Var(q.k) of the unscaled model still "
+                   "grows with d_k after training (slope above 0.5; it is 1 at init)"),
+}
+#: name -> its per-seed values by part (every part must hold): df -> {label: values}
+VALUES = {
+    "independence_after_training": lambda df: log2_by_dk(df, "independence_ratio"),
+    "scale_normalises_after_training": lambda df: {"d_k slope": slopes(df, "logit_var")},
+    "independence_at_init": lambda df: log2_by_dk(df, "independence_ratio", step=0),
+    "scale_normalises_at_init": lambda df: {"d_k slope": slopes(df, "logit_var", step=0)},
+    "component_variance_kept": drift_by_dk,
+    "unscaled_growth_persists": lambda df: {"d_k slope": slopes(df, "var_qk", arm="unscaled")},
 }
 
 
 def measurements(name: str, df: pd.DataFrame) -> list[dict[str, Any]]:
     """Criterion ``name``'s per-seed values, one measurement per part (every part must hold)."""
-    return [decision.samples(v, label=k) for k, v in CRITERIA[name][3](df).items()]
+    return [decision.samples(v, label=k) for k, v in VALUES[name](df).items()]
 
 
 # ================================================================================================ render
 def figure_drift(df: pd.DataFrame):
     """Drift curves: each quantity against the training step, per (arm, d_k); mean over seeds and layers, the band
     spans the seeds."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     panels = [("var_q", "Var(q_i) (per component)", False), ("var_k", "Var(k_i) (per component)", False),
               ("var_qk_over_dk", "Var(q.k) / d_k", True), ("independence_ratio", "independence ratio (1 = footnote)", True),
               ("q_offdiag", "mean |corr(q_i, q_j)|", False), ("qk_same_index", "mean |corr(q_i, k_i)|", False)]
@@ -253,9 +254,7 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
                         f"{budget['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
     ev.answer_objections(OBJECTIONS)
     d_ks = budget["d_ks"]
-    crits = {name: ev.criterion(name, rule=rule, counts=counts, metric=metric, prediction=prediction,
-                                how=f"{len(seeds)} seeds x d_k {d_ks}, layers averaged")
-             for name, (rule, counts, metric, _, prediction) in CRITERIA.items()}
+    crits = ev.declare(CRITERIA, how=f"{len(seeds)} seeds x d_k {d_ks}, layers averaged")
     ev.gate("q3_logit_var_ratio_after_training", direction="both", tolerance=0.6, relative=True)
     ev.gate("q3_scaled_logit_var_slope_after_training", direction="both", tolerance=0.4)
 

@@ -60,6 +60,7 @@ import torch.nn.functional as F
 
 from harness.record import decision
 from harness.measure import kernel_probes, stats
+from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
 from harness import kernel as kernels
 from harness.kernel import DTYPES
@@ -205,12 +206,6 @@ CRITERIA = {
 COMPARATORS = {"default_never_worse": "unscaled", "default_vs_additive": "additive"}
 
 
-def declare(ev, fast: bool, **grid) -> dict:
-    """Every criterion of ``CRITERIA`` (in a --fast run only the fast ones), predictions filled from ``grid``."""
-    return {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(**grid)})
-            for name, spec in CRITERIA.items() if spec.get("fast") or not fast}
-
-
 def never_worse_measurements(sweeps_: dict[str, tuning.TunedSweep]) -> dict[str, dict[str, list[dict]]]:
     """Each comparison criterion -> {"<task> d_k=<d>": [paired measurement]}: comparator loss - default loss
     (δ > -margin: the default is not worse by more than the margin), invalid where an arm's rate is at an edge."""
@@ -243,11 +238,6 @@ def never_worse_table(sweep: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------------- test
 def _figure_never_worse(sweep: pd.DataFrame):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     d_ks = sorted(sweep.d_k.unique())
     width = 0.8 / len(SWEEP_VARIANTS)
@@ -320,10 +310,9 @@ def training_d_ks(spec: dict) -> list[int]:
 def declare_kernel_training(ev, sweep_block: dict, sweep_from: str = "C3"):
     """``kernel_trains_as_reference`` declared, its prediction naming the tasks and d_k it reads."""
     tasks = tuning.sweep_tasks(sweep_block)
-    grid = dict(tasks=" and ".join(tasks), sweep_from=sweep_from,
-                d_ks="; ".join(f"{t} {training_d_ks(spec)}" for t, spec in tasks.items()))
-    spec = KERNEL_TRAINING_CRITERIA["kernel_trains_as_reference"]
-    return ev.criterion("kernel_trains_as_reference", **{**spec, "prediction": spec["prediction"].format(**grid)})
+    return ev.declare(KERNEL_TRAINING_CRITERIA, tasks=" and ".join(tasks), sweep_from=sweep_from,
+                      d_ks="; ".join(f"{t} {training_d_ks(spec)}" for t, spec in tasks.items())
+                      )["kernel_trains_as_reference"]
 
 
 def kernel_training_sweeps(kernel, training: dict, sweep_block: dict, seeds, device,
@@ -369,9 +358,10 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
     crit.measure([m for ms in parts.values() for m in ms],
                  detail=comparison_detail(sweeps_, KERNEL_TRAINING_VARIANT, REFERENCE_VARIANT))
     for s in sweeps_.values():
-        tuning.tuned_metrics(ev, "R1", s)
+        for key, value in tuning.tuned_metrics("R1", s).items():
+            ev.metric(key, value)
     ev.table("kernel_training_per_part", tuning.part_outcomes(crit.rule, parts))
-    ev.figure("kernel_training_loss_vs_lr", tuning.figure_loss_vs_lr_by_task(
+    ev.figure("kernel_training_loss_vs_lr", figure_loss_vs_lr_by_task(
         {t: s.tuned for t, s in sweeps_.items()},
         "R1: does the kernel train as the reference? Held-out loss against learning rate per arm (tuning seeds)"))
 
@@ -380,8 +370,7 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
                  sweep_block: dict | None = None) -> None:
     """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
     ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
-    crits = {name: ev.criterion(name, **{**spec, "prediction": spec["prediction"].format(d_ks=trial["d_ks"])})
-             for name, spec in KERNEL_CRITERIA.items()}
+    crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"])
     if sweep_block is not None:
         crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block,
                                                                       trial["training"]["sweep_from"])
@@ -450,8 +439,8 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
     _claim(ev)
     d_ks, heads = budget["d_ks"], budget["heads"]
     sweep_block = profile.claim(budget["sweep_from"])
-    crit = declare(ev, fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],
-                   sweep_d_ks=sweep_block["sweep_d_ks"], tasks=" and ".join(tuning.sweep_tasks(sweep_block)))
+    crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],
+                      sweep_d_ks=sweep_block["sweep_d_ks"], tasks=" and ".join(tuning.sweep_tasks(sweep_block)))
     ev.gate("r1_default_rel_err_vs_sdpa", direction="lower", tolerance=1e-9)
 
     # ---- the default scale, against PyTorch's reference
@@ -476,7 +465,8 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
         per_part.append(tuning.part_outcomes(CRITERIA[name]["rule"], parts).assign(criterion=name))
     for task, s in sweeps_.items():
         tables.append(never_worse_table(s.runs).assign(task=task))
-        tuning.tuned_metrics(ev, "R1", s)
+        for key, value in tuning.tuned_metrics("R1", s).items():
+            ev.metric(key, value)
     table = pd.concat(tables, ignore_index=True)
     bh = stats.benjamini_hochberg(table.p_default_worse.fillna(1.0))
     ev.metric("r1_min_adjusted_p_default_worse", float(np.min(bh.adjusted)))
@@ -488,7 +478,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
                                          ignore_index=True))
     first = next(iter(sweeps_.values()))
     ev.figure("default_vs_unscaled_vs_additive", _figure_never_worse(first.runs))
-    ev.figure("loss_vs_lr_per_arm", tuning.figure_loss_vs_lr_by_task(
+    ev.figure("loss_vs_lr_per_arm", figure_loss_vs_lr_by_task(
         {t: s.tuned for t, s in sweeps_.items()}, "R1: held-out loss against learning rate per arm (tuning seeds)"))
     reused = int(sum(s.runs.cached.sum() + s.tuning.cached.sum() for s in sweeps_.values()))
     total = int(sum(len(s.runs) + len(s.tuning) for s in sweeps_.values()))

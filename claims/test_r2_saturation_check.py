@@ -46,20 +46,17 @@ fails one of the two). The entropy per (arm, d_k) is reported (C3 a on the kerne
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pandas as pd
+import pytest
 
 from harness.record import decision
-from harness.measure import kernel_probes, probes, stats  # noqa: E402
-from harness.kernel import DTYPES  # noqa: E402
-from model import ModelConfig  # noqa: E402
+from harness.measure import kernel_probes, probes, stats
+from harness.kernel import DTYPES
+from harness.report.plots import plt
+from model import ModelConfig
 
 pytestmark = pytest.mark.claim("R2")
 
@@ -116,6 +113,28 @@ def rule(flag: str, min_slope: float) -> decision.Rule:
     return {SATURATES: decision.band(min_slope, None, reason=why),
             NOT_FLAGGED: decision.band(-min_slope, min_slope, reason=why + "; inside it: flat"),
             UNIFORM: decision.band(None, -min_slope, reason=why)}[flag]
+
+
+def flag_criterion(what: str, flag: str, std: str = "the logit std against d", **spec: Any) -> dict[str, Any]:
+    """A predicted flag's criterion: the band ``rule(flag, min_slope)`` on the log-log slope of ``std``
+    (``min_slope``: the profile's, filled in by ``ev.declare``), predicting that the check says ``flag`` of
+    ``what``."""
+    return dict(rule=lambda min_slope: rule(flag, min_slope), prediction=f"{what}: the check says '{flag}'",
+                metric=f"log-log slope of {std}" + (" (and minus that of mean |dL/dlogits|)" if flag == SATURATES
+                                                    else ""), **spec)
+
+
+#: name -> the criterion's declaration, one per predicted row of ``SCORE_FUNCTIONS`` (the default's is fast), and
+#: the entropy beside the uniform flag (reported)
+CRITERIA = {
+    **{name: flag_criterion(label, flag, fast=key in FAST_ROWS)
+       for key, (label, _, flag, name) in SCORE_FUNCTIONS.items() if name is not None},
+    "inverse_dk_entropy_at_max_dim": dict(
+        counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None,
+                                         reason="within 1% of ln n: attention indistinguishable from uniform"),
+        prediction="dot scaled by 1/d_k: attention entropy at the largest dim is near ln n (goes uniform)",
+        metric="entropy / ln n at the largest dim, per seed"),
+}
 
 
 def slope_parts(fits: dict[str, stats.SlopeFit], flag: str, n_seeds: int) -> list[dict]:
@@ -196,6 +215,9 @@ def heatmap(per: pd.DataFrame, summary: pd.DataFrame):
 # arm of harness.measure.kernel_probes.saturation -> (criterion, predicted flag)
 KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale=1": ("kernel_unscaled_flagged",
                                                                                        SATURATES)}
+#: a kernel on trial's criteria: the check's band per arm, through the kernel
+KERNEL_CRITERIA = {name: flag_criterion(f"the kernel at {arm}", flag, "the recovered logit std against d_k", fast=True)
+                   for arm, (name, flag) in KERNEL_ARMS.items()}
 
 
 def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
@@ -203,11 +225,8 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
     """R2 on a kernel under trial: the check's bands declared per arm, measured through the kernel, recorded."""
     how = (f"harness.measure.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
            "weights read out of the kernel")
-    crits = {arm: ev.criterion(name, rule=rule(flag, min_slope), fast=True, how=how,
-                               prediction=f"the kernel at {arm}: the check says '{flag}'",
-                               metric="log-log slope of the recovered logit std against d_k" + (
-                                   " (and minus that of mean |dL/dlogits|)" if flag == SATURATES else ""))
-             for arm, (name, flag) in KERNEL_ARMS.items()}
+    declared = ev.declare(KERNEL_CRITERIA, how=how, min_slope=min_slope)
+    crits = {arm: declared[name] for arm, (name, _) in KERNEL_ARMS.items()}
     progress(f"kernel {kernel.name}: saturation check over d_k {trial['d_ks']}", force=True)
     sat = kernel_probes.saturation(kernel, trial["d_ks"], seeds, n_queries=trial["n_queries"],
                                    n_keys=trial["n_keys"], dtype=DTYPES[kernel.dtypes[0]], device=device)
@@ -245,22 +264,9 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
         return kernel_trial(ev, attention, profile.claim("kernel_trial"), min_slope, seeds, device, progress)
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.measure.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
-    crits = {}
-    for key in rows:
-        label, _, expected, name = SCORE_FUNCTIONS[key]
-        if name is not None:
-            crits[key] = ev.criterion(
-                name, rule=rule(expected, min_slope), prediction=f"{label}: the check says '{expected}'",
-                metric="log-log slope of the logit std against d" + (
-                    " (and minus that of mean |dL/dlogits|)" if expected == SATURATES else ""),
-                how=how, fast=key in FAST_ROWS)
-    if "inverse_dk" in rows:
-        c_ent = ev.criterion(
-            "inverse_dk_entropy_at_max_dim", counts=False,
-            rule=decision.band(UNIFORM_ENTROPY_RATIO, None,
-                               reason="within 1% of ln n: attention indistinguishable from uniform"),
-            prediction="dot scaled by 1/d_k: attention entropy at the largest dim is near ln n (goes uniform)",
-            metric="entropy / ln n at the largest dim, per seed", how=how)
+    declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
+    # score function -> its flag's criterion (the rows this run checks)
+    crits = {key: declared[name] for key in rows if (name := SCORE_FUNCTIONS[key][3]) is not None}
     if not fast:
         ev.gate("saturation_flags_matched", direction="higher", tolerance=0.0)
     ev.gate("saturation_logit_std_slope_default", direction="both", tolerance=0.1)
@@ -272,9 +278,10 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     for key, crit in crits.items():
         crit.measure(slope_parts(fits[key], SCORE_FUNCTIONS[key][2], len(seeds)),
                      detail=describe(next(summary[summary["function"] == key].itertuples())))
-    if "inverse_dk" in rows:
+    if "inverse_dk_entropy_at_max_dim" in declared:
         top = per[(per["function"] == "inverse_dk") & (per["dim"] == per["dim"].max())]
-        c_ent.sample(top["entropy_ratio"], detail=f"dim {int(top['dim'].iloc[0])}, n = {budget['n_keys']} keys")
+        declared["inverse_dk_entropy_at_max_dim"].sample(
+            top["entropy_ratio"], detail=f"dim {int(top['dim'].iloc[0])}, n = {budget['n_keys']} keys")
 
     predicted = summary[summary["function"].isin(list(crits))]
     ev.metric("saturation_flags_matched", float((predicted["flag"] == predicted["expected"]).mean()))

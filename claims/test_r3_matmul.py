@@ -55,6 +55,7 @@ import torch
 
 from harness.record import decision
 from harness.measure import kernel_probes, stats
+from harness.report.plots import plt
 from harness.study import sweeps, tuning
 from harness.kernel import DTYPES
 from harness.train.loop import torch_threads
@@ -221,10 +222,6 @@ def benchmark_records(times: pd.DataFrame, memory: pd.DataFrame, shape: dict[str
 
 
 def _figure(times: pd.DataFrame, memory: pd.DataFrame, ratio_rows: pd.DataFrame):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for v, g in times.groupby("variant"):
         agg = g.groupby("n")["seconds"].agg(["median", "min", "max"])
@@ -272,42 +269,44 @@ SIMILAR_RULE = decision.equivalence(0.1, paired=True, reason="R1's margin: 0.1 n
                                     "target, C3's smallest quality gap")
 
 
-def declare(ev, n_crit: int, chunked: bool, similar: str = "") -> dict:
-    """R3's criteria; the chunked ones (reported) only where the profile times the lean form."""
-    how = ("forward+backward of one layer per seed (fresh weights and input, shared by the variants), "
-           "interleaved rounds")
-    table = {
-        "additive_time_ratio": dict(
-            rule=TIME_RULE, counts=True, arms=(ADDITIVE, DOT), metric=f"log seconds per call at n = {n_crit}",
-            prediction=f"forward+backward of the model's additive attention takes at least {TIME_RATIO_MIN:g}x "
-                       f"as long as dot-product attention through plain matmul at n = {n_crit}"),
-        "memory_ratio_grows": dict(
-            rule=MEMORY_RULE, counts=True, arms=(ADDITIVE, DOT), metric="peak-memory ratio additive / dot per n",
-            prediction="the peak-memory ratio additive / dot increases at every step of the n grid (additive "
-                       "materialises B*h*n*n*d_k)"),
-        "chunked_additive_time_ratio": dict(
-            rule=TIME_RULE, counts=False, arms=(CHUNKED, DOT), metric=f"log seconds per call at n = {n_crit}",
-            prediction=f"additive attention written without materialising (query chunks, tanh recomputed in "
-                       f"backward) is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {n_crit}: the gap "
-                       "is the score, not its memory traffic"),
-        "chunked_memory_ratio_grows": dict(
-            rule=MEMORY_RULE, counts=False, arms=(CHUNKED, DOT), metric="peak-memory ratio chunked / dot per n",
-            prediction="the peak-memory ratio chunked additive / dot also increases with n, i.e. additive is less "
-                       "space-efficient whatever its implementation"),
-    }
-    crits = {name: ev.criterion(name, how=how if RECORDS[name][0] == "time" else "", **d)
-             for name, d in table.items() if chunked or not name.startswith("chunked")}
-    if similar:
-        crits["similar_quality"] = ev.criterion(
-            "similar_quality", rule=SIMILAR_RULE, counts=False, arms=("additive", "default"), how=similar,
-            prediction="R3's precondition, per task and d_k of the shared sweep: at tuned rates, additive and the "
-                       "default scaled dot-product attention reach held-out losses within 0.1 nats of each other",
-            metric="held-out loss (nats) after the budget, additive minus default, paired by seed")
-    return crits
+_TIMED = "forward+backward of one layer per seed (fresh weights and input, shared by the variants), interleaved rounds"
+#: name -> the criterion's declaration (``{n_crit}``: the profile's criterion_n); the chunked ones (reported) only
+#: where the profile times the lean form, similar_quality only where it names the shared sweep
+CRITERIA = {
+    "additive_time_ratio": dict(
+        rule=TIME_RULE, counts=True, arms=(ADDITIVE, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
+        prediction=f"forward+backward of the model's additive attention takes at least {TIME_RATIO_MIN:g}x as long "
+                   "as dot-product attention through plain matmul at n = {n_crit}"),
+    "memory_ratio_grows": dict(
+        rule=MEMORY_RULE, counts=True, arms=(ADDITIVE, DOT), metric="peak-memory ratio additive / dot per n",
+        prediction="the peak-memory ratio additive / dot increases at every step of the n grid (additive "
+                   "materialises B*h*n*n*d_k)"),
+    "chunked_additive_time_ratio": dict(
+        rule=TIME_RULE, counts=False, arms=(CHUNKED, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
+        prediction=f"additive attention written without materialising (query chunks, tanh recomputed in backward) "
+                   f"is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {{n_crit}}: the gap is the score, "
+                   "not its memory traffic"),
+    "chunked_memory_ratio_grows": dict(
+        rule=MEMORY_RULE, counts=False, arms=(CHUNKED, DOT), metric="peak-memory ratio chunked / dot per n",
+        prediction="the peak-memory ratio chunked additive / dot also increases with n, i.e. additive is less "
+                   "space-efficient whatever its implementation"),
+    "similar_quality": dict(
+        rule=SIMILAR_RULE, counts=False, arms=("additive", "default"),
+        prediction="R3's precondition, per task and d_k of the shared sweep: at tuned rates, additive and the "
+                   "default scaled dot-product attention reach held-out losses within 0.1 nats of each other",
+        metric="held-out loss (nats) after the budget, additive minus default, paired by seed"),
+}
 
 
 # ============================================================================== the claim
 KERNEL_TIME_WHY = "within 2x of PyTorch's SDPA on the same device and sizes: a question, not a claim of the note"
+#: a kernel on trial's criterion (``{sizes}``: the trial's (B, H, L, D) sizes)
+KERNEL_CRITERIA = {
+    "kernel_time_ratio_vs_sdpa": dict(
+        rule=decision.band(None, math.log(2.0), reason=KERNEL_TIME_WHY), fast=True,
+        prediction="the kernel's forward+backward time is within 2x of SDPA's at sizes {sizes} (B, H, L, D)",
+        metric="ln(kernel time / SDPA time), per repetition"),
+}
 
 
 def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=False: None) -> None:
@@ -318,10 +317,7 @@ def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=Fal
              strength="moderate", kind="question",
              limitation="One machine, a few repetitions; a plain-torch kernel on CPU is not what it is written for.")
     ev.answer_objections(OBJECTIONS)
-    crit = ev.criterion("kernel_time_ratio_vs_sdpa", rule=decision.band(None, math.log(2.0), reason=KERNEL_TIME_WHY),
-                        prediction=f"the kernel's forward+backward time is within 2x of SDPA's at sizes "
-                                   f"{trial['speed']['sizes']} (B, H, L, D)", fast=True,
-                        metric="ln(kernel time / SDPA time), per repetition")
+    crit = ev.declare(KERNEL_CRITERIA, sizes=trial["speed"]["sizes"])["kernel_time_ratio_vs_sdpa"]
     progress(f"kernel {kernel.name}: time and memory against SDPA at {trial['speed']['sizes']}", force=True)
     with torch_threads(1):                 # both sides of the ratio on the same thread count
         table = kernel_probes.speed(kernel, trial["speed"]["sizes"], reps=int(trial["speed"]["reps"]),
@@ -361,9 +357,12 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
     n_crit = int(budget["criterion_n"])
     variants = list(budget["variants"])
     sweep_block = profile.claim(budget["sweep_from"]) if budget.get("sweep_from") else None
-    crits = declare(ev, n_crit, chunked=CHUNKED in variants,
-                    similar=(f"{budget['sweep_from']}'s tuned sweep, d_k {sweep_block['sweep_d_ks']} on "
-                             f"{' and '.join(tuning.sweep_tasks(sweep_block))}") if sweep_block else "")
+    crits = ev.declare(
+        CRITERIA, n_crit=n_crit,
+        skip=([] if CHUNKED in variants else ["chunked_additive_time_ratio", "chunked_memory_ratio_grows"])
+        + ([] if sweep_block else ["similar_quality"]),
+        how={"similar_quality": f"{budget['sweep_from']}'s tuned sweep, d_k {sweep_block['sweep_d_ks']} on "
+                                f"{' and '.join(tuning.sweep_tasks(sweep_block))}"} if sweep_block else None)
     for name in (f"time_ratio_additive_over_dot/{n_crit}", f"time_ratio_matmul_over_sdpa/{n_crit}"):
         ev.gate(name, direction="higher", tolerance=0.5, relative=True)   # timing ratios: +-50% across machines
     ev.gate(f"memory_ratio_additive_over_dot/{n_crit}", direction="higher", tolerance=0.2, relative=True)

@@ -28,7 +28,7 @@ FAULT_OF = {"causal_mask": "causal_leak", "heads_distinct": "single_head",
 
 def outcome(name: str) -> tuple[str, str]:
     """The protocol's outcome of check ``name`` on CFG, and its detail."""
-    measure, check = m0.CRITERIA[name][3:]
+    measure, check = m0.CHECKS[name]
     holds, _, detail = check(measure(CFG, SEEDS))
     return decision.decide_alone(decision.exact(), holds=holds)["outcome"], detail
 

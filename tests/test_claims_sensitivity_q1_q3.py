@@ -42,7 +42,7 @@ def _q1_table(unscaled_mean: float, scaled_mean: float = 0.5, d_k: int = 64, see
 
 
 def q1_outcome(name, t):
-    return decision.decide_alone(q1.CRITERIA[name][0], q1.measurements(name, t))["outcome"]
+    return decision.decide_alone(q1.CRITERIA[name]["rule"], q1.measurements(name, t))["outcome"]
 
 
 def test_q1_scale_matters_decides_yes_and_no():
@@ -54,7 +54,7 @@ def test_q1_scale_matters_decides_yes_and_no():
     assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5)) == "inconclusive"   # no cost
     # a cost of about the margin is neither
     assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5 + q1.MARGIN)) == "inconclusive"
-    record = [{"rule": q1.CRITERIA[n][0].as_dict(), "measurements": q1.measurements(n, no), "recorded": True,
+    record = [{"rule": q1.CRITERIA[n]["rule"].as_dict(), "measurements": q1.measurements(n, no), "recorded": True,
                "counts": True} for n in ["scale_matters_with_qk_norm"]]
     assert judge_record(record, kind="question", firmness=False)["verdict"] == "answered no"
 
@@ -103,7 +103,7 @@ def test_q1_measurement_at_a_tiny_budget_and_a_scale_fault():
     assert (l2["logit_absmax_first_k"] <= q1.henry_gain_init(5) + 0.1).all()
     t = q1.lr_table(df)
     # init logit std ~ d_k^slope: about 0.5 for QK-LN without the scale (3 seeds at this size: 0.39..0.52)
-    rule = q1.CRITERIA["qk_norm_alone_keeps_dk_growth"][0]
+    rule = q1.CRITERIA["qk_norm_alone_keeps_dk_growth"]["rule"]
 
     def growth(table, arm):
         slopes = q1.init_slopes(table, arm)
@@ -147,7 +147,7 @@ def _q3_frame(ratio_final: float, var_slope_final: float, d_ks=(8, 64), seeds=ra
 
 
 def q3_outcome(name, df):
-    return decision.decide_alone(q3.CRITERIA[name][0], q3.measurements(name, df))["outcome"]
+    return decision.decide_alone(q3.CRITERIA[name]["rule"], q3.measurements(name, df))["outcome"]
 
 
 def test_q3_decisions_yes_world():
@@ -166,8 +166,8 @@ def test_q3_decisions_no_world():
     assert q3_outcome("independence_at_init", df) == "passed" and q3_outcome("scale_normalises_at_init", df) == "passed"
     assert q3_outcome("unscaled_growth_persists", df) == "passed"          # unscaled logit var ~ d_k^1.8
     # the whole question: answered no
-    record = [{"rule": q3.CRITERIA[n][0].as_dict(), "measurements": q3.measurements(n, df), "recorded": True,
-               "counts": q3.CRITERIA[n][1]} for n in q3.CRITERIA]
+    record = [{"rule": q3.CRITERIA[n]["rule"].as_dict(), "measurements": q3.measurements(n, df), "recorded": True,
+               "counts": q3.CRITERIA[n].get("counts", True)} for n in q3.CRITERIA]
     assert judge_record(record, kind="question", firmness=False)["verdict"] == "answered no"
 
 

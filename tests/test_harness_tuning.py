@@ -81,6 +81,9 @@ def test_tuned_sweep_centres_the_grid_on_the_shared_rate_and_names_the_task(monk
     merged = tuning.merge(s, tuning.tuned_sweep({"b": {}}, [2], budget, [0, 1], {"points": 3, "span": 4.0,
                                                                                  "seeds": 2}))
     assert set(merged.tuned) == {("a", 8), ("b", 2)}
+    # issue 17's metric names, returned for the claim to record (tuning writes no evidence)
+    assert tuning.tuned_metrics("C3", s, {"a": "arm_a"}) == {"tuned_lr/C3/arm_a/8/delayed_copy": 1e-3,
+                                                             "tuned_loss/C3/arm_a/8/delayed_copy": pytest.approx(0.005)}
 
 
 def test_sweep_tasks_reads_the_first_and_second_task():
@@ -156,17 +159,17 @@ def test_choose_rate_extends_an_edge_for_any_training_function():
 
 def test_tuning_seeds_are_disjoint_from_every_master_seeds_seeds_by_construction():
     """Issue 26: no --master-seed the plugin accepts can produce a seed that is some run's tuning seed."""
-    from harness import plugin
+    from harness import settings
     from harness.study import tuning
 
-    top = plugin.derive_seeds(10 ** 6, plugin.MAX_SEEDS)[-1]          # the largest evaluation seed possible
+    top = settings.derive_seeds(10 ** 6, settings.MAX_SEEDS)[-1]          # the largest evaluation seed possible
     assert top < tuning.TUNING_SEED_OFFSET
     assert min(tuning.tuning_seeds([0], 3)) >= tuning.TUNING_SEED_OFFSET
-    assert max(tuning.tuning_seeds(plugin.derive_seeds(10 ** 6, 5), 7)) < 2 ** 32
+    assert max(tuning.tuning_seeds(settings.derive_seeds(10 ** 6, 5), 7)) < 2 ** 32
     with pytest.raises(pytest.UsageError):
-        plugin._int_option("--master-seed", str(10 ** 6 + 1), 0, 10 ** 6)
+        settings._int_option("--master-seed", str(10 ** 6 + 1), 0, 10 ** 6)
     for m in (0, 1, 999, 10 ** 6):
-        seeds = plugin.derive_seeds(m, 5)
+        seeds = settings.derive_seeds(m, 5)
         assert all(t > top for t in tuning.tuning_seeds(seeds, 3))
 
 
@@ -189,5 +192,7 @@ def test_choose_rates_tables_and_figure_for_arms_without_a_d_k():
     edged = tuning.Tuned("b", None, 8e-3, (2e-3, 4e-3, 8e-3), (3.0, 2.0, 1.0))
     assert tuning.edge_reasons(tuned.values()) == ""
     assert "b: its tuned learning rate 0.008 is the grid's highest" in tuning.edge_reasons([tuned["a"], edged])
-    fig = tuning.figure_loss_vs_lr_by_task({"reverse": tuned, "sort": tuned}, "which rate?")
+    from harness.report.plots import figure_loss_vs_lr_by_task
+
+    fig = figure_loss_vs_lr_by_task({"reverse": tuned, "sort": tuned}, "which rate?")
     assert [ax.get_title() for ax in fig.axes] == ["reverse", "sort"]

@@ -159,3 +159,59 @@ def test_figure_is_saved_under_the_claim_and_referenced_relatively(ev, tmp_path)
 def test_headline_never_recorded_is_noted(ev):
     ev.headline("missing_metric")
     assert any("never recorded" in n for n in ev.to_record()["notes"])
+
+
+# -- Evidence.declare: a module's CRITERIA, in C3's shape, declared in one call (issue 37) ----------------------
+CRITERIA = {
+    "slow": dict(rule=D.superiority(0.1, paired=True, reason="r"), prediction="at d_k={large_dk} A beats B",
+                 metric="loss at d_k={large_dk}", arms=("B", "A"), how="paired by seed"),
+    "quick": dict(rule=D.exact("a check"), prediction="exact", metric="m", fast=True),
+    "banded": dict(rule=lambda min_slope: D.band(-min_slope, min_slope, reason=f"+-{min_slope}"),
+                   counts=lambda min_slope: min_slope < 1, prediction="flat", metric="slope"),
+}
+
+
+def test_declare_is_criterion_for_each_entry_in_order(ev, tmp_path):
+    crits = ev.declare(CRITERIA, how={"quick": "one call"}, large_dk=64, min_slope=0.1)
+    assert list(crits) == ["slow", "quick", "banded"] and [c.name for c in ev.criteria] == list(crits)
+    slow, quick, banded = crits.values()
+    assert (slow.prediction, slow.metric, slow.how) == ("at d_k=64 A beats B", "loss at d_k=64", "paired by seed")
+    assert quick.how == "one call" and quick.fast and not slow.fast
+    assert (banded.rule.lo, banded.rule.hi, banded.counts) == (-0.1, 0.1, True)
+    # the same declaration through ev.criterion: the same definition, so the same fingerprint
+    by_hand = Evidence(tmp_path)
+    by_hand.claim("C9", title="t", statement="s", strength="strong", limitation="lim")
+    by_hand.criterion("slow", rule=CRITERIA["slow"]["rule"], prediction="at d_k=64 A beats B",
+                      metric="loss at d_k=64", arms=("B", "A"), how="paired by seed")
+    assert by_hand.criteria[0].to_dict() == slow.to_dict()
+
+
+def test_declare_keeps_the_fast_ones_under_fast_and_skips_what_the_run_leaves_out(ev):
+    assert list(ev.declare(CRITERIA, fast=True)) == ["quick"]
+    assert list(ev.declare({k: v for k, v in CRITERIA.items() if k != "quick"}, skip=["banded"],
+                           how="every one", large_dk=8)) == ["slow"]
+    assert ev.criteria[-1].how == "every one"
+
+
+def test_declare_without_fill_leaves_the_text_alone(ev):
+    crit = ev.declare({"a": dict(rule=D.exact(), prediction="a set {0, 1}", metric="m")})["a"]
+    assert crit.prediction == "a set {0, 1}"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda e: e.declare(CRITERIA, large_dk=8), "'banded': rule needs min_slope"),
+    (lambda e: e.declare(CRITERIA, min_slope=0.1, other=1), "'slow': prediction names 'large_dk'"),
+    (lambda e: e.declare(CRITERIA, skip=["slwo"], large_dk=8, min_slope=0.1), "skip names no declared criterion: slwo"),
+    (lambda e: e.declare(CRITERIA, how={"quik": "x"}, large_dk=8, min_slope=0.1), "how names no declared criterion"),
+    (lambda e: e.declare({"a": ("p", "m", True)}), "'a' must be a dict of ev.criterion's keyword arguments"),
+    (lambda e: e.declare({"a": dict(EXACT, measure=len)}), "unknown field.*measure"),
+])
+def test_declare_says_what_is_wrong(ev, call, message):
+    with pytest.raises(EvidenceError, match=message):
+        call(ev)
+
+
+def test_declare_after_measuring_is_refused(ev):
+    ev.metric("m", 1.0)
+    with pytest.raises(EvidenceError, match="before the first measurement"):
+        ev.declare(CRITERIA, fast=True)

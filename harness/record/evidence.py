@@ -9,12 +9,13 @@ written to fit it (DEVELOPERS.md: "every criterion is stated in the module befor
 """
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from harness.record import decision
 from harness.record.results import to_jsonable
@@ -23,6 +24,10 @@ from harness.record.verdict import KINDS, OBJECTION_STATUSES, OBJECTIONS
 GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+#: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
+_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "fast"})
+#: the text fields ``Evidence.declare`` formats with its run-time values
+_FILLED_TEXT = ("prediction", "metric")
 
 
 class EvidenceError(ValueError):
@@ -228,6 +233,47 @@ class Evidence:
         self.criteria.append(crit)
         return crit
 
+    def declare(self, criteria: Mapping[str, Mapping[str, Any]], *, fast: bool = False,
+                how: str | Mapping[str, str] | None = None, skip: Iterable[str] = (),
+                **fill: Any) -> dict[str, Criterion]:
+        """Declare a claim module's ``CRITERIA`` (name -> ``ev.criterion``'s keyword arguments: ``rule``,
+        ``prediction``, ``metric`` and optionally ``arms``, ``how``, ``counts``, ``fast``), in their order, before
+        measuring; returns name -> ``Criterion`` in that order.
+
+        ``fast=True`` (a ``--fast`` run): only the criteria marked ``fast``. ``skip``: names this run does not
+        measure (e.g. a part the profile leaves out). ``how``: how the samples are made, known only at run time:
+        one text for every criterion, or name -> text (replacing that criterion's own ``how``). ``fill``: values
+        known only at run time (the profile's grids): every ``{field}`` in a ``prediction`` or ``metric`` is
+        formatted with them (write a literal brace as ``{{``), and a value given as a callable (a rule whose
+        margin is a profile number) is called with the ``fill`` values its parameters name.
+        """
+        names = set(criteria)
+        skipped = set(skip)
+        hows = how if isinstance(how, Mapping) else {}
+        for where, given in (("skip", skipped), ("how", set(hows))):
+            if given - names:
+                raise EvidenceError(f"claim {self.id}: ev.declare {where} names no declared criterion: "
+                                    f"{', '.join(sorted(given - names))}")
+        out = {}
+        for name, spec in criteria.items():
+            if not isinstance(spec, Mapping):
+                raise EvidenceError(f"claim {self.id}: criterion {name!r} must be a dict of ev.criterion's keyword "
+                                    f"arguments (claims/test_c3_softmax_saturation.py's CRITERIA), got {spec!r}")
+            if name in skipped or (fast and not spec.get("fast")):
+                continue
+            unknown = set(spec) - _CRITERION_FIELDS
+            if unknown:
+                raise EvidenceError(f"claim {self.id}: criterion {name!r}: unknown field(s) "
+                                    f"{', '.join(sorted(unknown))}; a criterion is declared with "
+                                    f"{', '.join(sorted(_CRITERION_FIELDS))}")
+            kwargs = {k: _filled(self.id, name, k, v, fill) for k, v in spec.items()}
+            if isinstance(how, str):
+                kwargs["how"] = how
+            elif name in hows:
+                kwargs["how"] = hows[name]
+            out[name] = self.criterion(name, **kwargs)
+        return out
+
     def gate(self, metric: str, *, direction: str, tolerance: float, relative: bool = False) -> None:
         """Gate CI on ``metric``: with --baseline, moving beyond ``tolerance`` in the bad direction fails.
 
@@ -364,6 +410,27 @@ class Evidence:
         if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
             raise EvidenceError(f"claim {self.id}: {what} name must be letters, digits, '_', '-' or '.' "
                                 f"(it becomes a file name), got {name!r}")
+
+
+def _filled(claim: str | None, name: str, field: str, value: Any, fill: Mapping[str, Any]) -> Any:
+    """One field of a ``CRITERIA`` entry with ``Evidence.declare``'s run-time values in: a callable called with the
+    values its parameters name, a prediction or metric formatted with them (only when any are given)."""
+    where = f"claim {claim}: criterion {name!r}: {field}"
+    if callable(value):
+        params = inspect.signature(value).parameters.values()
+        missing = [p.name for p in params if p.name not in fill and p.default is p.empty
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if missing:
+            raise EvidenceError(f"{where} needs {', '.join(missing)}: pass it to ev.declare")
+        return value(**{p.name: fill[p.name] for p in params if p.name in fill
+                        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)})
+    if field in _FILLED_TEXT and fill and isinstance(value, str):
+        try:
+            return value.format(**fill)
+        except (KeyError, IndexError) as exc:
+            raise EvidenceError(f"{where} names {exc} but ev.declare was given only "
+                                f"{', '.join(sorted(fill))}") from None
+    return value
 
 
 def _is_nonfinite(value: Any) -> bool:

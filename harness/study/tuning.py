@@ -79,7 +79,7 @@ class Tuned:
             return ""
         where = self.arm if self.d_k is None else f"{self.arm} at {self.setting}={self.d_k}"
         return (f"{where}: its tuned learning rate {self.lr:.3g} is the grid's {self.edge} "
-                f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles/__init__.py")
+                f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles/<claim>.py")
 
 
 def _with_lr(budget: Mapping[str, Any], lr: float) -> dict[str, Any]:
@@ -216,11 +216,6 @@ def fixed_rate_table(tuning: pd.DataFrame, tuned: Mapping[Any, Tuned], columns: 
     return out.assign(tuned_rate=[math.isclose(r.lr, arms[r.arm].lr) for r in out.itertuples()], seeds="tuning")
 
 
-def figure_loss_vs_lr(tuned: Mapping[tuple[str, int], Tuned], title: str):
-    """Held-out loss against learning rate per arm, one panel per d_k, the chosen rate circled (issue 17)."""
-    return figure_loss_vs_lr_by_task({"": tuned}, title)
-
-
 # ------------------------------------------------------------------------------ the shared tuned sweep (C3, C4, R1)
 @dataclass
 class TunedSweep:
@@ -305,14 +300,17 @@ def sweep_tasks(block: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def tuned_metrics(ev, claim: str, sweep: TunedSweep, arm_names: Mapping[str, str] | None = None) -> None:
+def tuned_metrics(claim: str, sweep: TunedSweep, arm_names: Mapping[str, str] | None = None) -> dict[str, float]:
     """``tuned_lr/<claim>/<arm>/<d_k>/<task>`` and ``tuned_loss/<claim>/<arm>/<d_k>/<task>`` (issue 17's
-    contract): the rate chosen on the tuning seeds and the mean held-out loss at it on the evaluation seeds."""
+    contract), name -> value, for the claim to record (``ev.metric``): the rate chosen on the tuning seeds and the
+    mean held-out loss at it on the evaluation seeds."""
     names = arm_names or {}
+    out: dict[str, float] = {}
     for (arm, d_k), t in sweep.tuned.items():
         label = f"{claim}/{names.get(arm, arm)}/{d_k}/{sweep.task}"
-        ev.metric(f"tuned_lr/{label}", t.lr)
-        ev.metric(f"tuned_loss/{label}", float(np.mean(sweep.cell(arm, d_k))))
+        out[f"tuned_lr/{label}"] = t.lr
+        out[f"tuned_loss/{label}"] = float(np.mean(sweep.cell(arm, d_k)))
+    return out
 
 
 def tuned_tables(sweeps_: Mapping[str, TunedSweep]) -> pd.DataFrame:
@@ -336,40 +334,6 @@ def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
         d = decision.decide_alone(rule, ms)
         rows.append({"part": label, "outcome": d["outcome"], "measured": d.get("measured"), "ci": d.get("ci")})
     return pd.DataFrame(rows)
-
-
-def figure_loss_vs_lr_by_task(per_task: Mapping[str, Mapping[tuple[str, int], Tuned]], title: str):
-    """Held-out loss against learning rate per arm, one row of panels per task ('' for a single, unnamed task)
-    and one panel per d_k (one for arms without a d_k), the chosen rate circled."""
-    import matplotlib.pyplot as plt
-
-    rows = list(per_task)
-    n_cols = max(len({t.d_k for t in tuned.values()}) for tuned in per_task.values())
-    fig, axes = plt.subplots(len(rows), n_cols, figsize=(4.6 * n_cols, 3.6 * len(rows)), squeeze=False)
-    for r, task in enumerate(rows):
-        tuned = per_task[task]
-        d_ks = sorted({t.d_k for t in tuned.values()})
-        for c in range(n_cols):
-            ax = axes[r][c]
-            if c >= len(d_ks):
-                ax.axis("off")
-                continue
-            for t in (t for t in tuned.values() if t.d_k == d_ks[c]):
-                finite = [(lr, v) for lr, v in zip(t.grid, t.mean_loss) if math.isfinite(v)]
-                line, = ax.plot([p[0] for p in finite], [p[1] for p in finite], "o-", label=t.arm)
-                ax.plot([t.lr], [dict(zip(t.grid, t.mean_loss))[t.lr]], "o", ms=12, mfc="none",
-                        color=line.get_color())
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("learning rate")
-            ax.set_ylabel("held-out loss (tuning seeds)")
-            name = next(iter(tuned.values())).setting
-            ax.set_title(", ".join(p for p in (task, "" if d_ks[c] is None else f"{name} = {d_ks[c]}") if p))
-            ax.legend(fontsize=7)
-            ax.grid(True, which="both", alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
 
 
 def merge(a: TunedSweep, b: TunedSweep) -> TunedSweep:
