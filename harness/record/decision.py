@@ -46,6 +46,10 @@ over as samples, or an estimate with se 0 and no reason, stays degenerate.
 
 **Firmness** (the replication probability of each outcome and of the verdict, and ``seeds_for_firm``) is
 estimated in ``harness.record.firmness``, which ``judge`` calls on the family it decided (``firmness=True``).
+
+**Why one file over ~600 lines.** Rules, their tests, their proportion (binomial) forms and the texts the record
+shows for them are one vocabulary: a rule's threshold text and its test must change together, and claim modules
+call all of them as ``decision.X``. Firmness, which only consumes decisions, lives in ``harness.record.firmness``.
 """
 from __future__ import annotations
 
