@@ -79,7 +79,7 @@ from harness.measure import stats
 from harness.measure.probes import input_grad_vs_distance, path_length
 from harness.report.plots import figure_loss_vs_lr, plt
 from harness.data.tasks import Batch, FirstEqualsLast, Task
-from harness.train.loop import TrainConfig, build_for_task, evaluate, torch_threads, train, width_for_params
+from harness.train.loop import TrainConfig, build_for_task, evaluate, train, width_for_params
 from harness.study.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, tuned_table, tuning_seeds
 from model import ModelConfig
 from model.registry import build, param_count
@@ -528,10 +528,8 @@ def learning_train(budget: dict, fast: bool) -> dict:
     return {**budget["learning"]["train"], **(budget.get("fast_train", {}) if fast else {})}
 
 
-def test_c2_path_length(evidence, profile, device, seeds, progress, fast):
-    budget = profile.claim(CLAIM_ID)
-    with torch_threads(budget.get("threads", 1)):   # tiny models and float64 graphs: more threads contend
-        _run(evidence, budget, device, seeds, progress, fast)
+def test_c2_path_length(evidence, profile, device, seeds, progress, fast, claim_threads):
+    _run(evidence, profile.claim(CLAIM_ID), device, seeds, progress, fast)
 
 
 def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], Any], fast: bool) -> None:

@@ -55,7 +55,6 @@ from harness.record import decision
 from harness.measure import stats
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
-from harness.train.loop import torch_threads
 from harness.study.sweeps import (build_sweep_model, curves_frame, probe_softmax_state, summary_table,
                             sweep_task)
 
@@ -346,10 +345,8 @@ def figure_training_grads(sweep: pd.DataFrame, d_ks):
 
 
 # ------------------------------------------------------------------------------------------------- test
-def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast):
-    budget = profile.claim("C3")
-    with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
-        _run(evidence, budget, device, seeds, progress, fast)
+def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast, claim_threads):
+    _run(evidence, profile.claim("C3"), device, seeds, progress, fast)
 
 
 def _run(ev, budget, device, seeds, progress, fast):

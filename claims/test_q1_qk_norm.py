@@ -51,7 +51,6 @@ import torch
 from harness.record import decision
 from harness.report.plots import plt
 from harness.study.sweeps import attention_variant_sweep, summary_table, sweep_task
-from harness.train.loop import torch_threads
 
 # one xdist worker for every module of the shared sweep (harness.study.sweeps): its runs train once
 pytestmark = pytest.mark.claim("Q1")   # its runs (d_model 32, its own task) share none of the sweep group's
@@ -271,7 +270,7 @@ def figure_loss_vs_lr(df: pd.DataFrame):
 
 
 # ================================================================================================ the test
-def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
+def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_threads):
     if fast:
         pytest.skip("Q1 has no fast criteria: no fault of model.faults is Q1's to catch (issue 10)")
     budget = profile.claim(CLAIM_ID)
@@ -292,8 +291,7 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast):
     ev.gate("q1_max_logit/qk_layernorm_scaled", direction="lower", tolerance=1.0, relative=True)
 
     # ---- measure
-    with torch_threads(budget.get("threads", 1)):           # tiny models: a second thread only contends
-        df = measure_lr_sweep(budget, seeds, device, progress)
+    df = measure_lr_sweep(budget, seeds, device, progress)
     t = lr_table(df)
 
     # ---- record

@@ -47,7 +47,7 @@ from harness.record import decision
 from harness.measure import probes
 from harness.report.plots import plt
 from harness.data import make_task
-from harness.train.loop import TrainConfig, build_for_task, torch_threads, train
+from harness.train.loop import TrainConfig, build_for_task, train
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("Q3")
@@ -238,7 +238,7 @@ def figure_drift(df: pd.DataFrame):
 
 
 # ================================================================================================ the test
-def test_q3_variance_after_training(evidence, profile, device, seeds, progress, fast):
+def test_q3_variance_after_training(evidence, profile, device, seeds, progress, fast, claim_threads):
     if fast:
         pytest.skip("Q3 has no fast criteria: no fault of model.faults is Q3's to catch (issue 10)")
     budget = profile.claim(CLAIM_ID)
@@ -259,8 +259,7 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
     ev.gate("q3_scaled_logit_var_slope_after_training", direction="both", tolerance=0.4)
 
     # ---- measure
-    with torch_threads(budget.get("threads", 1)):           # tiny models: a second thread only contends
-        df = measure_drift(budget, seeds, device, progress)
+    df = measure_drift(budget, seeds, device, progress)
 
     # ---- record
     for name, crit in crits.items():

@@ -64,7 +64,6 @@ from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
 from harness import kernel as kernels
 from harness.kernel import DTYPES
-from harness.train.loop import torch_threads
 from harness.study.sweeps import per_seed, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
 from model.kernels import use_kernel
@@ -413,15 +412,13 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
     ev.headline("r1_kernel_error_over_bound")
 
 
-def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention):
-    budget = profile.claim("R1")
-    with torch_threads(budget.get("threads", 1)):     # tiny models: a second thread only contends
-        if attention is not None:
-            _claim(evidence)
-            trial = profile.claim("kernel_trial")
-            return kernel_trial(evidence, attention, trial, seeds, device, progress, sweep_block=None if fast else
-                                profile.claim(trial["training"]["sweep_from"]))
-        _run(evidence, profile, budget, device, seeds, progress, fast)
+def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads):
+    if attention is not None:
+        _claim(evidence)
+        trial = profile.claim("kernel_trial")
+        return kernel_trial(evidence, attention, trial, seeds, device, progress, sweep_block=None if fast else
+                            profile.claim(trial["training"]["sweep_from"]))
+    _run(evidence, profile, profile.claim("R1"), device, seeds, progress, fast)
 
 
 def _claim(ev) -> None:

@@ -180,6 +180,17 @@ def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
 
 
 @pytest.fixture
+def claim_threads(request: pytest.FixtureRequest, profile: Profile):
+    """The claim test runs at its profile block's ``threads`` torch threads (default 1: on tiny models a second
+    thread only contends), the worker's count again afterwards. A module asks for it by naming it."""
+    from harness.train.loop import torch_threads
+
+    cid = claim_marker_id(request.node)
+    with torch_threads(profile.blocks.get(cid, {}).get("threads", 1)):
+        yield
+
+
+@pytest.fixture
 def fast(pytestconfig: pytest.Config) -> bool:
     """True under ``--fast``: declare and run only the fast criteria (issue 10)."""
     return _state(pytestconfig).settings.fast
@@ -199,7 +210,7 @@ def progress(request: pytest.FixtureRequest) -> Callable[..., None]:
 
 @pytest.fixture
 def evidence(request: pytest.FixtureRequest, report_dir: Path) -> Evidence:
-    """The claim's evidence record (docs/ARCHITECTURE.md, 'The evidence API')."""
+    """The claim's evidence record (docs/ARCHITECTURE.md, 'The evidence contract')."""
     state = _state(request.config)
     ev = Evidence(report_dir, claim_id=claim_marker_id(request.node), fast=state.settings.fast)
     request.node.stash[EVIDENCE_KEY] = ev
