@@ -60,7 +60,7 @@ principle (layer 1's FFN tags position 0's token, which the uniform average dilu
 its loss stays at chance, so ``attention_learns`` at d=16, the fast criterion, refutes the claim. The fast run
 trains a fixed budget with no early stop (``fast_train``): with the stop, whether a seed of ``single_head`` (which
 learns more slowly) reached it within the budget decided the cell, and the cell flipped between machines (issue 25).
-tests/test_claims_sensitivity_c2.py proves that, and that ``structural`` and ``gradient_flat_attention`` fail for
+tests/claims/test_c2.py proves that, and that ``structural`` and ``gradient_flat_attention`` fail for
 a self-attention restricted to a local window.
 """
 from __future__ import annotations

@@ -66,7 +66,7 @@ it measures what attention delivered.
 
 **Faults**: ``single_head`` (every head uses head 0's projections) and ``uniform_attention`` (every head averages
 every position) take away what extra heads add; ``resolution_rises`` catches both
-(tests/test_claims_sensitivity_c5.py).
+(tests/claims/test_c5.py).
 
 **A kernel on trial** (``--attention``, issue 27): the kernel runs inside every model here. The resolution probe
 reads the heads' outputs, which every kernel returns; the criteria that read weights (``WEIGHT_CRITERIA``) need the

@@ -14,7 +14,7 @@ reads the place where its fault would show:
   included (the dependency alone cannot see a mask that hides position i from itself: out_i still depends on in_i
   through the residual stream); (3) the SDPA fast path, whose weights no tap can read, gives the explicit path's
   output to float64 rounding, so (2) speaks for it too. Refuted by ``causal_leak`` (i sees i+1) and by a mask
-  that drops the diagonal (``j < i``, tests/test_claims_sensitivity_m0.py).
+  that drops the diagonal (``j < i``, tests/claims/test_m0.py).
 * ``heads_distinct`` (fast): with h > 1 the heads project q, k, v differently (paper 3.2.2), read through the
   ``q``/``k``/``v`` taps: the smallest relative distance between two heads is far from 0. Refuted by
   ``single_head`` (every head is head 0: distance exactly 0).
@@ -351,6 +351,6 @@ def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, atten
         torch.set_num_threads(threads)
     ev.note("Each check compares against an exact structural zero in float64 (a masked path has no edge in the "
             "graph, so its Jacobian and its softmax weight are exactly 0.0) or against the paper's formula written "
-            "out independently; tests/test_claims_sensitivity_m0.py shows each check failing under the fault it is "
+            "out independently; tests/claims/test_m0.py shows each check failing under the fault it is "
             "about, and causal_mask failing under a mask that hides each position from itself.")
     ev.headline("causal_mask/future_dependency")

@@ -21,7 +21,7 @@ shared by every variant, so the variants are paired by seed):
   gap the materialisation or the score?
 
 What would refute R3: an additive score that maps to matmul as well (its time near dot's, its memory ratio flat);
-tests/test_claims_sensitivity_r3.py swaps one in and shows both criteria refuted.
+tests/claims/test_r3.py swaps one in and shows both criteria refuted.
 
 ``similar_quality`` (equivalence, ±0.1 nats, reported, one part per task and d_k): where R3 applies. The note's R3
 holds "when two formulations are of similar quality"; that is a precondition, not a prediction, so it is reported,

@@ -2,7 +2,7 @@
 
 Each file is self-contained (torch only), so it can be copied into another repository. Name one as
 ``--attention examples.attention.<file>:attention`` from the repository root; ``docs/attention-trial.md`` shows
-the kernel x claim matrix that ``tests/test_kernel_gallery.py`` measures.
+the kernel x claim matrix that ``tests/kernel/test_gallery.py`` measures.
 """
 CORRECT = ("sdpa_wrapper", "tiled_online_softmax", "hf_eager", "flex")
 BUGGY = {   # file -> the claim that must refute it

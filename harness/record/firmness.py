@@ -12,7 +12,7 @@ the smallest seed count at which the outcome aimed at (an inconclusive criterion
 points) would reach 0.9 *if the observed means and spreads were the truth* (the plug-in simulation), or None.
 (The predictive probability cannot plan: its uncertainty about the true mean comes from this run's seeds, and no
 number of fresh seeds removes it.) Its calibration is
-checked in tests/test_harness_decision.py on synthetic claims and, on this suite's own criteria, by
+checked in tests/record/test_decision.py on synthetic claims and, on this suite's own criteria, by
 ``python -m harness.suite.calibration``.
 
 API: ``judge_firmness(...)``, which ``harness.record.decision.judge`` calls (``firmness=True``) on the family it has

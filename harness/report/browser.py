@@ -1,6 +1,6 @@
 """The report in a real browser (issue 19): Debian's headless Chromium driven by Selenium, never a download.
 
-``tests/test_report_browser.py`` checks a generated page with it, and
+``tests/report/test_browser.py`` checks a generated page with it, and
 ``python -m harness.report.browser reports/index.html`` prints a page's printed length and size (and with
 ``--pdf``/``--screenshot`` saves them), which is how the README's page counts were measured.
 

@@ -23,7 +23,7 @@ from harness.study.sweeps import attention_variant_sweep
 
 #: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set by
 #: construction (issue 26): master seed m <= 10**6 gives seeds m*1000 + i < 10**9 + 1000 < 2**31, and a tuning seed
-#: is >= 2**31 (and < 2**32, so numpy's seed % 2**32 keeps it distinct too). tests/test_harness_tuning.py checks it
+#: is >= 2**31 (and < 2**32, so numpy's seed % 2**32 keeps it distinct too). tests/study/test_tuning.py checks it
 #: against the plugin's bounds.
 TUNING_SEED_OFFSET = 2 ** 31
 #: the held-out loss a diverged run counts as when a rate is chosen (it must never win)

@@ -11,7 +11,7 @@ with how often the other runs repeated that run's outcome.
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
 decided the same way, it can show gross miscalibration only (a criterion predicted 0.95 that flips every other run);
-tests/test_harness_decision.py checks calibration finely on synthetic claims.
+tests/record/test_decision.py checks calibration finely on synthetic claims.
 """
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def claim_module(claim_id: str, claims_dir: Path) -> Path:
 
 #: a directory where ``run_fast`` keeps each run's results.json (``<fault or no_fault>-m<master seed>/``) and from
 #: which a later call with the same fault, master seed and claims at the same clean commit reads it instead of
-#: training again: CI runs the matrix first, and tests/test_sensitivity_modules.py then reads the matrix's cells
+#: training again: CI runs the matrix first, and tests/suite/test_sensitivity_modules.py then reads the matrix's cells
 #: (the same command, seeds and commit: the same evidence) rather than training six of them twice
 FAST_RUNS_ENV = "ATTN_CLAIMS_FAST_RUNS"
 
@@ -115,7 +115,7 @@ def _kept_run(claim_ids: Sequence[str], fault: str | None, master_seed: int, cla
 def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
              claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """Run the fast criteria of ``claim_ids`` at smoke budgets in a pytest subprocess (the suite's own command for
-    one cell of the matrix, also used by tests/test_sensitivity_modules.py); return results.json's claim records
+    one cell of the matrix, also used by tests/suite/test_sensitivity_modules.py); return results.json's claim records
     (a claim that recorded nothing is absent). With ``FAST_RUNS_ENV`` set, a run kept there at this clean commit
     with the same fault and master seed over these claims is read instead of trained again."""
     kept_at, kept = _kept_run(claim_ids, fault, master_seed, claims_dir, extra_args)

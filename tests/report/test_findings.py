@@ -4,7 +4,7 @@ import pytest
 from harness.report import findings as F
 from harness.report import html as report
 from harness.record import results as R
-from test_report import claim, results
+from tests.report.test_html import claim, results
 
 LOSS = "held-out loss (nats) after the budget"
 

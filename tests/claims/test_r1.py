@@ -5,8 +5,6 @@ holds; under either scale fault it fails, so ``default_is_sdpa_scale`` is refute
 decided alone with their declared rules (``decision.decide_alone``) on constructed per-seed tables: a default
 worse than a comparator by more than the margin refutes, an equal one passes.
 """
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,11 +15,9 @@ from harness.record import decision
 from harness.study import tuning
 from model import inject, set_fault
 
+import claims.test_r1_scale_by_sqrt_dk as r1
+
 torch.set_num_threads(1)
-_PATH = Path(__file__).resolve().parent.parent / "claims" / "test_r1_scale_by_sqrt_dk.py"
-_spec = importlib.util.spec_from_file_location("claims_r1", _PATH)
-r1 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(r1)
 
 GRID = dict(d_ks=[1, 8, 64], heads=[1, 2], seeds=[0])
 

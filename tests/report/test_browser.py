@@ -18,7 +18,7 @@ from harness.report import browser
 from harness.report import charts
 from harness.report import html as report
 from harness.record import results as R
-from test_report import claim, results
+from tests.report.test_html import claim, results
 
 pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))
 

@@ -10,7 +10,7 @@ from harness.record import verdict as verdicts
 transformers = pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[peers]' "
                                                           "puts its sdpa_attention_forward and eager_attention_forward on trial")
 
-from tests.test_kernel_gallery import trial  # noqa: E402
+from tests.kernel.test_gallery import trial  # noqa: E402
 
 PEERS = ("transformers.integrations.sdpa_attention:sdpa_attention_forward",
          "transformers.models.llama.modeling_llama:eager_attention_forward")

@@ -44,7 +44,7 @@ def tiny_profile() -> Profile:
 
 def test_c1_judges_the_kernel_and_its_transformer_calls_it_everywhere():
     assert "C1" in KERNEL_TRIAL_CLAIMS and "C1" not in KERNEL_NOT_YET
-    k = kernels.resolve("tests.test_kernel_c1:recording_attention")
+    k = kernels.resolve("tests.kernel.test_kernel_c1:recording_attention")
     kernels.preflight(k)
     seen = k.fn.__globals__["SEEN"]     # the resolved module's list (pytest may import this file under another name)
     seen.clear()
@@ -63,7 +63,7 @@ def test_c1_judges_the_kernel_and_its_transformer_calls_it_everywhere():
 
 def test_the_same_run_without_a_kernel_never_calls_it():
     """The check above can fail: C1 without a session kernel does not reach the recording kernel."""
-    seen = kernels.resolve("tests.test_kernel_c1:recording_attention").fn.__globals__["SEEN"]
+    seen = kernels.resolve("tests.kernel.test_kernel_c1:recording_attention").fn.__globals__["SEEN"]
     seen.clear()
     ev = Evidence(Path(tempfile.mkdtemp()), claim_id="C1", fast=True)
     c1.test_c1_attention_suffices(ev, tiny_profile(), torch.device("cpu"), [0, 1], lambda *a, **kw: None, True,

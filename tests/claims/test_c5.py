@@ -1,7 +1,7 @@
 """C5's criteria fail when the model is wrong in the way C5 is about (issue 7, issue 10), and pass when it is not.
 
 * ``resolution_rises`` (the fast criterion): refuted by the real module at smoke budgets under ``single_head``
-  (every head uses head 0's projections, so h = 4 is one head again) in ``tests/test_sensitivity_modules.py``, and
+  (every head uses head 0's projections, so h = 4 is one head again) in ``tests/suite/test_sensitivity_modules.py``, and
   under ``uniform_attention`` too in the fault matrix (``python -m harness.suite.sensitivity``). Here: ``single_head``
   leaves a one-head model exactly as it was (so h = 1 is the reference under the fault).
 * under ``uniform_attention`` the entropy criteria cannot pass: every weight is 1 / (keys), whatever the training,
@@ -29,7 +29,7 @@ from model import QueryTagger, faults
 from tests.conftest import assert_firm
 
 # 8 positions, 4 fixed slots (1, 3, 5, 7), 8 tokens, d_model 32: the binding problem at its smallest, for unit tests
-# of the module's functions (the catches run at smoke budgets in tests/test_sensitivity_modules.py).
+# of the module's functions (the catches run at smoke budgets in tests/suite/test_sensitivity_modules.py).
 TINY = {"task": {"seq_len": 8, "vocab": 8}, "model": {"d_model": 32, "d_ff": 64, "n_layers": 1},
         "position": {"train": {"steps": 300, "batch_size": 32, "num_threads": 1, "schedule": "warmup_constant",
                                "lr": 5e-3, "warmup": 20, "eval_every": 0, "eval_size": 256}},

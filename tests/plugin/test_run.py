@@ -13,7 +13,7 @@ import pytest
 from harness.report import html as html_report
 from harness.record import results as R
 
-from conftest import copy_fake_claims, run_pytest
+from tests.conftest import copy_fake_claims, run_pytest
 
 VERDICTS = {"F1": "supported", "F2": "inconclusive", "F3": "refuted", "F4": "error", "F5": "supported",
             "F6": "supported", "Q9": "answered yes"}

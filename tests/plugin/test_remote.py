@@ -17,7 +17,7 @@ from pathlib import Path
 import execnet
 import pytest
 
-from conftest import REPO, run_pytest
+from tests.conftest import REPO, run_pytest
 
 CLAIMS = ["claims/test_m0_model_checks.py", "claims/test_r2_saturation_check.py"]
 IGNORE = [".venv", ".git", "reports", "tests", "docs", "benchmarks", "__pycache__", "*.egg-info", ".gl", ".whl"]

@@ -35,7 +35,7 @@ def test_claim_of_reads_the_claim_module_name():
     from harness.schedule import claim_of, expected_seconds
     assert claim_of("claims/test_c3_softmax_saturation.py::test_c3@attention_variant_sweep") == "C3"
     assert claim_of("/abs/attention-claims/claims/test_m0_model_checks.py::test_m0") == "M0"
-    assert claim_of("tests/test_model_faults.py::test_x") is None and claim_of("test_c3.py::t") is None
+    assert claim_of("tests/model/test_faults.py::test_x") is None and claim_of("test_c3.py::t") is None
     seconds = expected_seconds(["claims/test_c1_a.py::t1", "claims/test_c1_a.py::t2", "claims/test_r2_b.py::t",
                                 "tests/test_x.py::t"], {"C1": 300, "R2": None}.get)
     assert seconds == {"claims/test_c1_a.py::t1": 300.0, "claims/test_c1_a.py::t2": 0.0,

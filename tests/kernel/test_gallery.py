@@ -4,7 +4,7 @@ Each gallery kernel goes through the claim modules' own test functions (M0, R1, 
 smoke budgets, as ``pytest --attention ... --fast`` runs them), and each claim's record is judged by
 ``harness.record.verdict`` as the plugin judges it. The same strictness as the fault matrix: a bug must be refuted by its
 claim (``examples.attention.BUGGY``); a correct kernel by no claim. R3 asks a question of a kernel (is it as fast
-as SDPA?), whose answer is shown, not judged. ``python -m tests.test_kernel_gallery`` prints the matrix that
+as SDPA?), whose answer is shown, not judged. ``python -m tests.kernel.test_gallery`` prints the matrix that
 docs/attention-trial.md shows.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ def trial(name: str) -> dict[str, str]:
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
     runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, device, SEEDS, _quiet, True, kernel),
-            "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel),
+            "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel, None),
             "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
     out, t0 = {}, time.perf_counter()
@@ -121,7 +121,7 @@ def test_the_readmes_gallery_table_is_the_trials():
     table = findings.between_markers(README.read_text(encoding="utf-8"), "gallery")
     assert table is not None, "the README has no <!-- gallery:begin --> ... <!-- gallery:end --> markers"
     assert table == readme_matrix(), ("the README's gallery table differs from the trial's; run "
-                                      "`python -m tests.test_kernel_gallery --write README.md`")
+                                      "`python -m tests.kernel.test_gallery --write README.md`")
 
 
 def test_print_the_matrix(capsys):

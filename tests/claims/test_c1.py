@@ -1,7 +1,7 @@
 """C1's criteria, decided by the harness on the module's measurements (issue 8), and C1's catch (issue 10).
 
 * ``generalises/reverse`` (the fast criterion): refuted by the real module at smoke budgets under
-  ``uniform_attention`` in ``tests/test_sensitivity_modules.py``, and under ``no_positional_encoding`` too in the
+  ``uniform_attention`` in ``tests/suite/test_sensitivity_modules.py``, and under ``no_positional_encoding`` too in the
   fault matrix (``python -m harness.suite.sensitivity``); here its rule is checked on constructed losses: the loss decides,
   not the exact-match ceiling.
 * ``no_recurrence_no_convolution``: the walk finds the LSTM baseline's recurrence (a Transformer holding one would
@@ -35,7 +35,7 @@ from harness.data.tasks import rows_in_training_split, validation_test_split
 from harness.study.tuning import Tuned
 from harness.data import make_task
 from harness.train.loop import TrainConfig
-from conftest import REPO, run_pytest
+from tests.conftest import REPO, run_pytest
 from model import ModelConfig, faults
 
 torch.set_num_threads(1)

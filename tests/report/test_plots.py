@@ -2,7 +2,7 @@
 ``plt`` instead of choosing a backend themselves."""
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_backend_is_agg_once_plots_is_imported():

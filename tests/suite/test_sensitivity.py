@@ -161,7 +161,7 @@ def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
 
 
 def test_a_kept_fast_run_stands_in_only_for_the_same_clean_commit_fault_seed_and_claims(tmp_path, monkeypatch):
-    """CI runs the matrix first; tests/test_sensitivity_modules.py then reads its cells (FAST_RUNS_ENV) instead of
+    """CI runs the matrix first; tests/suite/test_sensitivity_modules.py then reads its cells (FAST_RUNS_ENV) instead of
     training them twice, but only a run of the same command at the same clean commit may stand in."""
     import json as _json
 

@@ -6,8 +6,6 @@ the logits) makes entropy and gradient flat in d_k, and (a) no longer passes. Ru
 functions on a tiny budget and decides each criterion alone with its declared rule (``decision.decide_alone``);
 (b) and (c) are checked on constructed per-seed sweep tables.
 """
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,11 +16,9 @@ from harness.record import decision
 from harness.study import tuning
 from model import inject, set_fault
 
+import claims.test_c3_softmax_saturation as c3
+
 torch.set_num_threads(1)
-_PATH = Path(__file__).resolve().parent.parent / "claims" / "test_c3_softmax_saturation.py"
-_spec = importlib.util.spec_from_file_location("claims_c3", _PATH)
-c3 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(c3)
 
 BUDGET = {"task": {"name": "kv_lookup", "n_pairs": 8}, "model": {"d_model": 32, "n_heads": 1, "d_v": 32, "d_ff": 64},
           "train": {"steps": 1}}
