@@ -1,16 +1,15 @@
-"""Statistics on scipy, shared by every claim: means with CIs across seeds, two-sample tests (one-sided where a
-claim predicts a direction), log-log slopes with CIs, Benjamini-Hochberg, effect sizes.
+"""Statistics on scipy that the claims use: t and variance intervals, a one-sample t test, linear and log-log
+slopes (one fit, or one per replicate with a t interval across them), correlations, Benjamini-Hochberg.
 
-Measurement only: these return numbers (dataclasses with the estimate, its interval, the p-value and the effect
-size); deciding what they mean is the claim module's criterion. Resampling is seeded (default 0) so a report
-is reproducible.
+Measurement only: these return numbers (dataclasses with the estimate, its interval and the p-value); deciding
+what they mean is the claim's criterion (``harness.record.decision``). Only what a claim or the harness calls
+lives here.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -86,40 +85,6 @@ def t_ci(values: ArrayLike, confidence: float = 0.95) -> MeanCI:
     return MeanCI(m, m - half, m + half, int(a.size), sd, confidence, "t")
 
 
-def bootstrap_ci(values: ArrayLike, statistic: Callable[[np.ndarray], float] = np.mean, confidence: float = 0.95,
-                 n_resamples: int = 9999, seed: int = 0, method: str = "BCa") -> MeanCI:
-    """``scipy.stats.bootstrap`` interval of ``statistic`` (seeded). Constant values give a zero-width interval;
-    where BCa is undefined (tiny n) it falls back to the percentile interval and says so in ``method``."""
-    _check_confidence(confidence)
-    a = _array(values, "values")
-    est = float(statistic(a))
-    sd = float(a.std(ddof=1)) if a.size > 1 else math.nan
-    if a.size < 2:
-        return MeanCI(est, math.nan, math.nan, 1, sd, confidence, "bootstrap")
-    if np.all(a == a[0]):
-        return MeanCI(est, est, est, int(a.size), 0.0, confidence, "bootstrap (constant)")
-    used = method
-    for m in (method, "percentile"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = sps.bootstrap((a,), statistic, n_resamples=n_resamples, confidence_level=confidence,
-                                method=m, rng=np.random.default_rng(seed))
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        used = m
-        if math.isfinite(lo) and math.isfinite(hi):
-            break
-    return MeanCI(est, lo, hi, int(a.size), sd, confidence, f"bootstrap {used}")
-
-
-def mean_ci(values: ArrayLike, confidence: float = 0.95, method: str = "bootstrap", seed: int = 0) -> MeanCI:
-    """Mean across seeds with a CI: ``method="bootstrap"`` (scipy.stats.bootstrap, BCa) or ``"t"``."""
-    if method == "bootstrap":
-        return bootstrap_ci(values, np.mean, confidence, seed=seed)
-    if method == "t":
-        return t_ci(values, confidence)
-    raise ValueError(f"method must be 'bootstrap' or 't', got {method!r}")
-
-
 def variance_ci(values: ArrayLike, confidence: float = 0.95) -> MeanCI:
     """Sample variance (ddof=1) with its large-sample interval s^2 +/- z * sqrt((m4 - m2^2) / n), m_j the central
     moments: valid for any distribution with a finite fourth moment (unlike the chi-square interval, which assumes
@@ -167,60 +132,6 @@ class TestResult:
                 f"{self.effect_name}={self.effect_size:.3g}, n={self.n_a}/{self.n_b}")
 
 
-def cohens_d(a: ArrayLike, b: ArrayLike) -> float:
-    """(mean_a - mean_b) / pooled SD (ddof=1). Zero pooled SD gives +/-inf (or 0 when the means are equal)."""
-    x, y = _array(a, "a", 2), _array(b, "b", 2)
-    pooled = math.sqrt(((x.size - 1) * x.var(ddof=1) + (y.size - 1) * y.var(ddof=1)) / (x.size + y.size - 2))
-    diff = float(x.mean() - y.mean())
-    if pooled == 0.0:
-        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
-    return diff / pooled
-
-
-def hedges_g(a: ArrayLike, b: ArrayLike) -> float:
-    """Cohen's d with the small-sample correction J = 1 - 3 / (4 (n_a + n_b) - 9)."""
-    n = len(a) + len(b)
-    return cohens_d(a, b) * (1.0 - 3.0 / (4.0 * n - 9.0))
-
-
-def rank_biserial(a: ArrayLike, b: ArrayLike) -> float:
-    """Rank-biserial correlation 2 U_a / (n_a n_b) - 1 in [-1, 1]: P(a > b) - P(a < b) (Cliff's delta)."""
-    x, y = _array(a, "a"), _array(b, "b")
-    u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
-    return float(2.0 * u / (x.size * y.size) - 1.0)
-
-
-def welch_t(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", confidence: float = 0.95) -> TestResult:
-    """Welch's t-test (unequal variances) of mean_a vs mean_b. ``alternative="greater"`` tests mean_a > mean_b.
-    Two constant samples have no spread to test with (a metric at its ceiling): p is NaN, never 0 (issue 16),
-    so nothing degenerate is ever "significant"."""
-    _check_alternative(alternative)
-    x, y = _array(a, "a", 2), _array(b, "b", 2)
-    d = cohens_d(x, y)
-    diff = float(x.mean() - y.mean())
-    if x.var() == 0.0 and y.var() == 0.0:
-        p = math.nan
-        return TestResult("welch_t", alternative, math.copysign(math.inf, diff) if diff else math.nan, p,
-                          int(x.size), int(y.size), float(x.mean()), float(y.mean()), diff, d, "cohens_d",
-                          (diff, diff), None)
-    res = sps.ttest_ind(x, y, equal_var=False, alternative=alternative)
-    ci = res.confidence_interval(confidence)
-    return TestResult("welch_t", alternative, float(res.statistic), float(res.pvalue), int(x.size), int(y.size),
-                      float(x.mean()), float(y.mean()), diff, d, "cohens_d", (float(ci.low), float(ci.high)),
-                      float(res.df))
-
-
-def mann_whitney(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
-    """Mann-Whitney U of a vs b (``alternative="greater"``: a tends to be larger); effect: rank-biserial r.
-    With 3 vs 3 seeds the smallest one-sided p is 0.05: it can never be significant at p < 0.05."""
-    _check_alternative(alternative)
-    x, y = _array(a, "a"), _array(b, "b")
-    res = sps.mannwhitneyu(x, y, alternative=alternative)
-    r = float(2.0 * res.statistic / (x.size * y.size) - 1.0)
-    return TestResult("mann_whitney_u", alternative, float(res.statistic), float(res.pvalue), int(x.size),
-                      int(y.size), float(x.mean()), float(y.mean()), float(x.mean() - y.mean()), r, "rank_biserial")
-
-
 def one_sample_t(values: ArrayLike, popmean: float = 0.0, alternative: str = "two-sided",
                  confidence: float = 0.95) -> TestResult:
     """One-sample t-test of mean(values) against ``popmean`` (e.g. accuracy above chance); effect: (m - mu) / sd."""
@@ -245,7 +156,7 @@ def one_sample_t(values: ArrayLike, popmean: float = 0.0, alternative: str = "tw
 @dataclass(frozen=True)
 class SlopeFit(_Interval):
     """Least-squares slope with a two-sided t interval (n - 2 df); ``p_value`` tests slope = 0.
-    ``transform`` says what was fitted: "linear" (y ~ x), "loglog" (ln y ~ ln x), "semilog" (ln y ~ x)."""
+    ``transform`` says what was fitted: "linear" (y ~ x) or "loglog" (ln y ~ ln x)."""
     slope: float
     lo: float
     hi: float
@@ -282,25 +193,17 @@ def loglog_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> SlopeF
     """Slope of ln y on ln x (the exponent of a power law y ~ x^slope; base-independent), e.g. Var(q.k) vs d_k."""
     xs, ys = _array(x, "x", 3), _array(y, "y", 3)
     if np.any(xs <= 0) or np.any(ys <= 0):
-        raise ValueError("loglog_slope needs positive x and y (take |y|, or use semilog/linear)")
+        raise ValueError("loglog_slope needs positive x and y (take |y|, or use linear)")
     return linear_slope(np.log(xs), np.log(ys), confidence, transform="loglog")
 
 
-def semilog_slope(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> SlopeFit:
-    """Slope of ln y on x: exponential decay rate, e.g. |dy_t/dx_{t-d}| against d (C2)."""
-    ys = _array(y, "y", 3)
-    if np.any(ys <= 0):
-        raise ValueError("semilog_slope needs positive y")
-    return linear_slope(x, np.log(ys), confidence, transform="semilog")
-
-
-_SLOPE_FITS = {"linear": linear_slope, "loglog": loglog_slope, "semilog": semilog_slope}
+_SLOPE_FITS = {"linear": linear_slope, "loglog": loglog_slope}
 
 
 def replicate_slope(x: ArrayLike, y: ArrayLike, replicate: ArrayLike, transform: str = "loglog",
                     confidence: float = 0.95) -> SlopeFit:
     """A slope with the replicate (seed) as the unit: fit y on x within each replicate (``transform`` as in
-    ``linear_slope``/``loglog_slope``/``semilog_slope``), then the mean of those slopes with a Student-t interval
+    ``linear_slope``/``loglog_slope``), then the mean of those slopes with a Student-t interval
     across replicates; ``p_value`` is the one-sample t-test of slope = 0, ``n`` the number of replicates. Use it
     when points of one replicate share something (e.g. the same seed's embeddings at every d_k), which makes a
     pooled regression's interval too narrow. One replicate gives a NaN interval."""

@@ -18,84 +18,11 @@ def test_t_ci_hand_worked():
     assert one.mean == 0.7 and math.isnan(one.lo)
 
 
-def test_bootstrap_matches_scipy_and_is_seeded():
-    x = np.array([0.91, 0.95, 0.88, 0.97, 0.93, 0.90])
-    ours = stats.mean_ci(x, seed=3)
-    ref = sps.bootstrap((x,), np.mean, method="BCa", rng=np.random.default_rng(3))
-    assert ours.mean == pytest.approx(x.mean())
-    assert (ours.lo, ours.hi) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
-    assert stats.mean_ci(x, seed=3) == ours
-    assert ours.lo < x.mean() < ours.hi
-
-
-def test_bootstrap_edge_cases():
-    const = stats.mean_ci([1.0, 1.0, 1.0])
-    assert (const.lo, const.hi) == (1.0, 1.0)
-    tiny = stats.mean_ci([0.2, 0.4, 0.9])          # n = 3: an interval still comes back, finite
-    assert math.isfinite(tiny.lo) and math.isfinite(tiny.hi) and tiny.lo <= tiny.mean <= tiny.hi
-    assert stats.mean_ci([1, 2, 3], method="t").method == "t"
-    with pytest.raises(ValueError, match="method"):
-        stats.mean_ci([1, 2], method="jackknife")
-    with pytest.raises(ValueError, match="NaN"):
-        stats.mean_ci([1.0, float("nan")])
-
-
-def test_welch_against_formula_and_scipy():
-    a, b = [0.9, 0.95, 1.0, 0.97], [0.7, 0.8, 0.75]
-    r = stats.welch_t(a, b)
-    va, vb = np.var(a, ddof=1) / 4, np.var(b, ddof=1) / 3
-    t = (np.mean(a) - np.mean(b)) / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 2)
-    assert r.statistic == pytest.approx(t) and r.df == pytest.approx(df)
-    assert r.p_value == pytest.approx(2 * sps.t.sf(abs(t), df))
-    greater = stats.welch_t(a, b, alternative="greater")
-    assert greater.p_value == pytest.approx(r.p_value / 2)
-    assert stats.welch_t(a, b, alternative="less").p_value == pytest.approx(1 - r.p_value / 2)
-    assert greater.significant() and not stats.welch_t(a, b, alternative="less").significant()
-    assert r.ci[0] < r.diff < r.ci[1] and greater.ci[1] == math.inf
-
-
-def test_welch_can_fail_on_equal_groups():
-    rng = np.random.default_rng(0)
-    x, y = rng.normal(0, 1, 5), rng.normal(0, 1, 5)
-    assert not stats.welch_t(x, y, alternative="greater").significant()
-
-
-def test_welch_constant_samples():
-    """Issue 16: a degenerate sample (no spread, e.g. accuracy 1.000 on every seed) never gives p = 0."""
-    r = stats.welch_t([1.0, 1.0, 1.0], [0.5, 0.5, 0.5], alternative="greater")
-    assert math.isnan(r.p_value) and not r.significant()
-    assert math.isnan(stats.one_sample_t([1.0, 1.0, 1.0], 0.5, alternative="greater").p_value)
-    assert math.isnan(stats.welch_t([1.0, 1.0], [1.0, 1.0]).p_value)
-    assert not stats.welch_t([1.0, 1.0], [1.0, 1.0]).significant()
-
-
-def test_bad_alternative_names_the_field():
-    with pytest.raises(ValueError, match="alternative"):
-        stats.welch_t([1, 2], [3, 4], alternative="bigger")
-    with pytest.raises(ValueError, match="alternative"):
-        stats.mann_whitney([1, 2], [3, 4], alternative="up")
-
-
-def test_mann_whitney_exact_small_sample():
-    r = stats.mann_whitney([1, 2, 3], [4, 5, 6], alternative="less")
-    assert r.statistic == 0 and r.p_value == pytest.approx(1 / 20)   # 1 of C(6,3)=20 orderings
-    assert r.effect_size == -1.0
-    assert stats.mann_whitney([4, 5, 6], [1, 2, 3], alternative="greater").effect_size == 1.0
-    assert stats.rank_biserial([1, 2], [1, 2]) == 0.0
-
-
 def test_one_sample_t():
     r = stats.one_sample_t([0.6, 0.7, 0.65, 0.72], popmean=0.5, alternative="greater")
     ref = sps.ttest_1samp([0.6, 0.7, 0.65, 0.72], 0.5, alternative="greater")
     assert r.p_value == pytest.approx(ref.pvalue) and r.diff == pytest.approx(0.1675)
     assert not stats.one_sample_t([0.49, 0.52, 0.5], popmean=0.5, alternative="greater").significant()
-
-
-def test_effect_sizes_hand_worked():
-    assert stats.cohens_d([2, 4, 6], [1, 3, 5]) == pytest.approx(0.5)     # diff 1 / pooled sd 2
-    assert stats.hedges_g([2, 4, 6], [1, 3, 5]) == pytest.approx(0.4)     # 0.5 * (1 - 3/15)
-    assert stats.cohens_d([1, 1], [0, 0]) == math.inf
 
 
 def test_loglog_slope_exact_and_noisy():
@@ -114,10 +41,7 @@ def test_loglog_slope_exact_and_noisy():
     assert flat.contains(0.0) and not flat.contains(1.0)
 
 
-def test_semilog_and_slope_errors():
-    d = np.arange(1, 9)
-    fit = stats.semilog_slope(d, 0.5 ** d)
-    assert fit.slope == pytest.approx(math.log(0.5)) and fit.transform == "semilog"
+def test_slope_errors_name_the_problem():
     with pytest.raises(ValueError, match="positive"):
         stats.loglog_slope([1, 2, 3], [1, 0, 2])
     with pytest.raises(ValueError, match="at least 3"):
