@@ -111,6 +111,23 @@ def test_a_leaking_decoder_refutes_causality_and_invalidates_the_losses():
     assert _decide(GENERALISES, [c1.generalisation(clean[clean.arch == "transformer"])[0]]) == "passed"
 
 
+def _losses(transformer, lstm):
+    return pd.DataFrame([{"task": "reverse", "arch": a, "seed": s, "future_leak": 0.0, "future_leak_at": -1,
+                          "test_loss": x} for a, xs in (("transformer", transformer), ("lstm", lstm))
+                         for s, x in enumerate(xs)])
+
+
+def test_at_the_loss_floor_the_ratio_refutes_what_the_nats_margin_lets_pass():
+    """A Transformer 20x worse than the LSTM at the floor is within 0.05 nats, so quality_vs_lstm passes it;
+    quality_ratio_vs_lstm, a factor 2 on ln loss, refutes it. Equal losses pass both."""
+    worse = _losses([0.040, 0.042, 0.038], [0.0020, 0.0021, 0.0019])
+    nats, ratio = (c1.CRITERIA[n]["rule"] for n in ("quality_vs_lstm", "quality_ratio_vs_lstm"))
+    assert decision.decide_alone(nats, c1.quality(worse)[0])["outcome"] == "passed"
+    assert decision.decide_alone(ratio, c1.quality(worse, log=True)[0])["outcome"] == "refuted"
+    same = _losses([0.0020, 0.0021, 0.0019], [0.0021, 0.0020, 0.0020])
+    assert decision.decide_alone(ratio, c1.quality(same, log=True)[0])["outcome"] == "passed"
+
+
 def test_heldout_split_is_disjoint_and_held_out():
     for name, kw in (("reverse", {"vocab": 3, "min_len": 2, "max_len": 3}), ("number_words_de", {"max_n": 999})):
         task = make_task(name, **kw)
