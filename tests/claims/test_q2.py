@@ -63,3 +63,18 @@ def test_measurement_shapes_on_a_tiny_run():
     assert sorted(heads["step"].unique()) == [0, 3, 6] and len(heads) == 3 * 2
     assert heads["sink"].between(0, 1).all() and (heads["entropy"] >= 0).all()
     assert (heads["entropy"] <= np.log(8) + 1e-9).all() and len(curve) == 1
+
+
+def test_the_counted_halves_read_heads_at_the_same_checkpoint_not_the_shared_trend():
+    """Entropy and resolution both rise over training (an uncentred rho near +1), while at every checkpoint the
+    head with more entropy resolves less (centred rho -1): the counted criterion answers yes, the reported
+    over-training one no."""
+    rng = np.random.default_rng(0)
+    rows = [{"seed": s, "step": t, "head": h, "entropy": t + 0.3 * h + rng.normal(0, 0.15),
+             "resolution": t - 0.3 * h + rng.normal(0, 0.15), "sink": 0.1 * h}
+            for s in range(4) for t in range(5) for h in range(8)]
+    corr = q2.correlations(pd.DataFrame(rows))
+    decide = {name: decision.decide_alone(q2.CRITERIA[name]["rule"],
+                                          [decision.samples(corr[q2.PAIR_OF[name]].dropna())])["outcome"]
+              for name in ("entropy_tracks_resolution", "entropy_tracks_resolution_over_training")}
+    assert decide == {"entropy_tracks_resolution": "passed", "entropy_tracks_resolution_over_training": "refuted"}
