@@ -12,11 +12,11 @@ q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
     (torch_default, xavier) and both geometries (d_model = h*d_k, and a fixed d_model), a fresh model per
     (seed, d_k, draw). The scaled slope is that of the DEFAULT-configured model's logits tap, so a change of the
     default scale (faults ``no_scale``, ``scale_by_dk``) moves it to +1 / -1: ``model_scaled_slope`` is the fast
-    criterion (issue 10). Per-component Var(q), Var(k) are reported: with PyTorch's default Linear init they are
-    1/3 of the input's variance (kaiming_uniform(a=sqrt 5) gives Var(w) = 1/(3 fan_in)), not 1, so the
+    criterion (issue 10), reported. Per-component Var(q), Var(k) are reported: with PyTorch's default Linear init
+    they are 1/3 of the input's variance (kaiming_uniform(a=sqrt 5) gives Var(w) = 1/(3 fan_in)), not 1, so the
     footnote's premise fails while its scaling law holds. Pre-registered exception: xavier at a FIXED d_model has
     Var(w) = 2/(d_model + h*d_k), so Var(q_i) itself shrinks with d_k and Var(q.k) is no longer proportional to
-    d_k; its raw slope is reported, not counted, beside the law itself, counted in every configuration
+    d_k; its raw slope is reported beside the law itself, a premise in every configuration
     (``model_variance_law``: the slope of Var(q.k) / (Var q_i Var k_i) is 1).
 (c) train C3's one-layer models (``harness.study.sweeps``, shared and memoised) with scale d_k^-alpha at C3's smallest
     and largest d_k, on both of C3's tasks (key-value lookup and delayed copy), each (alpha, d_k, task) at its own
@@ -31,15 +31,30 @@ q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
     loss (equivalent within the margin), alpha = 1's advantage is the effective q/k learning rate, not the
     forward scale (at d_k = 256, d_k^-0.25 = 1/4 is the multiplier the equivalence predicts, up to the init).
 
-**Criteria** (``CRITERIA``; the harness derives the tests, Holm over the counted ones, and the firmness):
+**Criteria** (``CRITERIA``; the harness derives the tests, Holm over the counted ones, and the firmness). Each
+has a role (issue 38: ``harness.record.evidence.Evidence.criterion``). Only (c) is counted: "the right scale" is a
+claim about what trains best, and (a) and (b) are identities of the footnote's arithmetic at init, which cannot
+be evidence for it (each of their parts has a refutation p of 1, and in the Holm family they only cost (c) its
+steps: at standard, 20 of 26 parts). (b)'s law is what (c) stands on, so it is a premise; the rest is reported.
 
-* ``iid_unscaled_slope``, ``iid_scaled_unit_variance`` (reported sanity checks, not counted: issue 26): band
-  [0.95, 1.05] on each distribution's slope and on every (distribution, d_k) scaled variance. They are Monte Carlo
-  checks of a mathematical identity (the footnote's arithmetic), true whatever the model does; in the claim's
-  family they would only cost it Holm steps. They show the sampler and the estimator work.
-* ``model_scaled_slope`` (fast): band [-0.1, 0.1] on the logits tap's slope in every premise-holding
-  configuration and layer; ``model_unscaled_slope``: band [0.9, 1.1], same configurations;
-  ``model_variance_law``: band [0.9, 1.1] in every configuration.
+* ``model_unscaled_slope`` (**premise**): band [0.9, 1.1] on the slope of Var(q.k) (taps q, k) in every
+  premise-holding configuration and layer; ``model_variance_law`` (**premise**): band [0.9, 1.1] on the slope of
+  Var(q.k) / (Var q_i Var k_i) in every configuration. They are the law the claim builds on, measured in this
+  model: that Var(q.k) grows as d_k here is what makes d_k^-0.5 the variance-preserving exponent, so that (c)'s
+  alpha = 0.5 is the footnote's scale and not merely one exponent among others. If either failed, (c) would not
+  test the footnote and C4 reads inconclusive, not testable here.
+* ``model_scaled_slope`` (fast, **reported**): band [-0.1, 0.1] on the DEFAULT model's logits-tap slope, same
+  configurations as ``model_unscaled_slope``. Not a premise: (c) sets its scale explicitly (``scale_exponent``),
+  so a wrong default scale (faults ``no_scale``, ``scale_by_dk``, which move this slope to +1 / -1) leaves what
+  (c) tests untouched; and not counted: given the law, it checks only that the default applies 1/sqrt(d_k), an
+  implementation fact (R1's ``default_is_sdpa_scale`` is the claim that counts it), not whether that scale is
+  right. So a --fast run (this criterion only) decides nothing for C4: it shows the check, inconclusive.
+* ``iid_unscaled_slope``, ``iid_scaled_unit_variance`` (**reported**, issue 26): band [0.95, 1.05] on each
+  distribution's slope and on every (distribution, d_k) scaled variance. Monte Carlo checks of the identity on
+  ideal inputs, true whatever the model does: they show the sampler and the estimator work. Not premises: the
+  law (c) needs is the one in the model, which (b) measures; a failure here would be a bug in this module's
+  sampler, not a condition the claim's test lacks.
+* ``model_unscaled_slope_xavier_fixed_d_model`` (**reported**): the pre-registered exception above.
 * ``alpha_half_among_best``: alpha = 0.5 is non-inferior (0.05 nats) to the best other alpha at each d_k and
   task, tuned rates. At the large d_k alpha 0 is left to its own criterion, so no comparison is counted twice.
 * ``alpha0_behind_at_large_dk``: alpha = 0 trails alpha = 0.5 at the large d_k by more than that margin (a scale
@@ -56,8 +71,10 @@ Every (c) criterion has parts per task (and d_k), replications under the suite's
 part passes, refuted if any part is (the verdict's scope names where); each part's own outcome is in the
 ``alpha_criteria_per_part`` table.
 
-**What would refute it:** a slope interval wholly outside its band (a wrong default scale: model_scaled_slope
-at +1 or -1), a scaled variance away from 1, or alpha = 0.5 worse than another alpha by more than 0.05 nats.
+**What would refute it:** alpha = 0.5 worse than another alpha by more than 0.05 nats at its tuned rate, on a
+task and d_k (``alpha_half_among_best``), or alpha = 0 not behind it at the large d_k. A slope of (b) outside its
+band does not refute the claim: a failed law makes it not testable here (a premise), and a wrong default scale
+(``model_scaled_slope`` at +1 or -1) is shown, reported, and refutes R1.
 """
 from __future__ import annotations
 
@@ -98,7 +115,8 @@ _SLOPE_REASON = ("0.1 in the log-log slope: a tenth of the predicted exponent; o
 _LOSS_REASON = (f"{LOSS_MARGIN} nats of held-out cross-entropy: about 5% less probability on the right value "
                 f"(exp(-{LOSS_MARGIN}) = 0.95)")
 _ALPHA_ARMS = ("the other alpha", "alpha = 0.5")
-# name -> the criterion's declaration (rule, prediction, metric, arms, counts, fast); "fast" ones run in --fast
+# name -> the criterion's declaration (rule, prediction, metric, arms, role or counts, fast); "fast" ones run in
+# --fast. Roles (issue 38): the identities at init are premises (the law in the model) or reported (docstring)
 CRITERIA: dict[str, dict] = {
     "iid_unscaled_slope": dict(
         rule=_IID_BAND, counts=False, metric="log-log slope of Var(q.k) against d_k, per distribution",
@@ -109,16 +127,21 @@ CRITERIA: dict[str, dict] = {
     "model_scaled_slope": dict(
         rule=decision.band(-0.1, 0.1, reason="0.1 in the log-log slope: Var(logits) moves < 7% per doubling of "
                                              "d_k; a wrong default scale moves it by 1"),
-        metric="log-log slope of Var(logits tap) against d_k, per (init, geometry, layer)", fast=True,
+        role="reported", metric="log-log slope of Var(logits tap) against d_k, per (init, geometry, layer)",
+        fast=True,
         prediction="The DEFAULT-configured model at init keeps Var(logits) flat in d_k, in every layer, for "
-                   "torch_default (both geometries) and xavier with d_model = h*d_k"),
+                   "torch_default (both geometries) and xavier with d_model = h*d_k (reported: (c) sets its scale "
+                   "explicitly; whether the default applies 1/sqrt(d_k) is R1's)"),
     "model_unscaled_slope": dict(
-        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), prediction="Var(q.k) (taps q, k) grows as d_k in "
-        "every layer, same configurations", metric="log-log slope of Var(q.k) against d_k"),
+        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), role="premise",
+        prediction="Var(q.k) (taps q, k) grows as d_k in every layer, same configurations (premise: the law "
+        "that makes alpha = 0.5 the variance-preserving exponent in this model)",
+        metric="log-log slope of Var(q.k) against d_k"),
     "model_variance_law": dict(
-        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON),
+        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), role="premise",
         metric="log-log slope of Var(q.k) / (Var q_i Var k_i) against d_k",
-        prediction="The footnote's law Var(q.k) = d_k Var(q_i) Var(k_i) holds in EVERY configuration and layer"),
+        prediction="The footnote's law Var(q.k) = d_k Var(q_i) Var(k_i) holds in EVERY configuration and layer "
+                   "(premise: the arithmetic (c) builds on, measured in the model)"),
     "model_unscaled_slope_xavier_fixed_d_model": dict(
         rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), counts=False, metric="log-log slope of Var(q.k)",
         prediction="The unscaled slope for xavier init at a fixed d_model. Pre-registered as not counting: "

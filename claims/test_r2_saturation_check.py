@@ -32,17 +32,35 @@ point drawn afresh, so the points are independent). ``min_slope`` (0.1, the prof
   ln n is reported beside it (``inverse_dk_entropy_at_max_dim``, per seed), not counted: it is what the flag's
   name says, but with logits shrinking as 1/sqrt(d) it follows from the slope (entropy ~ ln n - Var/2).
 
-What would refute R2: a predicted row whose slope CI lies wholly on the wrong side of its band, e.g. the
-default scale flagged (faults ``no_scale``: slope +0.5, ``scale_by_dk``: -0.5; the fast criterion catches both).
-The classification (``classify``) stays the check's own output, reported per row and in the metric
-``saturation_flags_matched``.
+**Roles** (issue 38): every row is a slope on iid N(0, 1) inputs, an identity of the variance argument's
+mathematics (Var(q.k) = d for the unscaled dot, 1 for the scaled, 1/d for 1/d_k), so none is counted evidence for
+a recommendation whose worth is about training: whether the check's flag foretells a softmax that trains badly.
+Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads
+inconclusive; its rows say whether the check is an instrument that works.
+
+* ``unscaled_flagged``, ``inverse_dk_flagged_uniform``, ``qk_norm_not_flagged``: **premises**. They are the
+  instrument's calibration: the check must flag a score that grows (and the gradient it starves), flag one that
+  shrinks, and stay quiet on one held at unit variance. A test of the recommendation needs that; if one fails,
+  the check itself is broken and R2 is not testable here, whatever it would count.
+* ``default_not_flagged`` (fast): **reported**. It reads the model's DEFAULT scale through the check, not the
+  check: under a scale fault (``no_scale``: slope +0.5, ``scale_by_dk``: -0.5) the check is right to flag it, so
+  the fault refutes this criterion without saying anything against the recommendation. Whether the default scale
+  is 1/sqrt(d_k) is R1's claim (``default_is_sdpa_scale``), which counts it. A --fast run (this row only)
+  decides nothing for R2.
+* ``inverse_dk_entropy_at_max_dim``: **reported** (as before).
+
+A premise whose slope CI lies wholly on the wrong side of its band (the check misflags a calibration row) makes
+R2 not testable here; nothing here can refute it. The classification (``classify``) stays the check's own
+output, reported per row and in the metric ``saturation_flags_matched``.
 
 **A kernel on trial** (``--attention``, issue 27): the same check through the user's kernel, a black box
 (``harness.measure.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
 over keys, dL/dlogits by autograd through the softmax of the recovered logits), with the same bands:
 ``kernel_default_not_flagged`` (fast): at ``scale=None`` the logit std is flat in d_k; ``kernel_unscaled_flagged``
 (fast): at ``scale=1`` the logits grow and the softmax gradient shrinks (a kernel that ignores the scale it is given
-fails one of the two). The entropy per (arm, d_k) is reported (C3 a on the kernel).
+fails one of the two). The entropy per (arm, d_k) is reported (C3 a on the kernel). These two stay counted: on
+trial is the kernel, a black box, and whether it applies the scale it is given is an empirical fact about it, not
+an identity (the same inputs through a correct kernel are the mathematics; through this one, the evidence).
 """
 from __future__ import annotations
 
@@ -66,7 +84,8 @@ NOT_FLAGGED = "not flagged"
 SATURATES = "flagged: saturates"
 UNIFORM = "flagged: goes uniform"
 
-# key -> (label, ModelConfig overrides, prediction or None for "report what it finds", criterion name)
+# key -> (label, ModelConfig overrides, prediction or None for "report what it finds", criterion name); the
+# criterion's role is ROLES' (the module docstring says why)
 SCORE_FUNCTIONS: dict[str, tuple[str, dict, str | None, str | None]] = {
     "unscaled": ("unscaled dot", {"scale": "none"}, SATURATES, "unscaled_flagged"),
     "default": ("scaled dot (model default)", {}, NOT_FLAGGED, "default_not_flagged"),
@@ -77,6 +96,9 @@ SCORE_FUNCTIONS: dict[str, tuple[str, dict, str | None, str | None]] = {
     "qk_norm_l2": ("QK-norm (l2, gain 1) + 1/sqrt(d_k)", {"qk_norm": "l2"}, None, None),
 }
 FAST_ROWS = ("default",)
+#: criterion -> its role (issue 38): the check's calibration rows are premises; the model default's row is reported
+ROLES = {"unscaled_flagged": "premise", "default_not_flagged": "reported", "qk_norm_not_flagged": "premise",
+         "inverse_dk_flagged_uniform": "premise"}
 
 
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
@@ -124,10 +146,10 @@ def flag_criterion(what: str, flag: str, std: str = "the logit std against d", *
                                                     else ""), **spec)
 
 
-#: name -> the criterion's declaration, one per predicted row of ``SCORE_FUNCTIONS`` (the default's is fast), and
-#: the entropy beside the uniform flag (reported)
+#: name -> the criterion's declaration, one per predicted row of ``SCORE_FUNCTIONS`` (the default's is fast) with
+#: its role from ``ROLES``, and the entropy beside the uniform flag (reported)
 CRITERIA = {
-    **{name: flag_criterion(label, flag, fast=key in FAST_ROWS)
+    **{name: flag_criterion(label, flag, fast=key in FAST_ROWS, role=ROLES[name])
        for key, (label, _, flag, name) in SCORE_FUNCTIONS.items() if name is not None},
     "inverse_dk_entropy_at_max_dim": dict(
         counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None,

@@ -388,6 +388,8 @@ class ClaimsSession:
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
+            if _not_testable_line(claim, width):
+                tr.write_line(_not_testable_line(claim, width), yellow=True)
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
         unstable = [cid for cid, c in res["claims"].items() if (c.get("regression") or {}).get("status") == "unstable"]
@@ -468,6 +470,13 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
     over = " OVER BUDGET" if budget and (claim.get("duration_s") or 0) > budget else ""
     return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<24} {headline:<36} "
             f"{took:<17}{over}  {regression}")
+
+
+def _not_testable_line(claim: dict[str, Any], width: int) -> str:
+    """The line under a claim's summary line when a premise made it inconclusive (issue 38), else ''."""
+    if not claim.get("not_testable") or claim.get("verdict") == verdicts.ERROR:
+        return ""
+    return f"{'':<{width}}  not testable here: {claim['not_testable']}"
 
 
 def _verdict_markup(verdict: str) -> dict[str, bool]:

@@ -19,13 +19,13 @@ from typing import Any, Iterable, Mapping
 
 from harness.record import decision
 from harness.record.results import to_jsonable
-from harness.record.verdict import KINDS, OBJECTION_STATUSES, OBJECTIONS
+from harness.record.verdict import COUNTED, KINDS, OBJECTION_STATUSES, OBJECTIONS, PREMISE, REPORTED, ROLES
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
-_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "fast"})
+_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast"})
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
 
@@ -50,6 +50,8 @@ class Criterion:
     counts: bool = True
     fast: bool = False
     claim_id: str = ""
+    #: counted, premise or reported (``harness.record.verdict.ROLES``); "" is taken from ``counts``
+    role: str = ""
     recorded: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
@@ -57,6 +59,12 @@ class Criterion:
     unmeasured_reason: str = ""
     detail: str = ""
     _on_record: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.role = self.role or (COUNTED if self.counts else REPORTED)
+        if self.role not in ROLES:
+            raise EvidenceError(f"{self.where}: role must be one of {', '.join(ROLES)}, got {self.role!r}")
+        self.counts = self.role == COUNTED
 
     @property
     def where(self) -> str:
@@ -134,11 +142,14 @@ class Criterion:
 
     # -- output ---------------------------------------------------------------------------------------------------
     def definition(self) -> dict[str, Any]:
-        """What the fingerprint covers: changing any of it is a new criterion, not a new measurement."""
+        """What the fingerprint covers: changing any of it is a new criterion, not a new measurement. The role
+        enters only as ``counts`` (true for a counted criterion), plus ``role`` for a premise, so that a counted
+        or reported criterion's definition, and its fingerprint, are what they were before roles existed."""
         r = self.rule
         return {"name": self.name, "kind": r.kind, "metric": self.metric, "arms": list(self.arms), "lo": r.lo,
                 "hi": r.hi, "margin": r.margin, "paired": r.paired, "alpha": decision.ALPHA,
                 "counts": self.counts, "fast": self.fast,
+                **({"role": PREMISE} if self.role == PREMISE else {}),
                 **({"refute_below": r.refute_below, "refute_above": r.refute_above} if r.has_gap else {})}
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,7 +162,8 @@ class Criterion:
                 "measurements": self.measurements, "exact_holds": self.exact_holds,
                 "unmeasured": self.unmeasured_reason or None,
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
-                "recorded": self.recorded, "counts": self.counts, "fast": self.fast, "detail": self.detail,
+                "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
+                "detail": self.detail,
                 "fingerprint": decision.fingerprint(self.definition())}
 
 
@@ -203,14 +215,25 @@ class Evidence:
         return self
 
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
-                  arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool = True,
-                  fast: bool = False) -> Criterion:
+                  arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool | None = None,
+                  role: str | None = None, fast: bool = False) -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
-        ``how`` the samples are made. ``counts=False``: reported, not in the verdict. ``fast=True``: one of the
-        criteria a ``--fast`` run keeps (issue 10). Parts handed over with ``compare_each`` / ``sample_each`` (the
-        same comparison on two tasks, at several d_k) are replications under one rule: passed only if every part
-        passes, refuted if any part is (issue 26).
+        ``how`` the samples are made. ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10). Parts
+        handed over with ``compare_each`` / ``sample_each`` (the same comparison on two tasks, at several d_k) are
+        replications under one rule: passed only if every part passes, refuted if any part is (issue 26).
+
+        ``role`` (issue 38; ``harness.record.verdict.ROLES``), what the criterion does for the verdict:
+
+        * ``"counted"`` (the default): decides the verdict, in the claim's Holm family;
+        * ``"premise"``: a condition the test needs (the variance law C4 builds on; "one head averages" for C5).
+          Decided alone, outside the Holm family and the claim's firmness, and checked first: if a premise of the
+          claim does not pass (in a ``--fast`` run: a fast one), the claim is inconclusive, not testable here, and
+          its record says which premise and why (``not_testable``);
+        * ``"reported"``: shown and decided alone; never enters the verdict.
+
+        ``counts`` is the older spelling: ``counts=True`` is counted, ``counts=False`` reported. Give either, or
+        both when they agree (``counts=False`` agrees with a premise, which is not counted either).
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -227,8 +250,15 @@ class Evidence:
         for fname, value in (("prediction", prediction), ("metric", metric)):
             if not isinstance(value, str) or not value.strip():
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
+        if role is not None and role not in ROLES:
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: role must be one of {', '.join(ROLES)}, "
+                                f"got {role!r}")
+        if role is not None and counts is not None and bool(counts) != (role == COUNTED):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: counts={bool(counts)} contradicts "
+                                f"role={role!r}; give the role alone")
+        role = role or (REPORTED if counts is not None and not counts else COUNTED)
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
-                         counts=bool(counts), fast=bool(fast), claim_id=self.id or "",
+                         counts=role == COUNTED, role=role, fast=bool(fast), claim_id=self.id or "",
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit
@@ -237,8 +267,8 @@ class Evidence:
                 how: str | Mapping[str, str] | None = None, skip: Iterable[str] = (),
                 **fill: Any) -> dict[str, Criterion]:
         """Declare a claim module's ``CRITERIA`` (name -> ``ev.criterion``'s keyword arguments: ``rule``,
-        ``prediction``, ``metric`` and optionally ``arms``, ``how``, ``counts``, ``fast``), in their order, before
-        measuring; returns name -> ``Criterion`` in that order.
+        ``prediction``, ``metric`` and optionally ``arms``, ``how``, ``role`` (or ``counts``), ``fast``), in their
+        order, before measuring; returns name -> ``Criterion`` in that order.
 
         ``fast=True`` (a ``--fast`` run): only the criteria marked ``fast``. ``skip``: names this run does not
         measure (e.g. a part the profile leaves out). ``how``: how the samples are made, known only at run time:

@@ -3,7 +3,9 @@
 One place for the schema that the plugin writes, the report reads and the baseline gate compares
 (issue 4), so that the three cannot drift apart. Required keys are the contract; everything else
 (``kind``, ``notes``, ``tables``, ``headline``, ``limitation``, ``gates``, ...) is an extra that a
-reader must not require.
+reader must not require. Among the extras (issue 38): each criterion's ``role`` (counted, premise or reported;
+a reader without it takes it from ``counts``: ``harness.record.verdict.role_of``) and each claim's
+``not_testable`` (why a premise makes it inconclusive, '' when none does).
 """
 from __future__ import annotations
 

@@ -39,6 +39,10 @@ HOW_VERDICTS_ARE_DECIDED = (
     "including a criterion never recorded or a claim with nothing counted; error if its module crashed. "
     "Questions read answered yes / answered no / inconclusive at this scale. Reported criteria are decided "
     "alone and never enter the verdict.",
+    "A premise is a condition the test needs (the variance law a scaling claim builds on; that one head averages, "
+    "for a claim that heads undo averaging). It is decided alone, outside the Holm family and the claim's "
+    "firmness, and checked first: if any premise did not pass (refuted, or not shown), the claim is inconclusive, "
+    "not testable here, with the premise and its numbers as the reason, whatever its counted criteria say.",
     "Firmness is the replication probability, estimated from this run's seeds, conditional on the tuned rates: "
     "the share of simulated fresh, equally sized seed sets that give the same outcome, each drawn from the "
     "predictive distribution (each arm's mean and spread first drawn from their posterior at the observed n), "
@@ -58,9 +62,73 @@ _CANONICAL = {**{v: v for v in CLAIM_VERDICTS}, **{label: v for v, label in QUES
 _RANK = {SUPPORTED: 3, INCONCLUSIVE: 2, REFUTED: 1, ERROR: 0}
 
 
+#: A criterion's role (issue 38): counted (decides the verdict, in the Holm family), premise (a condition the test
+#: needs: decided alone and checked first; one that does not pass makes the claim inconclusive, not testable here),
+#: reported (shown, decided alone, never in the verdict).
+COUNTED, PREMISE, REPORTED = "counted", "premise", "reported"
+ROLES = (COUNTED, PREMISE, REPORTED)
+
+
+def role_of(criterion: Mapping[str, Any]) -> str:
+    """A criterion record's role: its ``role``, else (a record written before roles) counted unless ``counts`` is
+    false."""
+    role = criterion.get("role")
+    if role in ROLES:
+        return role
+    return COUNTED if criterion.get("counts", True) else REPORTED
+
+
+def _in_run(c: Mapping[str, Any], fast_only: bool) -> bool:
+    return bool(c.get("fast", False) or not fast_only)
+
+
 def counted(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> list[Mapping[str, Any]]:
-    """The criteria that enter the verdict: ``counts`` true, and in a --fast run only the fast ones."""
-    return [c for c in criteria if c.get("counts", True) and (c.get("fast", False) or not fast_only)]
+    """The criteria that enter the verdict: role counted, and in a --fast run only the fast ones."""
+    return [c for c in criteria if role_of(c) == COUNTED and _in_run(c, fast_only)]
+
+
+def premises(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> list[Mapping[str, Any]]:
+    """The claim's premises, in a --fast run only the fast ones."""
+    return [c for c in criteria if role_of(c) == PREMISE and _in_run(c, fast_only)]
+
+
+def failed_premises(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> list[Mapping[str, Any]]:
+    """The judged premises that did not pass (refuted, inconclusive, unmeasured or never recorded)."""
+    return [c for c in premises(criteria, fast_only) if not c.get("passed")]
+
+
+def premise_failure(c: Mapping[str, Any]) -> str:
+    """Why one premise did not pass, in a line: 'premise <name> refuted: measured 0.93, interval [0.9, 0.96]
+    against ...' or 'premise <name> not shown: ...'."""
+    if not c.get("recorded", True):
+        return f"premise {c.get('name')} not shown: never recorded"
+    state = "refuted" if c.get("refuted") else "not shown"
+    kind = c.get("kind") or (c.get("rule") or {}).get("kind")
+    bits = []
+    if kind == "exact":
+        bits.append("the check failed" if c.get("refuted") else "not decided")
+        if c.get("detail"):
+            bits.append(_clip(str(c["detail"])))
+    else:
+        if c.get("measured") is not None:
+            bits.append(f"measured {_fmt(c['measured'])}" + (f" at {c['deciding_part']}"
+                                                              if c.get("deciding_part") else ""))
+        if c.get("ci") is not None:
+            bits.append(f"interval {_fmt(c['ci'])}")
+        if c.get("threshold"):
+            bits.append(f"against {c['threshold']}")
+    if c.get("decision_note"):
+        bits.append(str(c["decision_note"]))
+    return f"premise {c.get('name')} {state}" + (f": {', '.join(bits)}" if bits else "")
+
+
+def not_testable(criteria: Iterable[Mapping[str, Any]], fast_only: bool = False) -> str:
+    """Why the claim cannot be tested here (its failed premises, '; '-joined), or '' when every premise passed."""
+    return "; ".join(premise_failure(c) for c in failed_premises(criteria, fast_only))
+
+
+def _clip(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + "…"
 
 
 _VERDICT_OF_CODE = {2: SUPPORTED, 1: INCONCLUSIVE, 0: REFUTED}
@@ -102,7 +170,7 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
                        "(predictive simulation), conditional on the tuned rates")
         if key == "ceiling":
-            flat = [c["name"] for c in record.get("criteria", []) if c.get("counts", True)
+            flat = [c["name"] for c in record.get("criteria", []) if role_of(c) == COUNTED
                     and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
             if flat:
                 status = "open"
@@ -114,11 +182,15 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
 def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
                  fast_only: bool = False, firmness: bool = True) -> dict[str, Any]:
     """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
-    "seeds_for_firm", "n_seeds"}``. Each judged criterion gains outcome, passed, refuted, ci (at its Holm
-    level), p_value (Holm-adjusted), level, measured, firmness and seeds_for_firm."""
+    "seeds_for_firm", "n_seeds", "scope", "not_testable"}``. Each judged criterion gains its ``role`` and outcome,
+    passed, refuted, ci (at its Holm level), p_value (Holm-adjusted), level, measured, firmness and seeds_for_firm.
+
+    Counted criteria decide the verdict (Holm over their parts); premises and reported criteria are decided alone.
+    A premise that did not pass (in a --fast run, a fast one) makes the claim inconclusive whatever its counted
+    criteria say, with ``not_testable`` saying which premise and why (``premise_failure``), and no firmness."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    criteria = [dict(c) for c in criteria]
+    criteria = [{**c, "role": role_of(c)} for c in criteria]
     judged_ids = {id(c) for c in counted(criteria, fast_only)}
     mask = [id(c) in judged_ids for c in criteria]
     result = decision.judge(criteria, mask, firmness=firmness)
@@ -140,16 +212,22 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
                      short_of_margin=d["short_of_margin"])
             if len(d["parts"]) > 1:
                 c["parts"] = d["parts"]
+    untestable = "" if errored else not_testable(criteria, fast_only)
     if errored:
         outcome = ERROR
-    elif not any(mask):
+    elif untestable or not any(mask):
         outcome = INCONCLUSIVE
     else:
         outcome = _VERDICT_OF_CODE[result.verdict_code]
+    firm, need, why = result.firmness, result.seeds_for_firm, result.firmness_reason
+    if errored:
+        firm, need, why = None, None, "the module errored"
+    elif untestable:
+        firm, need, why = None, None, "not testable here: a premise did not pass"
     return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
-            "firmness": None if errored else result.firmness, "seeds_for_firm": None if errored else result.seeds_for_firm,
-            "firmness_reason": "the module errored" if errored else result.firmness_reason,
-            "n_seeds": result.n_seeds, "scope": "" if errored else scope(criteria, outcome, fast_only)}
+            "firmness": firm, "seeds_for_firm": need, "firmness_reason": why, "n_seeds": result.n_seeds,
+            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only),
+            "not_testable": untestable}
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:
@@ -180,22 +258,26 @@ def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only:
     record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
     record["firmness_reason"] = j["firmness_reason"] if j["firmness"] is None else ""
     record["scope"] = j["scope"]
+    record["not_testable"] = j["not_testable"]
     return record
 
 
 def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[Mapping[str, Any]], int]:
     """The criteria a claim's verdict rests on, most telling first, and how many more there are.
 
-    Refuted: its refuted counted criteria, the firmest refutation first. Inconclusive: the counted
-    criteria that neither passed nor were refuted (never recorded included), the least firm first.
-    Supported: every counted criterion passed, so the verdict is only as firm as its weakest ones:
-    the least firm first. An error or nothing counted: none.
+    Not testable here (a premise did not pass): those premises, in declared order. Refuted: its refuted counted
+    criteria, the firmest refutation first. Inconclusive: the counted criteria that neither passed nor were
+    refuted (never recorded included), the least firm first. Supported: every counted criterion passed, so the
+    verdict is only as firm as its weakest ones: the least firm first. An error or nothing counted: none.
     """
     if canonical(record.get("verdict")) == ERROR:
         return [], 0
-    judged = counted(record.get("criteria", []), bool(record.get("fast")))
-
+    fast_only = bool(record.get("fast"))
     verdict = canonical(record.get("verdict"))
+    failed = failed_premises(record.get("criteria", []), fast_only) if verdict == INCONCLUSIVE else []
+    if failed:
+        return failed[:limit], max(0, len(failed) - limit)
+    judged = counted(record.get("criteria", []), fast_only)
 
     def firmness(c: Mapping[str, Any]) -> float:
         # no firmness: an exact check (deterministic, the firmest) when it passed or refuted; an untestable or
@@ -295,12 +377,14 @@ def explain(record: Mapping[str, Any]) -> str:
             extra.append(f"firmness {c['firmness']:.2f}")
         if c.get("parts"):
             extra.append("parts " + ", ".join(f"{p['label']} {p['outcome']}" for p in c["parts"]))
-        counts = "" if id(c) in judged else " (not counted)"
+        counts = "" if id(c) in judged else " (premise)" if role_of(c) == PREMISE else " (not counted)"
         lines.append(f"  - {c.get('name')}: {state}{counts}; " + ", ".join(extra))
         if c.get("detail"):
             lines.append(f"      {c['detail']}")
         if c.get("decision_note"):
             lines.append(f"      {c['decision_note']}")
+    if record.get("not_testable"):
+        lines.append(f"  not testable here: {record['not_testable']}")
     if not judged:
         lines.append("  (no counted criterion: nothing can support this claim)")
     if record.get("scope"):

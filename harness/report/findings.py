@@ -6,6 +6,9 @@ record carries (``kind``, ``arms``, ``metric``, ``measured``, ``ci``, ``margin``
 The same text is the report's summary column and the README's findings table
 (``python -m harness.report findings RESULTS.json [--write README.md]``), so the two cannot drift.
 
+A claim that is not testable here (a premise did not pass, ``verdict.judge_record``'s ``not_testable``) reads
+"not testable here: premise <name> refuted: <its effect>".
+
 How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Where the metric's
 name says which way is better (a loss or a time: lower; an accuracy or a resolution: higher), the effect
 names the arm that is behind, "unscaled trails additive by 1.69 nats [1.2, 2.1] on key-value lookup
@@ -222,11 +225,24 @@ def verdict_text(claim: Mapping[str, Any]) -> str:
     return f"{claim.get('verdict')} ({firm})"
 
 
+def premise_text(premise: Mapping[str, Any]) -> str:
+    """A premise that did not pass, in words: 'premise h1_averages refuted: h = 1: top-slot share = 0.85 ...'."""
+    state = "refuted" if premise.get("refuted") else "not shown"
+    if premise.get("recorded") is False:
+        return f"premise {premise.get('name')} not shown: never recorded"
+    return f"premise {premise.get('name')} {state}: {effect_text(premise)}"
+
+
 def deciding_effect(claim: Mapping[str, Any]) -> str:
-    """The effect of the first criterion ``verdict.deciding_criteria`` picks; why there is none otherwise."""
+    """The effect of the first criterion ``verdict.deciding_criteria`` picks; why there is none otherwise. A claim
+    not testable here (a premise did not pass, ``verdict.judge_record``) says so, with that premise's effect."""
     if claim.get("error") or claim.get("verdict") == verdicts.ERROR:
         return "the module crashed"
-    picked, _ = verdicts.deciding_criteria(claim)
+    picked, more = verdicts.deciding_criteria(claim)
+    if claim.get("not_testable") and picked:
+        n = len(picked) - 1 + more
+        return f"not testable here: {premise_text(picked[0])}" + (
+            f" (and {n} more premise{'s' if n > 1 else ''})" if n else "")
     if picked:
         return effect_text(picked[0])
     return "—" if verdicts.counted(claim.get("criteria", []), bool(claim.get("fast"))) else "no counted criterion"

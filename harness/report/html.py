@@ -121,6 +121,8 @@ _DECIDING_LEAD = {
     verdicts.INCONCLUSIVE: "Left open by:",
     verdicts.SUPPORTED: "Every counted criterion passed; the least firm:",
 }
+#: ... when a premise did not pass (``verdict.judge_record``'s ``not_testable``): the verdict box lists the premises
+_NOT_TESTABLE_LEAD = "Not testable here: the test needs a premise that did not pass:"
 
 
 def move_view(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -165,7 +167,9 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "firmness_text": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None),
             "deciding": [{**k, "effect_text": findings.effect_text(k)} for k in deciding],
             "deciding_more": more,
-            "deciding_lead": _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
+            "deciding_lead": _NOT_TESTABLE_LEAD if c.get("not_testable") and deciding
+            else _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
+            "criteria": [{**k, "role": verdicts.role_of(k)} for k in c.get("criteria", [])],
             # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
             "objections": c.get("objections") or verdicts.objections(c),
         })

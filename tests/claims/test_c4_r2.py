@@ -163,3 +163,61 @@ def test_r2_predicted_rows_match_without_a_fault():
     assert _r2_outcome(fits["unscaled"], r2.NOT_FLAGGED) == "refuted"
     assert _r2_outcome(fits["inverse_dk"], r2.SATURATES) == "refuted"
     assert _r2_outcome(fits["qk_norm"], r2.UNIFORM) == "refuted"
+
+
+# ---------------------------------------------------------------------------------------------- roles (issue 38)
+def _roles(criteria) -> dict[str, set]:
+    from harness.record import verdict
+
+    out: dict[str, set] = {}
+    for name, spec in criteria.items():
+        out.setdefault(verdict.role_of(spec), set()).add(name)
+    return out
+
+
+def test_c4_counts_only_what_trains_and_takes_the_law_in_the_model_as_its_premise():
+    assert _roles(c4.CRITERIA) == {
+        "counted": {"alpha_half_among_best", "alpha0_behind_at_large_dk"},
+        "premise": {"model_unscaled_slope", "model_variance_law"},
+        "reported": {"iid_unscaled_slope", "iid_scaled_unit_variance", "model_scaled_slope",
+                     "model_unscaled_slope_xavier_fixed_d_model", "alpha1_behind_at_large_dk"}}
+
+
+def _est(name, values, se=0.01, df=40):
+    return {"name": name, "rule": c4.CRITERIA[name]["rule"].as_dict(), "recorded": True,
+            "measurements": [decision.estimate(v, se, df, 6, label=f"part {i}") for i, v in enumerate(values)]}
+
+
+def test_c4_identity_checks_leave_the_family_so_a_clear_loss_refutes():
+    """Issue 38, finding 1 at standard: alpha_half_among_best at key-value lookup, d_k 512, delta -0.257 with 90%
+    interval [-0.351, -0.163] on 6 seeds (unadjusted refutation p ~0.003) escaped refutation only through Holm over
+    26 parts, 20 of them identities at init with p_refute 1. With the identities as premises (or reported) the
+    family is C4's 6 trained parts and the refutation stands; a failing premise makes C4 not testable instead."""
+    from harness.record import verdict
+
+    se = 0.094 / 2.015                                          # the 90% half-width on 5 df
+    alpha_half = _est("alpha_half_among_best", [0.0, 0.0, 0.0])
+    alpha_half["measurements"].append(decision.estimate(-0.257, se, 5, 6, label="kv_lookup d_k=512"))
+    records = [_est("model_scaled_slope", [0.0] * 6), _est("model_unscaled_slope", [1.0] * 6),
+               _est("model_variance_law", [1.0] * 8), alpha_half, _est("alpha0_behind_at_large_dk", [1.0, 1.0])]
+    with_roles = [{**r, "role": verdict.role_of(c4.CRITERIA[r["name"]])} for r in records]
+    old_roles = [{**r, "counts": True} for r in records]       # before issue 38: every identity counted
+    before = verdict.judge_record(old_roles, firmness=False)
+    assert before["verdict"] == "inconclusive" and before["criteria"][3]["outcome"] == "inconclusive"
+    after = verdict.judge_record(with_roles, firmness=False)
+    assert after["verdict"] == "refuted" and after["criteria"][3]["outcome"] == "refuted", after["criteria"][3]
+    assert after["criteria"][3]["deciding_part"] == "kv_lookup d_k=512" and after["not_testable"] == ""
+    broken = [{**r, "measurements": [decision.estimate(1.5, 0.01, 40, 6)]} if r["name"] == "model_variance_law"
+              else r for r in with_roles]
+    untestable = verdict.judge_record(broken, firmness=False)
+    assert untestable["verdict"] == "inconclusive"
+    assert untestable["not_testable"].startswith("premise model_variance_law refuted: measured 1.5")
+
+
+def test_r2_counts_nothing_its_calibration_rows_are_premises_and_the_default_row_is_reported():
+    assert _roles(r2.CRITERIA) == {
+        "premise": {"unscaled_flagged", "qk_norm_not_flagged", "inverse_dk_flagged_uniform"},
+        "reported": {"default_not_flagged", "inverse_dk_entropy_at_max_dim"}}
+    assert r2.CRITERIA["default_not_flagged"]["fast"]
+    # a kernel on trial: the evidence is the kernel's behaviour, counted
+    assert _roles(r2.KERNEL_CRITERIA) == {"counted": {"kernel_default_not_flagged", "kernel_unscaled_flagged"}}

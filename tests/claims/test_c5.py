@@ -226,10 +226,50 @@ def test_arms_cover_every_criterion():
 
 # --------------------------------------------------------------------------------- issue 17: the redesign
 def test_counted_family_is_the_resolution_criteria():
-    counted = {name for name, spec in c5.CRITERIA.items() if spec.get("counts", True)}
+    from harness.record.verdict import role_of
+
+    counted = {name for name, spec in c5.CRITERIA.items() if role_of(spec) == "counted"}
     assert counted == {"resolution_gain", "distinct_slots", "resolution_rises"}
+    assert [name for name, spec in c5.CRITERIA.items() if role_of(spec) == "premise"] == ["single_head_averages"]
     assert [name for name, spec in c5.CRITERIA.items() if spec.get("fast")] == ["resolution_rises"]
     assert c5.CRITERIA["head_sharpness"]["counts"] is False
+
+
+# --------------------------------------------------------------------------------- issue 38: the premise
+def _averages(shares) -> str:
+    return decision.decide_alone(c5.CRITERIA["single_head_averages"]["rule"], [decision.samples(shares)])["outcome"]
+
+
+def test_single_head_averages_tells_an_averaging_head_from_one_that_reads_one_slot():
+    """The premise's band (-inf, 1/2] on the single head's top-slot share: the token binding's averaging heads
+    (~0.32) pass; the position binding's diffuse (~0.72-0.75) and selecting (~1.0) heads refute it, as do the 12
+    of 16 selecting heads issue 38 saw at standard; a share straddling 1/2 is not shown."""
+    assert c5.AVERAGING_SHARE == 0.5 and c5.CRITERIA["single_head_averages"]["role"] == "premise"
+    assert not c5.CRITERIA["single_head_averages"].get("fast")
+    assert _averages([0.31, 0.33, 0.30, 0.34, 0.32]) == "passed"
+    assert _averages([0.72, 0.75, 0.73, 0.99, 0.74, 1.0]) == "refuted"
+    assert _averages([0.998] * 12 + [0.73, 0.71, 0.75, 0.74]) == "refuted"
+    assert _averages([0.3, 0.7, 0.45, 0.6]) == "inconclusive"
+
+
+def test_a_single_head_that_does_not_average_leaves_c5_not_testable_whatever_the_gain(tmp_path):
+    from harness.record import verdict
+    from harness.record.evidence import Evidence
+
+    def judged(shares, tmp):
+        ev = Evidence(tmp, claim_id="C5")
+        ev.claim("C5", title="t", statement="s", strength="moderate")
+        c = ev.declare({k: c5.CRITERIA[k] for k in ("single_head_averages", "resolution_gain")})
+        c["single_head_averages"].sample_each({"position": shares})
+        c["resolution_gain"].compare([0.85, 0.9, 0.8, 0.95], [0.25, 0.27, 0.26, 0.28])
+        return verdict.apply_judgement(ev.to_record())
+
+    averaging = judged([0.31, 0.33, 0.30, 0.34], tmp_path)
+    assert averaging["verdict"] == "supported" and averaging["not_testable"] == ""
+    selecting = judged([0.99, 1.0, 0.72, 0.98], tmp_path)
+    assert selecting["verdict"] == "inconclusive" and selecting["firmness"] is None
+    assert selecting["not_testable"].startswith("premise single_head_averages refuted: measured 0.9225 at position")
+    assert {c["name"]: c["outcome"] for c in selecting["criteria"]}["resolution_gain"] == "passed"
 
 
 def test_resolution_gain_needs_a_slot_more():

@@ -214,3 +214,15 @@ def test_parts_with_a_repeated_criterion_name_are_gated_against_their_own_copy(f
     moved.assert_outcomes(passed=2, failed=1, skipped=1)
     assert "FAILED test_f6_parts.py::test_f6_part_b[1]" in moved.stdout.str()
     assert "criterion b: exact check passed -> refuted" in moved.stdout.str()
+
+
+def test_the_terminal_summary_says_why_a_claim_is_not_testable_here():
+    """Issue 38: under the claim's summary line, the premise that did not pass; nothing for a testable claim or a
+    crash."""
+    from harness.session import _not_testable_line
+
+    why = "premise h1_averages refuted: measured 0.9, interval [0.85, 0.95], against ≤ 0.5"
+    assert _not_testable_line({"verdict": "inconclusive", "not_testable": why}, 3) == f"     not testable here: {why}"
+    assert _not_testable_line({"verdict": "supported", "not_testable": ""}, 3) == ""
+    assert _not_testable_line({"verdict": "inconclusive"}, 3) == ""
+    assert _not_testable_line({"verdict": "error", "not_testable": why}, 3) == ""

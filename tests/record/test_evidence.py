@@ -215,3 +215,62 @@ def test_declare_after_measuring_is_refused(ev):
     ev.metric("m", 1.0)
     with pytest.raises(EvidenceError, match="before the first measurement"):
         ev.declare(CRITERIA, fast=True)
+
+
+# ------------------------------------------------------------------------------ roles (issue 38, mechanism 1)
+def test_a_criterion_declares_its_role_and_counts_keeps_working(ev):
+    assert ev.criterion("a", **EXACT).role == "counted" and ev.criteria[-1].counts is True
+    assert ev.criterion("b", counts=True, **EXACT).role == "counted"
+    assert ev.criterion("c", counts=False, **EXACT).role == "reported" and ev.criteria[-1].counts is False
+    p = ev.criterion("d", role="premise", **EXACT)
+    assert p.role == "premise" and p.counts is False
+    assert ev.criterion("e", role="premise", counts=False, **EXACT).role == "premise"   # not counted either
+    assert ev.criterion("f", role="reported", counts=False, **EXACT).role == "reported"
+    assert ev.criterion("g", role="counted", counts=True, **EXACT).role == "counted"
+    with pytest.raises(EvidenceError, match="counts=True contradicts role='premise'"):
+        ev.criterion("h", role="premise", counts=True, **EXACT)
+    with pytest.raises(EvidenceError, match="counts=False contradicts role='counted'"):
+        ev.criterion("i", role="counted", counts=False, **EXACT)
+    with pytest.raises(EvidenceError, match="role must be one of counted, premise, reported"):
+        ev.criterion("j", role="context", **EXACT)
+    assert ev.declare({"k": dict(role="premise", **EXACT)})["k"].role == "premise"
+
+
+def test_every_criterion_record_carries_its_role_into_results(ev):
+    from harness.record import results, verdict
+
+    crits = [ev.criterion("law", role="premise", **EXACT), ev.criterion("claim", **EXACT),
+             ev.criterion("shown", counts=False, **EXACT)]
+    for c, holds in zip(crits, (True, True, False)):
+        c.check(holds)
+    record = ev.to_record()
+    assert [c["role"] for c in record["criteria"]] == ["premise", "counted", "reported"]
+    assert [c["counts"] for c in record["criteria"]] == [False, True, False]
+    merged = results.merge_parts([{**record, "nodeid": "claims/test_c9.py::test_c9", "verdict": "supported"}])["C9"]
+    assert [c["role"] for c in merged["criteria"]] == ["premise", "counted", "reported"]
+    assert merged["verdict"] == "supported" and merged["not_testable"] == ""
+    # a record written before roles (no "role") is judged from counts, and gains its role
+    old = [{k: v for k, v in c.items() if k != "role"} for c in record["criteria"]]
+    assert [c["role"] for c in verdict.judge_record(old)["criteria"]] == ["reported", "counted", "reported"]
+
+
+def test_an_unchanged_criterion_keeps_its_fingerprint_and_a_premise_gets_a_new_one(ev):
+    """The definition a counted or reported criterion had before roles existed, byte for byte: the baseline gate
+    must not see every criterion redefined. Only a premise adds ``role`` to it."""
+    rule = D.non_inferiority(0.05, reason="r", paired=True)
+    before = {"name": "a", "kind": "non_inferiority", "metric": "loss", "arms": ["x", "y"], "lo": rule.lo,
+              "hi": rule.hi, "margin": 0.05, "paired": True, "alpha": D.ALPHA, "counts": True, "fast": False}
+    kw = dict(rule=rule, prediction="p", metric="loss", arms=("x", "y"))
+    counted = ev.criterion("a", **kw)
+    assert counted.definition() == before
+    assert counted.to_dict()["fingerprint"] == D.fingerprint(before)
+    for spelling in (dict(counts=False), dict(role="reported")):
+        e = Evidence(ev.report_dir)
+        e.claim("C9", title="t", statement="s", strength="strong")
+        assert e.criterion("a", **kw, **spelling).to_dict()["fingerprint"] == D.fingerprint({**before, "counts": False})
+    e = Evidence(ev.report_dir)
+    e.claim("C9", title="t", statement="s", strength="strong")
+    as_premise = e.criterion("a", role="premise", **kw)
+    assert as_premise.definition() == {**before, "counts": False, "role": "premise"}
+    fingerprints = (D.fingerprint(before), D.fingerprint({**before, "counts": False}))
+    assert as_premise.to_dict()["fingerprint"] not in fingerprints

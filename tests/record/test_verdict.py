@@ -124,3 +124,85 @@ def test_the_deciding_criteria_are_what_the_verdict_rests_on():
     assert "r" not in [c["name"] for c in shown]  # a reported criterion never decides
     assert V.deciding_criteria({**supported, "verdict": "error"}) == ([], 0)
     assert V.deciding_criteria(_judged(crit("r", passed=True, counts=False))) == ([], 0)
+
+
+# ------------------------------------------------------------------------------ roles (issue 38, mechanism 1)
+def premise(name="law", passed=False, refuted=False, recorded=True, fast=False):
+    """A premise record: ``crit`` with role premise (not counted)."""
+    return {**crit(name, passed=passed, refuted=refuted, recorded=recorded, counts=False, fast=fast),
+            "role": "premise"}
+
+
+def test_a_failing_premise_makes_the_claim_inconclusive_whatever_the_counted_criteria_say():
+    for counted_ones in ([crit("a", passed=True)], [crit("a", refuted=True)], [crit("a", passed=True), crit("b")]):
+        for bad in (premise(refuted=True), premise(), premise(recorded=False)):
+            j = V.judge_record(counted_ones + [bad])
+            assert j["verdict"] == "inconclusive", (counted_ones, bad)
+            assert j["not_testable"].startswith("premise law "), j["not_testable"]
+            assert j["firmness"] is None and "premise" in j["firmness_reason"] and j["scope"] == ""
+    assert V.judge_record([crit("a", passed=True), premise(refuted=True)])["not_testable"].startswith(
+        "premise law refuted: the check failed")
+    assert V.judge_record([crit("a", passed=True), premise()])["not_testable"].startswith("premise law not shown:")
+    assert V.judge_record([crit("a", passed=True), premise(recorded=False)])["not_testable"] == \
+        "premise law not shown: never recorded"
+    assert V.decide([crit(passed=True), premise(refuted=True)], kind="question") == "inconclusive at this scale"
+    assert V.decide([crit(passed=True), premise(refuted=True)], errored=True) == "error"
+
+
+def test_a_passing_premise_leaves_the_verdict_to_the_counted_criteria():
+    assert V.decide([premise(passed=True), crit("a", passed=True)]) == "supported"
+    assert V.decide([premise(passed=True), crit("a", passed=True), crit("b", refuted=True)]) == "refuted"
+    assert V.decide([premise(passed=True), crit("a", passed=True), crit("b")]) == "inconclusive"
+    j = V.judge_record([premise(passed=True), crit("a", passed=True)])
+    assert j["not_testable"] == "" and [c["role"] for c in j["criteria"]] == ["premise", "counted"]
+    # a premise is not counted: premises alone support nothing
+    assert V.decide([premise(passed=True)]) == "inconclusive"
+
+
+def test_a_fast_run_checks_the_fast_premises_only():
+    criteria = [crit("a", passed=True, fast=True), premise("slow_law", refuted=True), premise("quick", passed=True,
+                                                                                              fast=True)]
+    assert V.decide(criteria, fast_only=True) == "supported"
+    assert V.decide(criteria) == "inconclusive"
+    assert V.decide([crit("a", passed=True, fast=True), premise("quick", refuted=True, fast=True)],
+                    fast_only=True) == "inconclusive"
+
+
+def test_a_premise_leaves_the_holm_family():
+    """A counted criterion whose refutation p (0.036) is rejected alone at 0.05 but not beside a second part with
+    p_refute 1 (Holm: 0.036 > 0.05 / 2): counted beside it, the identity check keeps it inconclusive; as a
+    premise the check leaves the family and the refutation stands."""
+    counted_one = {"name": "gain", "rule": D.superiority(0.1, reason="r").as_dict(), "recorded": True,
+                   "measurements": [D.estimate(-1.8, 1.0, 1000, 8)]}
+    identity = {"name": "identity", "rule": D.band(0.9, 1.1, reason="r").as_dict(), "recorded": True,
+                "measurements": [D.estimate(1.0, 0.01, 1000, 8)]}
+    as_counted = V.judge_record([counted_one, {**identity, "counts": True}], firmness=False)
+    assert as_counted["verdict"] == "inconclusive" and as_counted["criteria"][0]["outcome"] == "inconclusive"
+    as_premise = V.judge_record([counted_one, {**identity, "role": "premise"}], firmness=False)
+    assert as_premise["verdict"] == "refuted" and as_premise["criteria"][0]["outcome"] == "refuted"
+    assert as_premise["criteria"][0]["p_refute"] == pytest.approx(0.036, abs=0.001)
+    assert as_premise["criteria"][1]["outcome"] == "passed" and as_premise["not_testable"] == ""
+    # the firmness of the claim is the counted family's: the premise's own does not enter it
+    firm = V.judge_record([counted_one, {**identity, "role": "premise"}])
+    alone = V.judge_record([counted_one])
+    assert firm["firmness"] == alone["firmness"]
+
+
+def test_roles_are_read_from_counts_when_a_record_has_none():
+    assert V.role_of({"counts": True}) == V.role_of({}) == "counted"
+    assert V.role_of({"counts": False}) == "reported"
+    assert V.role_of({"counts": False, "role": "premise"}) == "premise"
+    # a role wins over counts, so a hand-made record cannot put a premise in the family
+    assert V.counted([{"counts": True, "role": "premise"}]) == []
+
+
+def test_what_a_not_testable_claim_rests_on_and_how_it_is_explained():
+    record = _judged(crit("ok", passed=True), crit("bad", refuted=True), premise("law", refuted=True),
+                     premise("fine", passed=True), crit("r", refuted=True, counts=False))
+    assert record["verdict"] == "inconclusive" and record["not_testable"].startswith("premise law refuted")
+    shown, more = V.deciding_criteria(record)
+    assert [c["name"] for c in shown] == ["law"] and more == 0
+    text = V.explain(record)
+    assert "law: REFUTED (premise)" in text and "r: REFUTED (not counted)" in text
+    assert "not testable here: premise law refuted" in text
+    assert _judged(crit("ok", passed=True), premise("fine", passed=True))["not_testable"] == ""

@@ -127,3 +127,29 @@ def test_cli_prints_and_writes_between_the_markers(tmp_path, capsys):
                                          (float("inf"), "∞")])
 def test_numbers_in_prose(value, text):
     assert F.number(value) == text
+
+
+def _not_testable_claim():
+    """A claim judged by the harness whose premise (a band on the single head's top-slot share) is refuted while
+    its counted criterion passes (issue 38)."""
+    from harness.record import decision as D
+    from harness.record import verdict as V
+
+    gain = {"name": "gain", "prediction": "p", "kind": "superiority", "metric": LOSS, "arms": ["a", "b"],
+            "threshold": "t", "rule": D.superiority(0.1, reason="r").as_dict(), "recorded": True,
+            "measurements": [D.samples([2.0, 2.1, 1.9, 2.05])]}
+    averages = {"name": "h1_averages", "prediction": "p", "kind": "band", "role": "premise", "counts": False,
+                "arms": ["h = 1"], "metric": "top-slot share of the single head, per seed", "threshold": "≤ 0.5",
+                "rule": D.band(None, 0.5, reason="r").as_dict(), "recorded": True,
+                "measurements": [D.samples([0.8, 0.9, 0.85, 0.95], label="position")]}
+    return V.apply_judgement({"id": "C5", "title": "heads", "statement": "s", "strength": "moderate",
+                              "metrics": {}, "figures": [], "duration_s": 1.0, "criteria": [gain, averages]})
+
+
+def test_a_claim_not_testable_here_says_which_premise_and_its_effect():
+    c5 = _not_testable_claim()
+    assert c5["verdict"] == "inconclusive" and c5["not_testable"].startswith("premise h1_averages refuted")
+    effect = F.deciding_effect(c5)
+    assert effect == ("not testable here: premise h1_averages refuted: top-slot share of the single head = 0.875 "
+                      "[0.8, 0.95] on position (band ≤ 0.5)"), effect
+    assert F.findings_rows(results(C5=c5))[0]["verdict"] == "inconclusive (firmness not estimated)"

@@ -304,3 +304,20 @@ def test_no_statement_repeats_its_own_id(tmp_path):
     assert '<td class="text">Prefer matmul</td>' in section(html, "summary")
     assert "<blockquote>Prefer matmul</blockquote>" in html and "<h2>R3 — Prefer matmul <span" in html
     assert "R3 — R3" not in html and "R3: Prefer" not in html
+
+
+def test_a_claim_not_testable_here_shows_its_premise_first(tmp_path):
+    """Issue 38: a premise that did not pass makes the claim inconclusive; the page says so in the verdict box, the
+    summary row says it in words, and the criteria table labels each criterion's role."""
+    from tests.report.test_findings import _not_testable_claim
+
+    c5 = _not_testable_claim()
+    html = report.render_html(results(C5=c5), tmp_path)
+    box = section(html, "claim-C5")
+    assert "<b>Not testable here:</b> premise h1_averages refuted" in box
+    assert "Not testable here: the test needs a premise that did not pass:" in box
+    assert "(premise: checked first, not counted)" in box
+    assert "not testable here: premise h1_averages refuted" in html.split('id="claim-C5"')[0]   # the summary row
+    # a record written before roles: the label is read from counts
+    old = claim("C4", criteria=[{**claim("C4")["criteria"][0], "counts": False}])
+    assert "(reported, not counted)" in report.render_html(results(C4=old), tmp_path)
