@@ -32,14 +32,9 @@ WALL_BUDGET_S = {"smoke": 180, "standard": 985}
 DRY_RUN_WALL_BUDGET_S = {"standard": 20, "full": 85}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-#: (scale_by_dk: any wrong default scale is this claim's, since the first full matrix)
-REFUTED_BY_FAULTS = ("no_scale", "scale_by_dk")
-#: fault (None: no fault) -> why a matrix cell below its firmness line is known and accepted
-FLAKY_DECLARED = {"single_head": "model_scaled_slope with one effective head: interval [0.004, 0.066] against the "
-                                 "+-0.1 band; predictive firmness 0.81 at 3 seeds. An init probe: the matrix's "
-                                 "seeds are fixed, and on another floating-point path "
-                                 "(ATEN_CPU_CAPABILITY=default) its interval is the same to 4 decimals, so another "
-                                 "machine does not move it; 0.81 is about fresh seeds (2026-12-02, master seed 0)"}
+#: none: its checks of the default scale are reported since its identity checks became premises (issue 38); R1
+#: counts the default scale and catches no_scale and scale_by_dk
+REFUTED_BY_FAULTS = ()
 
 #: under --attention this claim is skipped, for this reason
 KERNEL_TRIAL = ("its part (a) on the kernel is R1's kernel_scale_exponent and kernel_logit_variance (the "

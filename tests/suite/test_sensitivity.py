@@ -60,22 +60,22 @@ def test_q7(evidence, fast):
 
 
 def test_matrix_counts_refutations_only_and_checks_every_off_target_cell(tmp_path):
-    """Issue 20: every claim under every fault. R1 refutes no_scale (caught); C4 only goes inconclusive under it
-    (a weak catch, not counted); R2 ignores it (missed); C3, not about the fault, moves (off-target, MOVED)."""
+    """Issue 20: every claim under every fault. C2 refutes uniform_attention (caught); C5 only goes inconclusive
+    under it (a weak catch, not counted); C1 ignores it (missed); R3, not about the fault, moves (off-target)."""
     claims = tmp_path / "claims"
     claims.mkdir()
-    for cid, kind in (("R1", "refute"), ("C4", "inconclusive"), ("R2", "ignore"), ("C3", "refute")):
+    for cid, kind in (("C2", "refute"), ("C5", "inconclusive"), ("C1", "ignore"), ("R3", "refute")):
         (claims / f"test_{cid.lower()}_fake.py").write_text(textwrap.dedent(FAKE.format(cid=cid, lower=cid.lower(),
                                                                                        kind=kind)))
     (claims / "test_q7_fake.py").write_text(textwrap.dedent(NO_FAST))
-    doc = sensitivity.measure(["no_scale"], [0, 1], claims_dir=claims, progress=lambda m: None, jobs=2)
-    f = doc["faults"]["no_scale"]
-    assert f["cells"] == {"C3": "moved", "C4": "weak", "R1": "caught", "R2": "missed"}
-    assert doc["sensitivity"] == pytest.approx(1 / 3)           # R1 of R1, C4, R2
-    assert doc["specificity"] == 0.0                              # C3 moved
-    assert doc["not_in_matrix"] == ["Q7"] and doc["claims"] == ["C3", "C4", "R1", "R2"]
+    doc = sensitivity.measure(["uniform_attention"], [0, 1], claims_dir=claims, progress=lambda m: None, jobs=2)
+    f = doc["faults"]["uniform_attention"]
+    assert f["cells"] == {"C1": "missed", "C2": "caught", "C5": "weak", "R3": "moved"}
+    assert doc["sensitivity"] == pytest.approx(1 / 3)           # C2 of C2, C5, C1
+    assert doc["specificity"] == 0.0                              # R3 moved
+    assert doc["not_in_matrix"] == ["Q7"] and doc["claims"] == ["C1", "C2", "C5", "R3"]
     assert doc["stability"]["stable"] is True and doc["stability"]["master_seeds"] == [0, 1]
-    assert doc["stability"]["verdicts/R1"] == "supported, supported"
+    assert doc["stability"]["verdicts/C2"] == "supported, supported"
     assert not sensitivity.passed(doc)
 
 
