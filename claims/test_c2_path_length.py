@@ -2,7 +2,7 @@
 
 **Claim.** The paper argues this from complexity alone (Table 1: self-attention relates any two positions in O(1)
 operations, a recurrent layer in O(n), a contiguous convolution in O(n/k), a dilated one in O(log_k n)). This
-module measures the argument's three steps (issue 6).
+module measures the argument's steps (issue 6), and counts those that test *helps* (issue 38).
 
 **Design.**
 (a) An empirical Table 1: for each architecture and d in {1, ..., 128}, the smallest number of layers (for the
@@ -10,50 +10,90 @@ module measures the argument's three steps (issue 6).
     (``harness.measure.probes.path_length``); metrics ``path_length/<arch>/<d>``.
 (b) The gradient signal |dy_t/dx_{t-d}| at init against d (``harness.measure.probes.input_grad_vs_distance``), one
     log-log slope per seed (the seed is the unit), for self-attention and the LSTM of (c).
-(c) Learning the long-range match (first token equals last token, distance d; ``FirstEqualsLast``) at equal depth
-    (2 layers) with parameter counts matched within 20%. Each seed is scored on its own disjoint, label-balanced
-    slice of distinct held-out examples outside the training loop's validation set. The LSTM is reported, not
-    counted: its recurrence does connect the positions ((a) measures d steps), so staying at chance within the
-    budget is optimisation, not structure.
-(d) Conv stacks given the depth to cover d (ceil(d/(k-1)) layers; floor(log2 d)+1 dilated), same parameters:
-    steps to 0.95 validation accuracy against self-attention's (full profile; reported).
-(e) Does O(1) *help*? (c) shows that self-attention can learn the match; the claim is comparative. At every long
-    range d >= 16 of the profile (where the LSTM's path is >= 16 sequential steps), self-attention and the LSTM of
-    (c) (2 layers, parameters within 20%) are each tuned on their own: a learning-rate grid trained on a tuning seed
-    disjoint from every evaluation seed, the rate chosen by validation loss (``harness.study.tuning.choose_rate``, the grid
-    extended once past an end), then both are trained on the evaluation seeds at a fixed step budget with no early
-    stop and scored on (c)'s per-seed test slices (disjoint from validation). An arm whose tuned rate stays at its
-    grid's edge makes the part invalid, unless that arm learnt nothing at any rate of the grid (every mean
-    validation loss within 0.01 nats of chance, ``AT_CHANCE_TOL``): then no rate was better than another and the
-    edge says nothing about an optimum outside it (the detail says so). At a d that (c) does not train (standard:
-    64), (e)'s tuned self-attention runs are ``attention_learns``'s cells there: one measurement of that d, not two.
+(c) Learning the long-range match (first token equals last, distance d; ``FirstEqualsLast``) at equal depth
+    (2 layers) with parameter counts matched within 20%, at attention's rate. Each seed is scored on its own
+    disjoint, label-balanced slice of distinct held-out examples outside the training loop's validation set.
+(d) Conv stacks given the depth to cover d (ceil(d/(k-1)) layers; floor(log2 d)+1 dilated), same parameters,
+    against 2-layer self-attention at the same d: steps to 0.95 accuracy, evaluated every ``deep.eval_every`` (10)
+    steps (at (c)'s 50 the dilated stack reached it at step 150 on every seed at standard: a constant arm, which
+    cannot be tested). Each arm is tuned on its own as in (e),
+    by steps to 0.95 validation accuracy on the tuning seed (then validation loss); the evaluation runs read their
+    learning curve on each seed's test slice, so the steps the verdict reads come from examples the choice never
+    saw (unreached within the budget: the budget + 1, censored). Every (d) run stops at 0.95 (only the steps are
+    read; a run that never gets there trains the whole budget, and its final held-out loss is what the live-foil
+    rule reads). Which convs and which d: the profile's
+    ``deep`` block (standard: the dilated stack at d = 16; smoke: none).
+(e) The tuned level comparison at long range: at every d >= 16 of the profile (the LSTM's path is >= 16 steps),
+    self-attention and the LSTM of (c) are each tuned on their own: a learning-rate grid trained on a tuning seed
+    disjoint from every evaluation seed, the rate chosen by validation loss (``harness.study.tuning.choose_rate``, the
+    grid extended once past an end), then both are trained on the evaluation seeds at a fixed step budget with no
+    early stop and scored on (c)'s per-seed test slices. At a d that (c) does not train (standard: 64), (e)'s tuned
+    self-attention runs are ``attention_learns``'s cells there: one measurement of that d, not two.
+(f) The distance interaction: attention's advantage (the LSTM's held-out loss minus attention's) at each long d of
+    (e) minus the same advantage at a short d where the LSTM learns (``helps.short_distance``: 4; its path is 4
+    steps), paired by seed. Each arm has one rate, tuned as in (e) at the short d, where both arms learn and the
+    tuning has an optimum to find, and kept at the long d: between the two cells only d changes. Whether another
+    rate would let the LSTM learn at the long d is (e)'s question (its whole grid is in (e)'s detail and table).
 Self-attention is the paper's bidirectional encoder (``EncoderTagger``, causal=False); convs are causal (ConvS2S /
 ByteNet decoders, for which Table 1's formulas hold) and the LSTM unidirectional. Every model predicts at the last
 position, which sees the whole sequence in all five.
 
+**A live foil** (issue 38, ``harness.record.decision.dead_foil``). A comparison whose foil is at chance on every seed
+and at every rate tried (held-out loss within ``AT_CHANCE_TOL`` of ln 2, or above it), or at the loss floor, is
+invalid: inconclusive, firmness null, with the reason. The foil of (e) is the LSTM at the long d; of (f) the LSTM
+at the short d (the control that the foil can learn at all); of (d) the deep conv. The floor applies to (e) only:
+in (f) an LSTM at the floor at the short d is the best control there is (advantage 0), and (d) reads steps, which
+keep their meaning when both arms end at the floor. An arm whose tuned rate stays at its grid's edge makes the
+comparisons that use it invalid (issue 17), whether or not the arm learnt anything: no waiver.
+
+**What counts, and why** (the note: "Relating two positions in O(1) operations helps long-range dependency";
+support "the complexity argument, plus measured quality"). The statement is about *helping*, a claim about learning;
+"relates two positions in O(1) operations" is its premise, Table 1's arithmetic.
+* Reported, not counted: ``structural`` (a) verifies that arithmetic; it holds by construction of the stacks
+  (receptive fields), so it cannot be evidence that the O(1) path helps anything. ``convs_at_chance`` is the same
+  arithmetic trained: a conv with no path to x_0 is at chance whatever path lengths do to learning; only a leaking
+  split could move it. Both stay as checks (a failure says the harness or Table 1 is wrong, and is shown).
+* Reported: ``helps_vs_recurrent`` (e). Against an LSTM at chance (standard: 0.500 on every seed at d = 64, every
+  rate of its grid) the comparison is invalid under the live-foil rule; and when the LSTM does learn at long range
+  it reads a level, not the claim's "long-range": (f) reads the same long-range advantage against the advantage at a
+  short d, with the control that the LSTM learns there. Counted, it would make the claim inconclusive exactly when
+  the LSTM fails at long range, which is what the claim predicts.
+* Counted: ``attention_learns`` (self-attention learns the match at every d), ``gradient_flat_attention`` and
+  ``gradient_decays_recurrent`` (b) (the step of the argument between structure and learning: whether a path's
+  signal reaches across d in the models trained here; not implied by the formulas, since the LSTM has a path at
+  every d and its signal still decays, and local-window attention refutes the flat one),
+  ``advantage_grows_with_distance`` (f) and ``deep_convs`` (d): the two that test *helps* against a live foil, one
+  against a recurrence whose path grows as d, one against convs at equal reach and parameters whose path grows as
+  d/(k-1) or log2 d.
+
 **Criteria** (``CRITERIA``, declared before measuring; the harness decides, Holm over the counted ones):
-* ``structural`` (exact): every (arch, seed, d) path length equals its formula. Float64 Jacobians make this a
-  deterministic check: a present path is > 1e-200, an absent one exactly 0.
+* ``structural`` (exact, reported): every (arch, seed, d) path length equals its formula. Float64 Jacobians make
+  this a deterministic check: a present path is > 1e-200, an absent one exactly 0.
 * ``gradient_flat_attention`` (equivalence, ±0.25 in the slope): flatness is shown, not assumed from a
   non-significant slope; ``gradient_decays_recurrent`` (band, slope < -1): the LSTM's signal falls at least as 1/d.
 * ``attention_learns`` (band on held-out loss < 0.2 nats at every d): the 0.95-accuracy target restated without
   accuracy's ceiling (a calibrated classifier at 0.95 accuracy has cross-entropy H(0.05) = 0.199 nats; chance is
   ln 2 = 0.693). Accuracy is reported (metrics ``accuracy/<arch>/<d>``).
-* ``convs_at_chance`` (band on accuracy - chance < 0.05 in every conv cell whose receptive field misses d): above
-  chance there would mean an output depends on a position no path reaches. Below-chance accuracy is a split
-  effect (inputs are held out by a hash, so memorised training suffixes anti-correlate with held-out labels), and
-  the band is one-sided.
-* ``helps_vs_recurrent`` (superiority, paired by seed, margin 0.1 nats; one part per d, every part must hold): the
-  tuned LSTM's held-out loss minus tuned self-attention's. 0.1 nats is half the "learns" band, the smallest gap
-  that can move a model across it. Each arm at its own rate answers the objection that the LSTM only lost to a
-  rate chosen for attention.
+* ``convs_at_chance`` (band on accuracy - chance < 0.05 in every conv cell whose receptive field misses d;
+  reported): above chance there would mean an output depends on a position no path reaches. Below-chance accuracy
+  is a split effect (inputs are held out by a hash, so memorised training suffixes anti-correlate with held-out
+  labels), and the band is one-sided.
+* ``helps_vs_recurrent`` (superiority, paired by seed, margin 0.1 nats; one part per long d; reported): the tuned
+  LSTM's held-out loss minus tuned self-attention's. 0.1 nats is half the "learns" band, the smallest gap that can
+  move a model across it.
+* ``advantage_grows_with_distance`` (superiority, paired by seed, margin 0.1 nats, one part per long d): (f)'s
+  advantage at the long d minus at the short d. The same 0.1 nats: a growth smaller than the gap that can move a
+  model across the "learns" band is not a long-range effect worth the name.
+* ``deep_convs`` (superiority of the deep conv's steps over attention's, paired, margin 50 steps, a quarter of the
+  steps attention needs at d = 16, five evaluation intervals; one part per (conv, d)).
 * Reported: ``convs_learn_within_reach`` (the same convs learn where d is in reach, so chance beyond it is about
-  reach), ``recurrent_learning``, ``deep_convs`` (superiority of the deep convs' steps over attention's, paired).
+  reach), ``recurrent_learning`` (the LSTM at attention's rate; its recurrence connects the positions, so staying
+  at chance is optimisation, not structure).
 
-**Refuted** if a path length differs from Table 1, self-attention's gradient slope lies outside ±0.25, the LSTM's
-above -1, 2-layer self-attention stays above 0.2 nats at some d, a conv is above chance where it cannot reach, or
-the tuned LSTM's held-out loss is at or below tuned self-attention's at some long range d (a gap between 0 and 0.1
-nats is inconclusive: smaller than the margin).
+**Refuted** if self-attention's gradient slope lies outside ±0.25 or the LSTM's above -1, 2-layer self-attention
+stays above 0.2 nats at some d, attention's advantage over the LSTM is no larger at a long d than at the short one,
+or a deep conv reaches 0.95 no later than self-attention (gaps between 0 and the margins are inconclusive: smaller
+than the margin).
 
 **Fault sensitivity** (issue 10): under ``uniform_attention`` a 2-layer encoder can solve first-equals-last only in
 principle (layer 1's FFN tags position 0's token, which the uniform average dilutes by 1/(d+1)); within the budget
@@ -103,9 +143,14 @@ PARAM_TOLERANCE = 0.20              # (c), (d) parameter counts within 20% of se
 DEEP_TARGET = 0.95                  # (d) steps to this validation accuracy
 LEARNED_LOSS = 0.2                  # nats: "learns" (see CRITERIA)
 HELPS_MARGIN = 0.1                  # nats: "helps" (see CRITERIA)
-#: (e) an arm whose mean validation loss is within this of chance at every rate of its grid learnt nothing at any
-#: rate: a calibrated classifier 0.01 nats below ln 2 is at 0.57 accuracy
+#: the live-foil rule's tolerance (``decision.dead_foil``): a foil whose held-out loss is within this of ln 2 (or
+#: above it) on every seed and at every rate tried learnt nothing; a calibrated classifier 0.01 nats below ln 2 is
+#: at 0.57 accuracy. The same 0.01 is the loss floor's tolerance for (e)
 AT_CHANCE_TOL = 0.01
+CHANCE_LOSS = math.log(2)           # nats: held-out cross-entropy of a model that learnt nothing (balanced labels)
+LOSS_FLOOR = 0.0                    # nats: the label is a function of the input, so the loss can reach 0
+#: (d)'s tuning score: steps to ``DEEP_TARGET`` validation accuracy on the tuning seed (unreached: the budget + 1)
+STEPS_SCORE = "steps to target"
 
 _LEARNS = decision.band(None, LEARNED_LOSS, reason="0.2 nats = the cross-entropy of a calibrated classifier at 0.95 "
                         "accuracy (H(0.05) = 0.199), the 0.95 target without accuracy's ceiling; chance is 0.693")
@@ -116,7 +161,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="2-layer self-attention learns the long-range match at every d: held-out loss below 0.2 nats",
         metric="held-out cross-entropy at the last position (nats), self-attention, per d"),
     "structural": dict(
-        rule=decision.exact("float64 Jacobians: a present path is > 1e-200, an absent one exactly 0"),
+        rule=decision.exact("float64 Jacobians: a present path is > 1e-200, an absent one exactly 0"), counts=False,
         prediction="the measured path length equals Table 1: self-attention 1, conv ceil(d/(k-1)), dilated conv "
                    "floor(log2 d)+1, recurrent d",
         metric="path length (layers; LSTM: sequential steps) in every (arch, seed, d)"),
@@ -132,7 +177,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="log-log slope of |dy_t/dx_(t-d)| against d at init, LSTM (one fit per seed)"),
     "convs_at_chance": dict(
         rule=decision.band(None, 0.05, reason="0.05 accuracy = a tenth of the way from chance (0.5) to solved "
-                           "(1.0); self-attention is above 0.95 on the same cells"),
+                           "(1.0); self-attention is above 0.95 on the same cells"), counts=False,
         prediction="2-layer conv stacks stay at chance wherever d exceeds their receptive field",
         metric="held-out accuracy minus chance, per (conv, d) beyond the receptive field"),
     "convs_learn_within_reach": dict(
@@ -149,18 +194,31 @@ CRITERIA: dict[str, dict[str, Any]] = {
         rule=decision.superiority(HELPS_MARGIN, reason="0.1 nats of held-out loss per prediction: half the 0.2-nat "
                                   "'learns' band, the smallest gap that can move a model across it; R1 judges trained "
                                   "attention variants by the same 0.1 nats", paired=True),
-        arms=("recurrent", "self_attention"),
+        counts=False, arms=("recurrent", "self_attention"),
         prediction="at long range (every d >= 16 of the profile), at a fixed step budget with no early stop, 2-layer "
                    "self-attention's held-out loss is lower than the parameter-matched 2-layer LSTM's by at least "
                    "0.1 nats, each at its own tuned rate",
         metric="held-out cross-entropy at the last position (nats), LSTM minus self-attention, paired by seed, per d"),
+    "advantage_grows_with_distance": dict(
+        rule=decision.superiority(HELPS_MARGIN, reason="0.1 nats of held-out loss per prediction, as for "
+                                  "helps_vs_recurrent: half the 0.2-nat 'learns' band, the smallest growth that can "
+                                  "move a model across it", paired=True),
+        arms=("advantage at the long d", "advantage at the short d"),
+        prediction="self-attention's advantage over the parameter-matched 2-layer LSTM (the LSTM's held-out loss "
+                   "minus attention's) is larger at every long d (>= 16) than at a short d where the LSTM learns, "
+                   "by at least 0.1 nats, each arm at one rate of its own (tuned at the short d) at both distances",
+        metric="(LSTM minus self-attention held-out loss, nats) at the long d minus at the short d, paired by seed, "
+               "per long d"),
     "deep_convs": dict(
-        rule=decision.superiority(50, reason="50 steps = one evaluation interval, the grain of steps to target",
+        rule=decision.superiority(50, reason="50 steps: the smallest difference in steps to 0.95 the claim cares "
+                                  "about, a quarter of the 150-200 steps 2-layer self-attention needs at d = 16; "
+                                  "first set as (c)'s evaluation interval, now five of (d)'s (deep.eval_every 10)",
                                   paired=True),
-        counts=False, arms=("deep conv", "self_attention"),
+        arms=("deep conv", "self_attention"),
         prediction="conv stacks with the depth to cover d (equal parameters) need more steps than self-attention "
                    "to reach 0.95",
-        metric="steps to 0.95 validation accuracy (unreached: the budget + 1, censored), per (conv, d)"),
+        metric="steps to 0.95 accuracy on each seed's test slice (evaluated every eval_every steps; unreached: the "
+               "budget + 1, censored), per (conv, d)"),
 }
 
 
@@ -168,13 +226,18 @@ CRITERIA: dict[str, dict[str, Any]] = {
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
-    "tuned_lr": ("answered", "helps_vs_recurrent compares self-attention and the LSTM each at its own rate, tuned on a "
-                 "seed disjoint from the evaluation seeds by validation loss (disjoint from the test slices); the "
-                 "reported (c)/(d) comparisons run at attention's rate"),
-    "ceiling": ("answered", "learning is judged on held-out loss (accuracy, at 1.000 on many seeds, is reported); "
-                "convs_at_chance bands accuracy - chance, one-sided, where chance is the prediction"),
-    "selection": ("answered", "(e)'s rates are chosen on a tuning seed and the validation set; the verdict reads other "
-                  "seeds on test slices the choice never saw"),
+    "tuned_lr": ("answered", "every comparison of trained arms that counts puts each arm at its own rate, tuned on a "
+                 "seed disjoint from the evaluation seeds: advantage_grows_with_distance (one rate per arm, tuned by "
+                 "validation loss at the short d, kept at the long d; (e)'s reported grid at the long d shows "
+                 "whether any rate helps the LSTM there) and deep_convs (tuned by steps to 0.95 validation accuracy); "
+                 "helps_vs_recurrent (reported) is tuned per d; only (c)'s reported cells run at attention's rate"),
+    "ceiling": ("answered", "learning is judged on held-out loss (accuracy, at 1.000 on many seeds, is reported); a "
+                "comparison whose foil is at chance (or, for (e), at the loss floor) on every seed and at every rate "
+                "tried is invalid (decision.dead_foil); deep_convs reads steps to target, which keep their meaning "
+                "when both arms end at the floor"),
+    "selection": ("answered", "every tuned rate is chosen on a tuning seed and the validation set; the verdict reads "
+                  "other seeds on test slices the choice never saw (deep_convs: each seed's learning curve is "
+                  "evaluated on its test slice)"),
     "second_task": ("open", "one long-range task (first token equals last); (a) and (b) are task-free probes"),
 }
 
@@ -341,14 +404,16 @@ def _steps_to(curve: list[dict], value: float) -> int | None:
 def measure_learning(archs: Sequence[str], distances: Sequence[int], seeds: Sequence[int], model: dict,
                      train_cfg: dict, n_test: int, device: str | torch.device = "cpu",
                      layers: Callable[[str, int], int] | None = None,
-                     progress: Callable[[str], Any] | None = None) -> pd.DataFrame:
+                     progress: Callable[[str], Any] | None = None, curve_on_test: bool = False) -> pd.DataFrame:
     """Train every (arch, d, seed) on the long-range match and score it on its own held-out slice.
 
     ``model``: d_model, n_heads, d_ff, n_layers (self-attention's depth), vocab. Other architectures get the
     width whose parameter count matches self-attention's (within 20%). ``layers(arch, d)``: their depth
     (default ``model["n_layers"]``: equal depth, (c)); (d) passes the depth that covers d.
     One row per run: held-out test accuracy and counts, reach, steps to ``DEEP_TARGET`` (from the learning
-    curve; None if never reached)."""
+    curve; None if never reached). ``curve_on_test``: the learning curve (and so the steps, the early stop and
+    the ``val_*`` columns) is evaluated on the seed's test slice instead of the validation set, so that a rate
+    chosen on validation never saw what the steps are read on ((d))."""
     base = base_config(model, max_len=max(distances) + 1)
     layers = layers or (lambda arch, d: model["n_layers"])
     target_params = param_count(build_arch("self_attention", base))
@@ -372,7 +437,7 @@ def measure_learning(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
                     if progress:
                         progress(f"C2 {_a} ({_n} layers) d={_d}: {msg}")
                 net = build_for_task(name, task, mcfg, int(seed), **kw)
-                run = train(net, task, cfg, int(seed), progress=log)
+                run = train(net, task, cfg, int(seed), progress=log, heldout=slices[k] if curve_on_test else None)
                 test = evaluate(net, task, batch=slices[k], device=device)
                 n = len(slices[k])
                 rows.append({
@@ -390,38 +455,138 @@ def measure_learning(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
 
 def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequence[int], model: dict,
                      train_cfg: dict, n_test: int, block: dict, device: str | torch.device = "cpu",
-                     progress: Callable[[str], Any] | None = None
-                     ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
-    """(e): every (arch, d) tuned on its own (``harness.study.tuning.choose_rates`` over ``block["lr_grid"]`` on tuning seeds
-    disjoint from ``seeds``, by validation loss, extended ``block["extend"]`` times past an end), then trained at its
-    rate on ``seeds`` for ``block["steps"]`` steps with no early stop and scored on (c)'s test slices. Returns (the
-    evaluation runs, with ``lr``; the choice per (arch, d))."""
+                     progress: Callable[[str], Any] | None = None, *,
+                     layers: Callable[[str, int], int] | None = None, by: Sequence[str] = (TUNING_SCORE,),
+                     curve_on_test: bool = False, stop_at_target: bool = False
+                     ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned], pd.DataFrame]:
+    """(d), (e), (f): every (arch, d) tuned on its own (``harness.study.tuning.choose_rates`` over
+    ``block["lr_grid"]`` on tuning seeds disjoint from ``seeds``, extended ``block["extend"]`` times past an end),
+    chosen by ``by``: the validation loss (``TUNING_SCORE``, a diverged run never wins) or ``STEPS_SCORE`` (steps
+    to ``DEEP_TARGET`` validation accuracy, unreached or diverged: the budget + 1), then trained at its rate on
+    ``seeds`` for ``block["steps"]`` steps with no early stop and scored on (c)'s test slices. ``layers``,
+    ``curve_on_test``: as in ``measure_learning``. ``stop_at_target`` ((d), which reads only the steps): every run,
+    tuning and evaluation, stops at the first evaluation reaching ``DEEP_TARGET`` accuracy (at most
+    ``block["steps"]``). Returns (the evaluation runs, with ``lr``; the choice per (arch, d); the tuning runs: arm,
+    d, lr, seed and both scores)."""
     cfg = {**train_cfg, "steps": int(block["steps"]), "stop_at_target": False}
+    if stop_at_target:
+        cfg.update(target_metric="accuracy", target_value=DEEP_TARGET, stop_at_target=True)
+    censored = float(int(block["steps"]) + 1)
 
     def score(arm: tuple[str, int], lr: float, seed: int) -> dict[str, float]:
-        row = measure_learning([arm[0]], [arm[1]], [seed], model, {**cfg, "lr": lr}, 100, device,
+        row = measure_learning([arm[0]], [arm[1]], [seed], model, {**cfg, "lr": lr}, 100, device, layers=layers,
                                progress=progress).iloc[0]
         loss = float(row["val_loss"]) if not row["diverged"] and row["val_loss"] is not None else math.nan
-        return {TUNING_SCORE: loss if math.isfinite(loss) else math.inf}
+        steps = row["steps_to_target"]
+        reached = not row["diverged"] and steps is not None and not pd.isna(steps)
+        return {TUNING_SCORE: loss if math.isfinite(loss) else math.inf,
+                STEPS_SCORE: float(steps) if reached else censored}
 
-    _, chosen = choose_rates([(a, int(d)) for d in distances for a in archs], lambda arm: block["lr_grid"],
-                             tuning_seeds(seeds, int(block.get("tuning_seeds", 1))), score, by=(TUNING_SCORE,),
-                             extend=int(block.get("extend", 0)), name=lambda arm: arm[0], d_k=lambda arm: arm[1])
+    table, chosen = choose_rates([(a, int(d)) for d in distances for a in archs], lambda arm: block["lr_grid"],
+                                 tuning_seeds(seeds, int(block.get("tuning_seeds", 1))), score, by=tuple(by),
+                                 extend=int(block.get("extend", 0)), name=lambda arm: arm[0], d_k=lambda arm: arm[1],
+                                 columns=lambda arm: {"d": arm[1]})
     tuned = {arm: dataclasses.replace(t, setting="d") for arm, t in chosen.items()}
-    runs = [measure_learning([a], [d], seeds, model, {**cfg, "lr": t.lr}, n_test, device, progress=progress)
-            .assign(lr=t.lr) for (a, d), t in tuned.items()]
-    return pd.concat(runs, ignore_index=True), tuned
+    runs = [measure_learning([a], [d], seeds, model, {**cfg, "lr": t.lr}, n_test, device, layers=layers,
+                             progress=progress, curve_on_test=curve_on_test).assign(lr=t.lr)
+            for (a, d), t in tuned.items()]
+    return pd.concat(runs, ignore_index=True), tuned, table
 
 
-def learnt_nothing(t: Tuned, chance_loss: float, tol: float = AT_CHANCE_TOL) -> bool:
-    """Every rate of ``t``'s grid left the arm's mean validation loss within ``tol`` of chance: no rate was better
-    than another, so a choice at an edge of the grid says nothing about an optimum beyond it."""
-    return all(math.isfinite(v) and v >= chance_loss - tol for v in t.mean_loss)
+def at_rates(rates: dict[str, float], distances: Sequence[int], seeds: Sequence[int], model: dict,
+             train_cfg: dict, n_test: int, block: dict, device: str | torch.device = "cpu",
+             progress: Callable[[str], Any] | None = None, known: pd.DataFrame | None = None) -> pd.DataFrame:
+    """(f)'s long-d cells: each arch at its given rate at every d of ``distances``, trained as in
+    ``tune_and_measure`` (``block["steps"]``, no early stop). A cell of ``known`` (``tune_and_measure``'s runs) at
+    the same arch, d and rate on the same seeds is the same computation and is reused, not trained again."""
+    cfg = {**train_cfg, "steps": int(block["steps"]), "stop_at_target": False}
+    parts = []
+    for arch, lr in rates.items():
+        for d in distances:
+            hit = None if known is None else known[(known["arch"] == arch) & (known["d"] == int(d))
+                                                   & np.isclose(known["lr"], lr)]
+            if hit is not None and sorted(hit["seed"]) == sorted(int(s) for s in seeds):
+                parts.append(hit)
+            else:
+                parts.append(measure_learning([arch], [d], seeds, model, {**cfg, "lr": lr}, n_test, device,
+                                              progress=progress).assign(lr=lr))
+    return pd.concat(parts, ignore_index=True)
 
 
-def helps_invalid(tuned: dict[tuple[str, int], Tuned], d: int, chance_loss: float) -> str:
-    """Why (e)'s part at ``d`` cannot be trusted ('' if it can): an arm at its grid's edge that learnt something."""
-    return edge_reasons(t for (_, dd), t in tuned.items() if dd == d and not learnt_nothing(t, chance_loss))
+def seed_values(runs: pd.DataFrame, arch: str, d: int, column: str = "test_loss") -> np.ndarray:
+    """``column`` of (arch, d) in ``runs``, in seed order (pairs with any other cell of the same seeds)."""
+    cell = runs[(runs["arch"] == arch) & (runs["d"] == int(d))].sort_values("seed")
+    if cell.empty:
+        raise ValueError(f"no runs of {arch!r} at d={d}")
+    return cell[column].to_numpy(float)
+
+
+def lstm_foil(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], d: int, floor: bool) -> str:
+    """``decision.dead_foil`` for the LSTM at ``d``: its held-out loss on every seed, and its tuning seeds' mean
+    validation loss at every rate tried there; ``floor``: the loss floor counts too ((e) only)."""
+    return decision.dead_foil(seed_values(runs, "recurrent", d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL,
+                              floor=LOSS_FLOOR if floor else None, better="lower",
+                              tried=tuned[("recurrent", int(d))].mean_loss, arm=f"recurrent at d={d}")
+
+
+def helps_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], distances: Sequence[int]
+                       ) -> list[dict[str, Any]]:
+    """(e)'s parts, one per d: the LSTM's held-out loss minus attention's, paired by seed; invalid where an arm's
+    tuned rate is at its grid's edge, or where the LSTM is a dead foil (at chance, or at the loss floor, on every
+    seed and at every rate tried)."""
+    return [decision.samples(seed_values(runs, "recurrent", d), seed_values(runs, "self_attention", d), paired=True,
+                             label=f"d={d}", invalid=edge_reasons(t for (_, dd), t in tuned.items() if dd == d),
+                             foil_dead=lstm_foil(runs, tuned, d, floor=True))
+            for d in distances]
+
+
+def advantage(runs: pd.DataFrame, d: int) -> np.ndarray:
+    """Attention's advantage over the LSTM at d, per seed: the LSTM's held-out loss minus attention's (nats)."""
+    return seed_values(runs, "recurrent", d) - seed_values(runs, "self_attention", d)
+
+
+def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], long_ds: Sequence[int],
+                             short: int) -> list[dict[str, Any]]:
+    """(f)'s parts, one per long d: the advantage at the long d minus the advantage at ``short``, paired by seed.
+    ``tuned``: the choices at ``short`` (the rates every cell ran at); any at its grid's edge makes every part
+    invalid, and so does an LSTM at chance at ``short`` on every seed and at every rate tried (a dead foil: the
+    control that the LSTM can learn at all is missing)."""
+    invalid = edge_reasons(tuned.values())
+    foil = lstm_foil(runs, tuned, short, floor=False)
+    return [decision.samples(advantage(runs, d), advantage(runs, short), paired=True, label=f"d={d} vs d={short}",
+                             invalid=invalid, foil_dead=foil) for d in long_ds]
+
+
+def deep_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
+                      steps: int) -> list[dict[str, Any]]:
+    """(d)'s parts, one per (deep conv, d): its steps to ``DEEP_TARGET`` minus attention's at that d, paired by
+    seed (unreached: ``steps`` + 1); invalid where either arm's rate is at its grid's edge, or where the conv is a
+    dead foil: its held-out loss at chance on every seed and its tuning seeds' mean validation loss at chance at
+    every rate tried (the floor does not apply: steps keep their meaning when both arms end at the floor)."""
+    censored = steps + 1
+
+    def steps_of(arch: str, d: int) -> np.ndarray:
+        cell = runs[(runs["arch"] == arch) & (runs["d"] == int(d))].sort_values("seed")
+        return pd.to_numeric(cell["steps_to_target"], errors="coerce").fillna(censored).to_numpy(float)
+
+    out = []
+    for (arch, d), t in tuned.items():
+        if arch == "self_attention":
+            continue
+        layers = int(runs[(runs["arch"] == arch) & (runs["d"] == d)]["n_layers"].iloc[0])
+        at = tuning[(tuning["arm"] == arch) & (tuning["d"] == d)]
+        tried = at.groupby("lr")[TUNING_SCORE].mean().to_numpy(float)
+        foil = decision.dead_foil(seed_values(runs, arch, d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL, better="lower",
+                                  tried=tried, arm=f"{arch} ({layers} layers) at d={d}")
+        out.append(decision.samples(steps_of(arch, d), steps_of("self_attention", d), paired=True,
+                                    label=f"{arch} ({layers} layers) d={d}",
+                                    invalid=edge_reasons([t, tuned[("self_attention", d)]]), foil_dead=foil))
+    return out
+
+
+def _rates_text(tuned: dict[tuple[str, int], Tuned]) -> str:
+    return ", ".join(f"{t.arm} d={d} {t.lr:.3g}" + (f" ({t.edge} edge)" if t.edge else "")
+                     for (_, d), t in tuned.items())
 
 
 # ========================================================================================= figures
@@ -468,7 +633,7 @@ def figure_accuracy(df: pd.DataFrame, chance: float, deep: pd.DataFrame | None =
         ax.plot(m.index, m.to_numpy(), "o-", color=color, label=f"{arch} (2 layers)")
         ax.plot(g["d"], g["test_accuracy"], ".", color=color, alpha=0.4)
     if deep is not None and not deep.empty:
-        for arch, g in deep.groupby("arch", sort=False):
+        for arch, g in deep[deep["arch"].isin(CONVS)].groupby("arch", sort=False):
             m = g.groupby("d")["test_accuracy"].mean()
             ax.plot(m.index, m.to_numpy(), "s", mfc="none", color=f"C{ARCHS.index(arch)}",
                     label=f"{arch} (depth covers d)")
@@ -501,11 +666,21 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
            "structural": f"d in {budget['structural']['distances']}, float64 autograd Jacobians",
            "gradient_flat_attention": f"d in {budget['gradient']['distances']}, float64, at init",
            "gradient_decays_recurrent": f"d in {budget['gradient']['distances']}, float64, at init",
-           "deep_convs": f"d in {budget['deep']['distances']}",
+           "deep_convs": f"d in {budget['deep']['distances']}, {budget['deep'].get('archs')} with the depth to "
+                         f"cover d against 2-layer self-attention, at most {budget['helps']['steps']} steps (each "
+                         f"run stops at {DEEP_TARGET}), rates tuned over {budget['helps']['lr_grid']} on "
+                         f"{budget['helps']['tuning_seeds']} tuning seed(s) by steps to {DEEP_TARGET} validation "
+                         f"accuracy, steps read every {budget['deep'].get('eval_every')} on each seed's test slice",
            "helps_vs_recurrent": f"d in {budget['helps']['distances']}, {budget['helps']['steps']} steps (no early "
                                  f"stop), rates tuned over {budget['helps']['lr_grid']} on "
-                                 f"{budget['helps']['tuning_seeds']} tuning seed(s)"}
-    no_distances = [name for name, block in (("deep_convs", "deep"), ("helps_vs_recurrent", "helps"))
+                                 f"{budget['helps']['tuning_seeds']} tuning seed(s)",
+           "advantage_grows_with_distance": f"long d in {budget['helps']['distances']} against d = "
+                                            f"{budget['helps'].get('short_distance')}, {budget['helps']['steps']} "
+                                            f"steps (no early stop), each arm at one rate tuned over "
+                                            f"{budget['helps']['lr_grid']} at the short d on "
+                                            f"{budget['helps']['tuning_seeds']} tuning seed(s)"}
+    no_distances = [name for name, block in (("deep_convs", "deep"), ("helps_vs_recurrent", "helps"),
+                                             ("advantage_grows_with_distance", "helps"))
                     if not budget[block]["distances"]]       # the profile measures that part at no d
     crits = ev.declare(CRITERIA, fast=fast, how=how, skip=no_distances)
     if not fast:
@@ -585,54 +760,75 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
         ev.metric(f"accuracy/{arch}/{d}", float(g["test_accuracy"].mean()))
     ev.table("learning", lr)
 
-    # ---- (e) does O(1) help: tuned self-attention against the tuned LSTM at long range, fixed budget
-    helps_ds = [] if fast else budget["helps"]["distances"]
+    # ---- (e) tuned self-attention against the tuned LSTM at long range, fixed budget (reported); (f) the interaction
+    helps = budget["helps"]
+    helps_ds = [] if fast else helps["distances"]
     if helps_ds:
+        short = int(helps["short_distance"])
+        if short >= min(helps_ds):
+            raise ValueError(f"C2 profile: helps.short_distance {short} must lie below every long d {helps_ds}")
         progress(f"C2(e) self-attention and the LSTM, each tuned, at d in {helps_ds}")
-        hp, tuned = tune_and_measure(["self_attention", "recurrent"], helps_ds, seeds, model, learn["train"],
-                                     learn["n_test"], budget["helps"], device, progress=progress)
-        chance_loss = math.log(2)
-        loss = lambda a, d: hp[(hp["arch"] == a) & (hp["d"] == d)].sort_values("seed")["test_loss"].to_numpy(float)  # noqa: E731
-        at_chance = [f"{t.arm} d={d}" for (a, d), t in tuned.items() if learnt_nothing(t, chance_loss)]
-        c["helps_vs_recurrent"].compare_each(
-            {f"d={d}": (loss("recurrent", d), loss("self_attention", d)) for d in helps_ds},
-            invalid={f"d={d}": helps_invalid(tuned, d, chance_loss) for d in helps_ds},
-            detail="tuned rates: " + ", ".join(f"{t.arm} d={d} {t.lr:.3g}" + (f" ({t.edge} edge)" if t.edge else "")
-                                               for (a, d), t in tuned.items())
-                   + (f"; at chance at every rate of the grid (an edge is immaterial): {', '.join(at_chance)}"
-                      if at_chance else "") + "; " + _accuracy_text(hp))
+        hp, tuned, _ = tune_and_measure(["self_attention", "recurrent"], helps_ds, seeds, model, learn["train"],
+                                        learn["n_test"], helps, device, progress=progress)
+        c["helps_vs_recurrent"].measure(helps_measurements(hp, tuned, helps_ds),
+                                        detail="tuned rates: " + _rates_text(tuned) + "; " + _accuracy_text(hp))
         for (arch, d), g in hp.groupby(["arch", "d"], sort=False):
             ev.metric(f"tuned_test_loss/{arch}/{d}", float(g["test_loss"].mean()))
         ev.table("helps_runs", hp)
         # (e)'s tuned self-attention runs are (c)'s measurement at a d that (c) does not train (standard: 64)
         beyond = hp[(hp["arch"] == "self_attention") & ~hp["d"].isin(att["d"])]
         learns = pd.concat([att, beyond.drop(columns=["lr"])], ignore_index=True)
-        ev.table("helps_tuning", tuned_table(tuned).rename(columns={"d_k": "d"}))
-        ev.figure("helps_loss_vs_lr", figure_loss_vs_lr(tuned, "C2(e): validation loss against learning rate "
-                                                                "(tuning seed), panel per d"))
+
+        progress(f"C2(f) the distance interaction: rates tuned at d={short}, kept at d in {helps_ds}")
+        sp, short_tuned, _ = tune_and_measure(["self_attention", "recurrent"], [short], seeds, model, learn["train"],
+                                              learn["n_test"], helps, device, progress=progress)
+        rates = {a: t.lr for (a, _), t in short_tuned.items()}
+        ip = pd.concat([sp, at_rates(rates, helps_ds, seeds, model, learn["train"], learn["n_test"], helps, device,
+                                     progress=progress, known=hp)], ignore_index=True)
+        c["advantage_grows_with_distance"].measure(
+            interaction_measurements(ip, short_tuned, helps_ds, short),
+            detail=f"rates tuned at d={short}, kept at every d: " + _rates_text(short_tuned) + "; advantage (LSTM "
+                   "minus self-attention, nats), seed mean: " + ", ".join(f"d={d} {advantage(ip, d).mean():.3f}"
+                                                                          for d in [short, *helps_ds])
+                   + "; " + _accuracy_text(ip))
+        for d in [short, *helps_ds]:
+            ev.metric(f"advantage/{d}", float(advantage(ip, d).mean()))
+        ev.table("interaction_runs", ip)
+        both = {**tuned, **short_tuned}
+        ev.table("helps_tuning", tuned_table(both).rename(columns={"d_k": "d"}))
+        ev.figure("helps_loss_vs_lr", figure_loss_vs_lr(both, "C2(e), (f): validation loss against learning rate "
+                                                              "(tuning seed), panel per d"))
 
     c["attention_learns"].sample_each(by_cell(learns, "test_loss"), detail=_accuracy_text(learns))
 
-    # ---- (d) conv stacks deep enough to cover d
+    # ---- (d) conv stacks deep enough to cover d, against self-attention, each tuned, steps to target
     dp = None
     if deep_ds:
-        dp = measure_learning(CONVS, deep_ds, seeds, model, learn["train"], learn["n_test"], device,
-                              layers=expected_path_length, progress=progress)
-        missing = sorted(set(deep_ds) - set(att["d"]))
-        if missing:
-            att = pd.concat([att, measure_learning(["self_attention"], missing, seeds, model, learn["train"],
-                                                   learn["n_test"], device, progress=progress)])
-        censored = learn["train"]["steps"] + 1
-        steps = lambda g: g.sort_values("seed")["steps_to_target"].fillna(censored).to_numpy(float)  # noqa: E731
-        c["deep_convs"].compare_each(
-            {f"{a} ({int(g['n_layers'].iloc[0])} layers) d={d}": (steps(g), steps(att[att["d"] == d]))
-             for (a, d), g in dp.groupby(["arch", "d"], sort=False)},
-            detail=f"unreached within the budget (censored at {censored}): "
-                   f"{int(dp['steps_to_target'].isna().sum())}/{len(dp)} deep-conv runs")
-        for (arch, d), g in pd.concat([att, dp]).groupby(["arch", "d"], sort=False):
+        archs = list(budget["deep"]["archs"])
+        progress(f"C2(d) deep convs {archs} against self-attention, each tuned, at d in {deep_ds}")
+        deep_layers = lambda a, d: expected_path_length(a, d) if a in CONVS else model["n_layers"]  # noqa: E731
+        deep_train = {**learn["train"], "eval_every": int(budget["deep"]["eval_every"])}
+        dp, deep_tuned, deep_tuning = tune_and_measure(["self_attention", *archs], deep_ds, seeds, model,
+                                                       deep_train, learn["n_test"], helps, device,
+                                                       progress=progress, layers=deep_layers,
+                                                       by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
+                                                       stop_at_target=True)
+        censored = int(helps["steps"]) + 1
+        c["deep_convs"].measure(
+            deep_measurements(dp, deep_tuned, deep_tuning, int(helps["steps"])),
+            detail=f"tuned rates (by steps to {DEEP_TARGET}, then validation loss): " + _rates_text(deep_tuned)
+                   + f"; unreached within the budget (censored at {censored}): "
+                     f"{int(pd.to_numeric(dp['steps_to_target'], errors='coerce').isna().sum())}/{len(dp)} runs; "
+                   + _accuracy_text(dp))
+        for (arch, d), g in dp.groupby(["arch", "d"], sort=False):
+            reached = pd.to_numeric(g["steps_to_target"], errors="coerce")
             ev.metric(f"steps_to_target/{arch}/{d}" + ("" if arch == "self_attention" else "/deep"),
-                      float(g["steps_to_target"].median()) if g["steps_to_target"].notna().all() else math.nan)
+                      float(reached.median()) if reached.notna().all() else math.nan)
         ev.table("deep_convs", dp)
+        loss_at = deep_tuning.groupby(["arm", "d", "lr"])[TUNING_SCORE].mean().rename("tuning_mean_val_loss")
+        ev.table("deep_tuning", tuned_table(deep_tuned)
+                 .rename(columns={"d_k": "d", "tuning_mean_loss": "tuning_mean_steps"})
+                 .merge(loss_at.reset_index(), on=["arm", "d", "lr"], how="left"))
     ev.figure("accuracy_vs_d", figure_accuracy(lr, chance, dp))
     ev.headline(f"accuracy/self_attention/{max(distances_c)}")
 
@@ -645,6 +841,12 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
                 "the positions (path length d, measured in (a)); staying at chance within the budget means the "
                 "gradient through d steps (decaying, (b)) is too weak to learn from in that many steps, not that "
                 "no path exists.")
+        ev.note("What counts (issue 38): the claim is that the O(1) path *helps*, so Table 1's arithmetic "
+                "(structural, and convs_at_chance, the same arithmetic trained) is reported, and helps_vs_recurrent, "
+                "a level comparison invalid whenever the LSTM is at chance at long range, is reported beside the "
+                "distance interaction that counts (advantage_grows_with_distance: the LSTM learns at the short d, "
+                "so the foil is alive). A comparison whose foil is at chance on every seed and at every rate tried is "
+                "invalid (harness.record.decision.dead_foil).")
         if not deep_ds:
             ev.note("(d), conv stacks deep enough to cover d, runs in the standard and full profiles only "
                     "(smoke's 2-minute budget).")

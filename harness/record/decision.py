@@ -36,6 +36,16 @@ every part supports it, refuted when any part is refuted (Holm across the parts)
 constant) has no spread to test with; a comparison marked ``invalid`` (an arm tuned to an edge of its grid) cannot
 be trusted. Either is inconclusive and says so, never p = 0, and gets no firmness.
 
+**A live foil** (issue 38). A comparison reads the claimed arm against a foil; a foil that learnt nothing, or
+that sits at the metric's floor, cannot tell the claimed effect from a broken (or untestably easy) foil: beating
+a model at chance shows only that the claimed arm learnt something. So a comparison whose foil arm is at chance on
+every seed (within ``tol`` of it, or on its far side: no better than chance), or at the floor on every seed, and,
+where its rate was tuned, at every rate the module tried, is *invalid*: inconclusive, firmness null, with the
+reason. ``dead_foil(values, chance=, floor=, tol=, better=, tried=)`` states the rule and returns the reason ('' for
+a live foil); ``samples(..., foil_dead=reason)`` carries it the way it carries ``invalid`` (a foil alive on one seed,
+or at one rate tried, keeps the ordinary decision). The module names the foil and the metric's chance and floor;
+the rule is this one for every module, with no waiver.
+
 **Exact points.** The one exception is opt-in and stated by the caller: ``estimate(value, 0, ..., exact=why)``,
 for a quantity that every replicate gave exactly, where the caller can say why the zero spread is a fact and not a
 bound of the metric (C5: every seed's slope of resolution against log2 h is exactly 0 because the arms compute the
@@ -218,17 +228,84 @@ def _clean(values: Any, what: str) -> list[float]:
     return a.tolist()
 
 
+#: how a dead foil's reason begins in a measurement's ``invalid`` (``samples(..., foil_dead=...)``)
+DEAD_FOIL = "dead foil"
+
+
+def dead_foil(values: Any, *, tol: float, chance: float | None = None, floor: float | None = None,
+              better: str | None = None, tried: Iterable[float] = (), arm: str = "the foil") -> str:
+    """Why a comparison's foil arm is dead, '' when it is live (the rule: "A live foil" in the module docstring).
+
+    ``values``: the foil's per-seed values of a metric whose ``chance`` (what a model that learnt nothing scores:
+    ln 2 nats on a balanced binary label, accuracy 0.5) and/or ``floor`` (the best the metric can reach: a loss of
+    0) are known, e.g. its held-out loss; not necessarily the metric the comparison reads (steps to a target).
+    ``tried``: where the foil's rate was tuned, the foil's mean of the same metric at each rate the module tried
+    (``harness.study.tuning.Tuned.mean_loss``); the foil is dead only if every one of those is dead too (a foil that
+    learnt at some rate was tuned badly, not dead). ``better``: "lower" (a loss) or "higher" (an accuracy): a value
+    on the far side of chance is no better than chance and counts as at chance; None: within ``tol`` either side.
+    A non-finite value (a diverged run) learnt nothing: it counts as at chance, never at the floor.
+    Dead at chance if every value (and every rate tried) is at chance, or dead at the floor if every one is within
+    ``tol`` of the floor."""
+    if chance is None and floor is None:
+        raise DecisionError("dead_foil needs the metric's chance or its floor (or both)")
+    tol = float(tol)
+    if not (math.isfinite(tol) and tol > 0):
+        raise DecisionError(f"dead_foil: tol must be a finite number > 0, got {tol!r}")
+    if better not in (None, "lower", "higher"):
+        raise DecisionError(f"dead_foil: better must be 'lower', 'higher' or None, got {better!r}")
+    seeds = [float(v) for v in np.asarray(values, dtype=float).ravel()]
+    rates = [float(v) for v in np.asarray(list(tried), dtype=float).ravel()]
+    if not seeds:
+        raise DecisionError(f"dead_foil: {arm} has no values")
+
+    def at_chance(v: float) -> bool:
+        if not math.isfinite(v):
+            return True
+        return abs(v - chance) <= tol or (better == "lower" and v > chance) or (better == "higher" and v < chance)
+
+    def at_floor(v: float) -> bool:
+        return math.isfinite(v) and abs(v - floor) <= tol
+
+    def span(vs: list[float]) -> str:
+        return f"{min(vs):.4g}" if len(vs) == 1 or min(vs) == max(vs) else f"{min(vs):.4g} .. {max(vs):.4g}"
+
+    for where, ref, test in (("at chance", chance, at_chance), ("at the floor", floor, at_floor)):
+        if ref is None or not all(test(v) for v in seeds + rates):
+            continue
+        side = {"lower": " or above", "higher": " or below"}.get(better or "", "") if where == "at chance" else ""
+        text = (f"{arm} is {where} ({ref:.4g} +- {tol:g}{side}) on every seed ({len(seeds)}: {span(seeds)})"
+                + (f" and at every rate tried ({len(rates)}: {span(rates)})" if rates else ""))
+        return (text + ": a comparison against it cannot tell the claimed effect from a foil that learnt nothing"
+                if where == "at chance" else
+                text + ": the metric has no room left to separate the arms")
+    return ""
+
+
 def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "",
-            identical: str = "") -> dict[str, Any]:
+            identical: str = "", foil_dead: str | None = "") -> dict[str, Any]:
     """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
 
     ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
     edge of its grid, issue 17); the criterion is then inconclusive with that reason, whatever the numbers say.
 
+    ``foil_dead``: ``dead_foil``'s reason for this comparison's foil ('' or None: live). A dead foil makes the
+    comparison invalid like ``invalid`` does (its reason joins ``invalid``, after "dead foil: "), and the
+    measurement keeps it as ``foil_dead``.
+
     ``identical`` (paired only): why two arms equal on every seed would be a fact, not a ceiling (they compute the
     same thing bit for bit: a kernel under trial that *is* the reference). Then, when every seed's a equals its b
     while the arms vary across seeds, the measurement is an exact point at δ = 0 (``estimate(..., exact=...)``,
     "Exact points" above); otherwise, and without it, the samples as given (equal arms stay degenerate)."""
+    if foil_dead:
+        invalid = "; ".join(r for r in (str(invalid or ""), f"{DEAD_FOIL}: {foil_dead}") if r)
+    m = _samples(a, b, paired=paired, label=label, invalid=invalid, identical=identical)
+    if foil_dead:
+        m["foil_dead"] = str(foil_dead)
+    return m
+
+
+def _samples(a: Any, b: Any, *, paired: bool, label: str, invalid: str, identical: str) -> dict[str, Any]:
+    """``samples`` once a dead foil's reason has joined ``invalid``."""
     if identical and paired and b is not None:
         x, y = np.asarray(a, float), np.asarray(b, float)
         if x.shape == y.shape and x.size >= 2 and np.array_equal(x, y) and np.all(np.isfinite(x)) \

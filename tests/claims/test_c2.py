@@ -7,11 +7,17 @@
   issue 36), at 5 seeds and 400 steps (the smoke block's 250 let a seed in three stop short of its target on one
   floating-point path: inconclusive at firmness 0.77 on AVX2, passed at 0.79 on DEFAULT).
 * ``convs_at_chance``: a conv "beyond its receptive field" that is above chance is refuted.
+* The tuned comparisons (issue 38): an LSTM at chance on every seed and rate makes ``helps_vs_recurrent`` invalid (a
+  dead foil, ``decision.dead_foil``), with no waiver for an arm at its grid's edge; ``advantage_grows_with_distance``
+  passes where attention's advantage grows with d, is refuted where it does not, and is invalid without a live LSTM
+  at the short d; ``deep_convs`` passes for a slower conv, is refuted for a faster one, invalid for a dead one.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
 """
 from __future__ import annotations
 
+import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -184,10 +190,10 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     budget["structural"]["distances"] = budget["gradient"]["distances"] = [1, 2, 4]
     budget["learning"].update(distances=[4], n_test=200)
     budget["learning"]["train"].update(steps=20, eval_every=10, eval_size=64)
-    budget["deep"]["distances"] = [4]
+    budget["deep"].update(distances=[4], archs=list(c2.CONVS))
     # (e) on the same tiny budget: the standard block trains both arms 800 steps at d = 64 over a tuned grid
     # (8 min 23 s of this test on the 2-core box, half of the unit suite's CPU); the path is the same at 20 steps
-    budget["helps"].update(distances=[16], steps=20)
+    budget["helps"].update(distances=[16], short_distance=4, steps=20)
     ev = Evidence(tmp_path)
     c2._run(ev, budget, "cpu", [0, 1], lambda *a, **k: None, fast=False)
     record = ev.to_record()
@@ -199,37 +205,140 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     # the exact one is deterministic whatever the budget: the real architectures' path lengths at d 1, 2, 4
     assert outcomes["structural"] == "passed", outcomes
     deep = next(c for c in record["criteria"] if c["name"] == "deep_convs")
-    assert deep["counts"] is False and len(deep["measurements"]) == 3 and deep["measurements"][0]["paired"]
+    assert deep["counts"] is True and len(deep["measurements"]) == 3 and deep["measurements"][0]["paired"]
+    counted = {c["name"] for c in record["criteria"] if c["counts"]}
+    assert counted == {"attention_learns", "gradient_flat_attention", "gradient_decays_recurrent",
+                       "advantage_grows_with_distance", "deep_convs"}, counted
+    inter = next(c for c in record["criteria"] if c["name"] == "advantage_grows_with_distance")
+    assert [m["label"] for m in inter["measurements"]] == ["d=16 vs d=4"] and inter["measurements"][0]["paired"]
 
 
-# ---- (e) helps_vs_recurrent: the edge rule and a criterion that can fail (issue 26)
-def _tuned(arm, losses, lr_index):
+# ---- (e), (f), (d): tuned comparisons, the edge rule and the live-foil rule (issues 26, 38)
+CHANCE = math.log(2)
+ATT = np.array([0.02, 0.03, 0.025])                                   # attention's held-out loss, 3 seeds
+
+
+def _tuned(arm, losses, lr_index, d=16):
     from harness.study.tuning import Tuned
     grid = (1e-3, 3e-3, 1e-2)
-    return Tuned(arm, 16, grid[lr_index], grid, tuple(losses), setting="d")
+    return Tuned(arm, d, grid[lr_index], grid, tuple(losses), setting="d")
 
 
-def test_an_arm_at_its_edge_invalidates_the_part_unless_it_learnt_nothing_at_any_rate():
-    import math
-    chance = math.log(2)
-    flat = _tuned("recurrent", [0.6915, 0.6933, 0.6955], 0)          # at chance everywhere: the edge is immaterial
-    learning = _tuned("recurrent", [0.30, 0.45, 0.60], 0)            # better towards the edge: the optimum may lie out
-    interior = _tuned("self_attention", [0.41, 0.011, 0.075], 1)
-    assert c2.learnt_nothing(flat, chance) and not c2.learnt_nothing(learning, chance)
-    assert c2.helps_invalid({("recurrent", 16): flat, ("self_attention", 16): interior}, 16, chance) == ""
-    reason = c2.helps_invalid({("recurrent", 16): learning, ("self_attention", 16): interior}, 16, chance)
-    assert "recurrent at d=16" in reason and "lowest" in reason
+def _runs(cells: dict, column: str = "test_loss") -> pd.DataFrame:
+    """Evaluation runs from {(arch, d): per-seed values of ``column``}."""
+    return pd.DataFrame([{"arch": a, "d": d, "seed": s, column: v, "n_layers": 2}
+                         for (a, d), vals in cells.items() for s, v in enumerate(vals)])
+
+
+def _judge(name, measurements):
+    """The criterion decided alone by the harness, with its firmness (as the record would show it)."""
+    return decision.decide_alone(c2.CRITERIA[name]["rule"], measurements, firmness=True)
+
+
+INTERIOR_ATT = _tuned("self_attention", [0.41, 0.011, 0.075], 1)
+DEAD_LSTM = _tuned("recurrent", [0.6933, 0.6915, 0.6955], 1)          # at chance at every rate, interior choice
+FLAT_AT_EDGE = _tuned("recurrent", [0.6915, 0.6933, 0.6955], 0)       # at chance everywhere, at the low edge
+LEARNING_AT_EDGE = _tuned("recurrent", [0.30, 0.45, 0.60], 0)         # better towards the edge: the optimum may lie out
+
+
+def test_a_dead_lstm_makes_helps_vs_recurrent_invalid_not_a_pass():
+    """Issue 38, finding 3: an LSTM at chance on every seed (0.500 accuracy) and at every rate of its grid is a dead
+    foil. Attention beats it by 0.67 nats, and the comparison is still inconclusive, with no firmness, saying why."""
+    runs = _runs({("recurrent", 16): [0.6931, 0.6934, 0.6940], ("self_attention", 16): ATT})
+    res = _judge("helps_vs_recurrent", c2.helps_measurements(runs, {("recurrent", 16): DEAD_LSTM,
+                                                                   ("self_attention", 16): INTERIOR_ATT}, [16]))
+    assert res["outcome"] == "inconclusive" and res["firmness"] is None
+    assert "dead foil" in res["decision_note"] and "recurrent at d=16 is at chance" in res["decision_note"]
+    # the same numbers from an LSTM that learnt at one rate of its grid: a live foil, the ordinary decision
+    alive = _tuned("recurrent", [0.6933, 0.55, 0.6955], 1)
+    res = _judge("helps_vs_recurrent", c2.helps_measurements(runs, {("recurrent", 16): alive,
+                                                                   ("self_attention", 16): INTERIOR_ATT}, [16]))
+    assert res["outcome"] == "passed"
+
+
+def test_no_waiver_an_arm_at_its_grid_edge_invalidates_whether_or_not_it_learnt():
+    """The waiver ``learnt_nothing`` is gone (issue 38): an edge is an edge, and a dead foil is invalid on its own."""
+    assert not hasattr(c2, "learnt_nothing") and not hasattr(c2, "helps_invalid")
+    live = _runs({("recurrent", 16): [0.40, 0.45, 0.42], ("self_attention", 16): ATT})
+    for lstm in (FLAT_AT_EDGE, LEARNING_AT_EDGE):
+        (m,) = c2.helps_measurements(live, {("recurrent", 16): lstm, ("self_attention", 16): INTERIOR_ATT}, [16])
+        assert "recurrent at d=16" in m["invalid"] and "lowest" in m["invalid"]
+    # an LSTM at the loss floor on every seed is a dead foil for the level comparison too
+    floor = _runs({("recurrent", 16): [0.001, 0.002, 0.0], ("self_attention", 16): ATT})
+    (m,) = c2.helps_measurements(floor, {("recurrent", 16): _tuned("recurrent", [0.004, 0.001, 0.002], 1),
+                                         ("self_attention", 16): INTERIOR_ATT}, [16])
+    assert "at the floor" in m["foil_dead"]
 
 
 def test_helps_is_not_supported_when_the_lstm_learns_as_well_and_refuted_when_it_learns_better():
-    import numpy as np
     rule = c2.CRITERIA["helps_vs_recurrent"]["rule"]
-    att = np.array([0.02, 0.03, 0.025])
 
     def outcome(lstm):
-        return decision.decide_alone(rule, [decision.samples(lstm, att, paired=True)])["outcome"]
+        return decision.decide_alone(rule, [decision.samples(lstm, ATT, paired=True)])["outcome"]
 
-    assert outcome(att + np.array([0.40, 0.45, 0.42])) == "passed"          # the LSTM far behind
-    assert outcome(att + np.array([0.04, 0.05, 0.045])) == "inconclusive"   # ahead, but short of the 0.1 margin
-    assert outcome(att + np.array([0.01, -0.01, 0.004])) != "passed"        # as good: never "helps"
-    assert outcome(att - np.array([0.015, 0.018, 0.02])) == "refuted"       # the LSTM better
+    assert outcome(ATT + np.array([0.40, 0.45, 0.42])) == "passed"          # the LSTM far behind
+    assert outcome(ATT + np.array([0.04, 0.05, 0.045])) == "inconclusive"   # ahead, but short of the 0.1 margin
+    assert outcome(ATT + np.array([0.01, -0.01, 0.004])) != "passed"        # as good: never "helps"
+    assert outcome(ATT - np.array([0.015, 0.018, 0.02])) == "refuted"       # the LSTM better
+
+
+# (f): rates tuned at the short d (4), interior, the LSTM alive there
+SHORT_TUNED = {("self_attention", 4): _tuned("self_attention", [0.02, 0.001, 0.08], 1, d=4),
+               ("recurrent", 4): _tuned("recurrent", [0.69, 0.29, 0.47], 1, d=4)}
+
+
+def _interaction(lstm_short, lstm_long, att_short=(0.001, 0.002, 0.001), att_long=tuple(ATT), tuned=None):
+    runs = _runs({("recurrent", 4): lstm_short, ("self_attention", 4): att_short,
+                  ("recurrent", 16): lstm_long, ("self_attention", 16): att_long})
+    return _judge("advantage_grows_with_distance",
+                  c2.interaction_measurements(runs, tuned or SHORT_TUNED, [16], 4))
+
+
+def test_the_interaction_passes_where_the_advantage_grows_with_distance():
+    """The LSTM learns at d = 4 (0.25-0.33 nats) and is at chance at d = 16; attention learns at both: its advantage
+    grows by ~0.37 nats, past the 0.1 margin."""
+    res = _interaction([0.29, 0.25, 0.33], [0.6931, 0.6950, 0.6940])
+    assert res["outcome"] == "passed" and res["firmness"] is not None and res["measured"] > 0.3
+
+
+def test_the_interaction_is_refuted_where_the_advantage_does_not_grow():
+    # the LSTM as far behind at d = 4 as at d = 16 (it learns neither better nor worse with distance)
+    assert _interaction([0.50, 0.48, 0.52], [0.52, 0.49, 0.53], att_short=(0.02, 0.03, 0.025))["outcome"] != "passed"
+    # attention's advantage shrinks with distance (local attention: it loses d = 16 as the LSTM does)
+    res = _interaction([0.29, 0.25, 0.33], [0.6931, 0.6950, 0.6940], att_long=(0.69, 0.70, 0.695))
+    assert res["outcome"] == "refuted"
+
+
+def test_the_interaction_is_invalid_when_the_lstm_learns_nothing_at_the_short_d_or_a_rate_is_at_an_edge():
+    """A dead foil at the short d: the control that the LSTM can learn at all is missing. The LSTM at the loss floor
+    at the short d is the best control there is, not a dead foil."""
+    dead = {**SHORT_TUNED, ("recurrent", 4): _tuned("recurrent", [0.6935, 0.6931, 0.70], 1, d=4)}
+    res = _interaction([0.6931, 0.6940, 0.6935], [0.6931, 0.6950, 0.6940], tuned=dead)
+    assert res["outcome"] == "inconclusive" and res["firmness"] is None
+    assert "dead foil" in res["decision_note"] and "recurrent at d=4" in res["decision_note"]
+    floor = {**SHORT_TUNED, ("recurrent", 4): _tuned("recurrent", [0.2, 0.0005, 0.1], 1, d=4)}
+    assert _interaction([0.0004, 0.0010, 0.0007], [0.6931, 0.6950, 0.6940], tuned=floor)["outcome"] == "passed"
+    edge = {**SHORT_TUNED, ("self_attention", 4): _tuned("self_attention", [0.001, 0.02, 0.08], 0, d=4)}
+    res = _interaction([0.29, 0.25, 0.33], [0.6931, 0.6950, 0.6940], tuned=edge)
+    assert res["outcome"] == "inconclusive" and "self_attention at d=4" in res["decision_note"]
+
+
+def _deep(conv_steps, att_steps, conv_loss, conv_tried, budget=800):
+    runs = _runs({("dilated_conv_k2", 16): conv_steps, ("self_attention", 16): att_steps}, "steps_to_target")
+    runs = runs.assign(test_loss=list(conv_loss) + [0.01] * len(att_steps))
+    tuned = {("dilated_conv_k2", 16): _tuned("dilated_conv_k2", [300.0, 200.0, 250.0], 1),
+             ("self_attention", 16): _tuned("self_attention", [250.0, 150.0, 200.0], 1)}
+    tuning = pd.DataFrame([{"arm": "dilated_conv_k2", "d": 16, "lr": lr, "seed": 0, c2.TUNING_SCORE: v}
+                           for lr, v in zip(tuned[("dilated_conv_k2", 16)].grid, conv_tried)])
+    return _judge("deep_convs", c2.deep_measurements(runs, tuned, tuning, budget))
+
+
+def test_deep_convs_pass_when_the_conv_is_slower_and_are_refuted_when_it_is_faster():
+    assert _deep([400, 450, 500], [150, 150, 200], [0.05, 0.04, 0.06], [0.3, 0.05, 0.2])["outcome"] == "passed"
+    assert _deep([100, 100, 150], [200, 250, 200], [0.05, 0.04, 0.06], [0.3, 0.05, 0.2])["outcome"] == "refuted"
+
+
+def test_a_deep_conv_at_chance_on_every_seed_and_rate_is_a_dead_foil():
+    """Never reaching the target (censored at 801) and at chance everywhere: invalid, not 'attention is faster'."""
+    res = _deep([None, None, None], [150, 150, 200], [0.6935, 0.6940, 0.6960], [0.694, 0.6935, 0.697])
+    assert res["outcome"] == "inconclusive" and res["firmness"] is None and "dead foil" in res["decision_note"]

@@ -420,3 +420,61 @@ def test_an_unmeasured_criterion_is_inconclusive_and_says_why(tmp_path):
     judged = V.judge_record(ev.to_record()["criteria"])
     assert judged["verdict"] == "inconclusive" and judged["criteria"][1]["outcome"] == "inconclusive"
     assert "only 1 seed ran" in judged["criteria"][1]["decision_note"]
+
+
+# ------------------------------------------------------------------------------------------ a live foil
+LN2 = math.log(2)
+
+
+def test_a_foil_at_chance_on_every_seed_makes_the_comparison_inconclusive_with_the_reason():
+    """Issue 38: beating a foil that learnt nothing shows only that the claimed arm learnt something. A foil at
+    chance on every seed, and at every rate tried, makes the comparison invalid: inconclusive, no firmness."""
+    foil = np.array([0.6931, 0.6940, 0.6936, 0.7050])              # held-out loss; 0.705 is worse than chance
+    claimed = np.array([0.02, 0.03, 0.025, 0.01])
+    why = D.dead_foil(foil, chance=LN2, tol=0.01, better="lower", tried=[0.6932, 0.6929, 0.71], arm="the LSTM")
+    assert why.startswith("the LSTM is at chance") and "every seed (4" in why and "every rate tried (3" in why
+    rule = D.superiority(0.1, reason=R, paired=True)
+    m = D.samples(foil, claimed, paired=True, foil_dead=why)
+    assert m["foil_dead"] == why and m["invalid"] == f"{D.DEAD_FOIL}: {why}"
+    res = D.decide_alone(rule, [m], firmness=True)
+    assert res["outcome"] == "inconclusive" and res["firmness"] is None
+    assert why in res["decision_note"] and "not simulated" in res["firmness_reason"]
+    # in a claim: counted, it leaves the verdict inconclusive with no firmness, whatever its δ (0.67 nats here)
+    j = V.judge_record([{"name": "helps", "rule": rule.as_dict(), "counts": True, "recorded": True,
+                         "measurements": [m]}])
+    assert j["verdict"] == "inconclusive" and j["firmness"] is None and j["criteria"][0]["firmness"] is None
+    # an accuracy foil: chance 0.5, better higher (below chance is no better than chance)
+    assert D.dead_foil([0.50, 0.49, 0.47], chance=0.5, tol=0.02, better="higher")
+    # a foil at the floor on every seed: no room left to separate the arms
+    assert "at the floor" in D.dead_foil([0.0004, 0.001, 0.0], chance=LN2, floor=0.0, tol=0.01)
+    # it joins an invalid reason already given (an arm at its grid's edge): both are said
+    both = D.samples(foil, claimed, paired=True, invalid="an arm at its grid's edge", foil_dead=why)
+    assert both["invalid"].startswith("an arm at its grid's edge; dead foil: ")
+
+
+def test_a_foil_above_chance_on_one_seed_or_at_one_rate_keeps_the_ordinary_decision():
+    rule = D.superiority(0.1, reason=R, paired=True)
+    foil = np.array([0.6931, 0.6940, 0.55, 0.6936])                 # one seed learnt something
+    claimed = np.array([0.02, 0.03, 0.025, 0.01])
+    assert D.dead_foil(foil, chance=LN2, tol=0.01, better="lower") == ""
+    live = D.samples(foil, claimed, paired=True, foil_dead=D.dead_foil(foil, chance=LN2, tol=0.01, better="lower"))
+    assert "invalid" not in live and "foil_dead" not in live
+    assert D.decide_alone(rule, [live])["outcome"] == D.decide_alone(rule, [D.samples(foil, claimed, paired=True)]
+                                                                    )["outcome"] == "passed"
+    # at chance on every seed, but it learnt at one of the rates the module tried: mistuned, not dead
+    at_chance = np.array([0.6931, 0.6940, 0.6936])
+    assert D.dead_foil(at_chance, chance=LN2, tol=0.01, better="lower", tried=[0.6935, 0.40, 0.6931]) == ""
+    # two-sided by default: a loss well below chance is alive, and so is one above it unless better="lower"
+    assert D.dead_foil([0.80, 0.82], chance=LN2, tol=0.01) == ""
+    assert D.dead_foil([0.80, 0.82], chance=LN2, tol=0.01, better="lower")
+    # a diverged rate (inf) learnt nothing
+    assert D.dead_foil(at_chance, chance=LN2, tol=0.01, tried=[math.inf, 0.6931])
+
+
+def test_dead_foil_needs_a_reference_and_a_tolerance():
+    with pytest.raises(D.DecisionError, match="chance or its floor"):
+        D.dead_foil([0.7, 0.7], tol=0.01)
+    with pytest.raises(D.DecisionError, match="tol"):
+        D.dead_foil([0.7, 0.7], chance=LN2, tol=0.0)
+    with pytest.raises(D.DecisionError, match="better"):
+        D.dead_foil([0.7, 0.7], chance=LN2, tol=0.01, better="up")
