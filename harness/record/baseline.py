@@ -19,7 +19,8 @@ A regression is a change that made the evidence *significantly* worse, not a ver
 A verdict or criterion outcome that got worse *without* any of these is **unstable**: a flip the seeds allow
 (a criterion at firmness 0.5 flips half the time on a fresh floating-point path). So is a significant move in a claim
 whose tuned learning rates moved (``retuned``): a rate chosen on a tuning seed trains every evaluation seed
-differently at once, so their spread cannot tell the change from the tuning seed's choice. It is shown in the terminal, the
+differently at once, so their spread cannot tell the change from the tuning seed's choice; and so is one of a
+criterion timed in wall-clock seconds (``timed``), which machine load moves between runs. It is shown in the terminal, the
 report and ``python -m harness.report compare``, and never fails the run. Gated metrics (``ev.gate``) are single
 numbers without seeds, so they cannot tell a move from noise: one beyond its tolerance is shown as *moved*, and
 only a gated metric gone missing (not finite) fails. An improvement never fails; a claim, criterion or metric
