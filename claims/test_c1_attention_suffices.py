@@ -26,8 +26,9 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.st
   ``generalises/reverse`` is the fast criterion (issue 10): without positional encoding the encoder sees a bag of
   tokens, under uniform attention nothing can be routed; both leave the loss above 1 nat, which refutes it.
 * ``quality_vs_lstm`` (non-inferiority, paired by seed, one part per comparison task): the Transformer's held-out
-  test loss at the fixed budget is not worse than the LSTM's by more than 0.05 nats per target token. Refuted only
-  if it is worse by more than that on a task; an arm tuned to an edge of its grid makes that part inconclusive.
+  test loss at the fixed budget is not worse than the LSTM's by more than 0.05 nats per target token
+  (``harness.record.margins``). Refuted only if it is worse by more than that on a task; an arm tuned to an edge of
+  its grid makes that part inconclusive.
 * ``quality_ratio_vs_lstm`` (non-inferiority on ln loss, the same runs): the Transformer's held-out loss is at most
   twice the LSTM's. Both arms sit near the loss floor at these budgets (0.0001-0.01 nats), where 0.05 nats admits a
   Transformer 20x worse; a ratio scales with the loss, and the two together bite at the floor and above it.
@@ -61,7 +62,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness.record import decision
+from harness.record import decision, margins
 from harness.measure.bench import step_time_slopes, step_time_vs_length
 from harness.measure.probes import FUTURE_LEAK_TOL
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
@@ -95,16 +96,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="largest change of the teacher-forced logits at positions <= t when every target token after t is "
                "redrawn, relative to the largest |logit|, over every t, seed and task"),
     "generalises": dict(
-        rule=decision.band(None, 0.1, reason="0.1 nats per token: each held-out reference token gets geometric-mean "
+        rule=decision.band(None, 0.1, level=True, reason="0.1 nats per token: each held-out reference token gets geometric-mean "
                            "probability e^-0.1 = 0.90; a uniform guess costs >= ln 20 = 3.0, the faults leave > 1"),
         prediction="the Transformer learns {task} and generalises to held-out inputs (never in training, never seen "
                    "by the early stop): test loss below 0.1 nats per target token",
         metric="held-out test cross-entropy (teacher-forced, nats per target token), {task}",
         how="one test part per task, per seed"),
     "quality_vs_lstm": dict(
-        rule=decision.non_inferiority(0.05, paired=True, reason="0.05 nats per target token: the Transformer gives "
-                                      "each reference token at least e^-0.05 = 95% of the probability the LSTM gives "
-                                      "it (geometric mean); a smaller gap is no difference in what either transduces"),
+        rule=decision.non_inferiority(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason),
         arms=("lstm", "transformer"),
         prediction="without recurrence, the Transformer is not worse than a parameter-matched LSTM encoder-decoder "
                    "with attention: held-out test loss at the same fixed step budget and data, each at its own "
@@ -112,12 +111,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="held-out test cross-entropy (teacher-forced, nats per target token) at the fixed budget: LSTM - "
                "Transformer"),
     "quality_ratio_vs_lstm": dict(
-        rule=decision.non_inferiority(math.log(2), paired=True, reason="ln 2: the Transformer's held-out loss at "
-                                      "most twice the LSTM's (geometric mean over seeds). Near the loss floor the "
-                                      "0.05-nat margin admits a Transformer 20x worse; a ratio scales with the "
-                                      "loss. Twice, because seeds alone spread either arm's loss by a factor 1.4-50 "
-                                      "at the smoke budget (2026-12-02 baseline: reverse LSTM 0.0055-0.0077, number "
-                                      "words Transformer 0.0026-0.135)"),
+        rule=decision.non_inferiority(margins.LOSS_RATIO.value, paired=True, reason=margins.LOSS_RATIO.reason),
         arms=("lstm", "transformer"),
         prediction="the Transformer's held-out test loss is at most twice the parameter-matched LSTM's, each at its "
                    "own tuned rate, on every comparison task (the same runs as quality_vs_lstm, on a ratio scale)",
@@ -143,7 +137,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="log-log slope of median seconds per training step against sequence length n, per repeat: LSTM - "
                "Transformer"),
     "corpus_bleu": dict(
-        rule=lambda bleu_min: decision.band(bleu_min or 0.0, None, reason=f"the profile's bleu_min ({bleu_min})"
+        rule=lambda bleu_min: decision.band(bleu_min or 0.0, None, level=True, reason=f"the profile's bleu_min ({bleu_min})"
                                             if bleu_min is not None else "reported: BLEU above 0; no bar is "
                                             "universal for a user's corpus"),
         counts=lambda bleu_min: bleu_min is not None,

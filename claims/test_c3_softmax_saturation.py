@@ -41,7 +41,8 @@ is a training-time state too, which is why (b) reads gradients over training, no
 
 **Refuted by**: an unscaled entropy or gradient that does not fall with d_k, or saturated rows that do not rise; a
 scaled trend larger than the margin; unscaled gradients during training not below half the scaled ones; or, at
-the large d_k and on both tasks at their tuned rates, unscaled no worse (by 0.1 nats) than additive or scaled.
+the large d_k and on both tasks at their tuned rates, unscaled no worse (by 0.05 nats, ``harness.record.margins``) than additive or
+scaled.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.record import decision
+from harness.record import decision, margins
 from harness.measure import stats
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
@@ -70,19 +71,19 @@ SATURATION_THRESHOLD = 0.99
 COLORS = {"additive": "tab:blue", "unscaled": "tab:orange", "scaled": "tab:green", "unscaled_xavier": "tab:red"}
 
 _SLOPE = "0.1 in the log-log slope = 7% per doubling of d_k, a fifth of the measured unscaled entropy slope (-0.45)"
-_NATS = ("0.1 nats of held-out cross-entropy per target (chance: ln 16 = 2.77 on key-value lookup, "
-         "ln 8 = 2.08 on delayed copy): the smallest quality gap we call one")
+_NATS = margins.HELD_OUT_LOSS.reason
+_LOSS = margins.HELD_OUT_LOSS.value
 _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same training batches and init stream); "
            "parts: the two tasks (passed only if both pass, refuted if either is)")
 # name -> the criterion's declaration (``prediction`` is formatted with the profile's grids)
 CRITERIA = {
     "a_unscaled_entropy_and_grad_fall": dict(
-        fast=True, rule=decision.band(None, -0.1, reason=_SLOPE),
+        fast=True, rule=decision.band(None, -0.1, null=0.0, reason=_SLOPE),
         prediction="unscaled, at init: attention entropy and mean |dL/dlogits| fall with d_k (d_k in {probe_dks})",
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("unscaled",),
         how="stats.replicate_slope per seed over the d_k grid, t across seeds; both slopes must fall"),
     "a_unscaled_saturated_rows_rise": dict(
-        fast=True, rule=decision.band(0.02, None, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
+        fast=True, rule=decision.band(0.02, None, null=0.0, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
                                       "per doubling of d_k; below it the rise is too small to call saturation"),
         prediction=f"unscaled, at init: the fraction of rows with max weight > {SATURATION_THRESHOLD} rises with d_k",
         metric="slope of the saturated-row fraction against ln d_k", arms=("unscaled",),
@@ -93,26 +94,26 @@ CRITERIA = {
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("scaled",),
         how="stats.replicate_slope per seed; the saturated fraction is 0 at every d_k (no spread: reported)"),
     "b_train_grad_smaller_unscaled_large_dk": dict(
-        rule=decision.band(None, -math.log(2), paired=True, reason="ln 2: unscaled softmax "
+        rule=decision.band(None, -math.log(2), null=0.0, paired=True, reason="ln 2: unscaled softmax "
                                              "gradients at most half the scaled ones; 'extremely small' is a factor, not a few percent"),
         prediction="during training (first {grad_steps} steps) at d_k={large_dk}, unscaled has smaller mean "
                    "|dL/dlogits| than scaled",
         metric="ln mean |dL/dlogits| over the first K training steps", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_large_dk_additive_beats_unscaled": dict(
-        rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} additive attention ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "additive"), how=_PAIRED),
     "c_large_dk_scaled_beats_unscaled": dict(
-        rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} scaled dot ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_additive_advantage_grows_with_dk": dict(
-        rule=decision.superiority(0.1, paired=True, reason=_NATS),
+        rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="additive's held-out loss advantage over unscaled is larger at d_k={large_dk} than at "
                    "d_k={small_dk} (\u201cat larger d_k\u201d)",
         metric="held-out loss (nats): unscaled - additive", arms=("at large d_k", "at small d_k"), how=_PAIRED),
     "c_small_dk_additive_similar_to_unscaled": dict(
-        counts=False, rule=decision.equivalence(0.1, paired=True, reason=_NATS),
+        counts=False, rule=decision.equivalence(_LOSS, paired=True, reason=_NATS),
         prediction="at small d_k ({small_grid}) additive and unscaled dot \u201cperform similarly\u201d (the "
                    "paper's words, not the note's)",
         metric="held-out loss (nats) after the budget", arms=("additive", "unscaled"), how=_PAIRED),
@@ -449,6 +450,6 @@ def _run(ev, budget, device, seeds, progress, fast):
               "22.10. Wortsman et al. 2023 (Small-scale proxies for large-scale Transformer training instabilities) "
               "show attention logits growing during training until the softmax collapses, which is why (b) reads "
               "the softmax gradients over the first training steps and not only at init. Crossover (the smallest "
-              "d_k of the grid at which unscaled trails additive by more than 0.1 nats): "
+              f"d_k of the grid at which unscaled trails additive by more than {margins.HELD_OUT_LOSS.value:g} nats): "
             + ", ".join(f"{t} {d:g}" for t, d in crossovers.items()) + ".")
     ev.headline("acc_scaled_minus_unscaled_large_dk")

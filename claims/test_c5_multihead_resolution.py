@@ -133,7 +133,7 @@ NO_WEIGHTS = ("the kernel on trial returns no attention weights, so where each h
 
 _DIRECTION = "0: the note predicts a direction, not a size"
 _PER_SEED = "per-seed values, arms paired by seed"
-_RESOLUTION = decision.band(0.05, None, reason="0.05 of the M slots per doubling of h (a fifth of a slot at M = 4): "
+_RESOLUTION = decision.band(0.05, None, null=0.0, reason="0.05 of the M slots per doubling of h (a fifth of a slot at M = 4): "
                                                "what a head that adds nothing cannot reach")
 _SHARPER = decision.superiority(0.0, reason=_DIRECTION, paired=True)
 _TUNED = "each arm at its own learning rate, chosen on tuning seeds"
@@ -141,7 +141,7 @@ _TUNED = "each arm at its own learning rate, chosen on tuning seeds"
 # --fast
 CRITERIA: dict[str, dict[str, Any]] = {
     "single_head_averages": dict(
-        rule=decision.band(None, AVERAGING_SHARE,
+        rule=decision.band(None, AVERAGING_SHARE, level=True,
                            reason="1/2: no slot receives most of the head's slot mass, so the other slots weigh at "
                                   "least as much as the top one in its output (even average of M = 4: 1/4; one "
                                   "slot: 1); the line distinct_slots draws"),
@@ -157,7 +157,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="position binding, M = 4: h = 4 resolves at least one more slot of the four than h = 1: "
                    "resolution(h = 4) - resolution(h = 1) > 0.25"),
     "distinct_slots": dict(
-        rule=decision.band(0.5, None, reason="'on most seeds': more than half of them"),
+        rule=decision.band(0.5, None, level=True, reason="'on most seeds': more than half of them"),
         metric=f"fraction of h = 4 seeds whose heads give most (> {MAJORITY}) of their slot mass to >= "
                f"{MIN_DISTINCT_SLOTS} distinct slots; plus-four proportion (k + 2) / (n + 4), t with n - 1 df "
                "(a normal approximation; the exact binomial p is in the detail)",

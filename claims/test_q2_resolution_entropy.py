@@ -21,9 +21,10 @@ measure at checkpoints, per head:
 
 Prediction, stated before measuring (issue 16's protocol): if the answer is yes, the literature's two measures
 are readings of the same quantity, so among heads at the same point of training each tracks lost resolution.
-Both criteria are ``band(None, -0.5)`` on per-seed Spearman rhos (the seed is the unit: the points within a seed
-share a trajectory, so a pooled p-value would overstate them), computed on values minus their checkpoint's mean
-across heads. Uncentred, a trend that all three measures share over training decides the rho (sink and resolution
+Both criteria are ``band(None, -0.5, null=0)`` on per-seed Spearman rhos: 'answered no' needs a rho wholly above
+0 (no relation or the opposite one); a negative rho weaker than -0.5 is not shown either way. The seed is the
+unit (the points within a seed share a trajectory, so a pooled p-value would overstate them); the rhos are computed
+on values minus their checkpoint's mean across heads. Uncentred, a trend that all three measures share over training decides the rho (sink and resolution
 both rise as the model learns, with a within-checkpoint rho of 0.13 in the standard run of e3f5c13): that is the
 model learning, not one measure reading the other.
 
@@ -67,7 +68,7 @@ pytestmark = pytest.mark.claim("Q2")
 CLAIM_ID = "Q2"
 SINK_THRESHOLD = 0.3          # Gu et al. 2024: a sink head's first-token importance exceeds epsilon = 0.3
 STRONG_RHO = -0.5             # a strong monotone relation (|rho| >= 0.5)
-RULE = decision.band(None, STRONG_RHO, reason="rho = -0.5: the conventional 'strong' monotone relation; a weaker "
+RULE = decision.band(None, STRONG_RHO, null=0.0, reason="rho = -0.5: the conventional 'strong' monotone relation; a weaker "
                                               "one would not make the two measures one quantity")
 PAIRS = {"entropy_resolution": ("entropy", "resolution"), "sink_resolution": ("sink", "resolution"),
          "entropy_sink": ("entropy", "sink")}

@@ -60,7 +60,7 @@ FACTOR_TWO = decision.band(-1.0, 1.0, reason="log2 = +-1: within a factor 2 of t
                                              "spread by about 5%)")
 FLAT_SLOPE = decision.band(-0.25, 0.25, reason="+-0.25 in the log-log slope: Var(logits) changing by under 1.7x over "
                                                "d_k 8 -> 64, a quarter of the unscaled exponent 1")
-GROWING_SLOPE = decision.band(0.5, None, reason="0.5 in the log-log slope: half the exponent 1 that Var(q.k) has at "
+GROWING_SLOPE = decision.band(0.5, None, null=0.0, reason="0.5 in the log-log slope: half the exponent 1 that Var(q.k) has at "
                                                 "init")
 STAT_COLUMNS = ("var_q", "var_k", "q_offdiag", "k_offdiag", "qk_same_index", "var_qk_over_dk",
                 "independence_ratio", "logit_var")

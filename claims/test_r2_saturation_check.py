@@ -132,9 +132,9 @@ def rule(flag: str, min_slope: float) -> decision.Rule:
     """The band a predicted flag puts on the logit-std slope (and, for saturation, on minus the gradient slope)."""
     why = (f"{min_slope:g} in the log-log slope: the std changes by more than 7% per doubling of d (the profile's "
            "min_slope)")
-    return {SATURATES: decision.band(min_slope, None, reason=why),
+    return {SATURATES: decision.band(min_slope, None, level=True, reason=why),
             NOT_FLAGGED: decision.band(-min_slope, min_slope, reason=why + "; inside it: flat"),
-            UNIFORM: decision.band(None, -min_slope, reason=why)}[flag]
+            UNIFORM: decision.band(None, -min_slope, level=True, reason=why)}[flag]
 
 
 def flag_criterion(what: str, flag: str, std: str = "the logit std against d", **spec: Any) -> dict[str, Any]:
@@ -152,7 +152,7 @@ CRITERIA = {
     **{name: flag_criterion(label, flag, fast=key in FAST_ROWS, role=ROLES[name])
        for key, (label, _, flag, name) in SCORE_FUNCTIONS.items() if name is not None},
     "inverse_dk_entropy_at_max_dim": dict(
-        counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None,
+        counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None, level=True,
                                          reason="within 1% of ln n: attention indistinguishable from uniform"),
         prediction="dot scaled by 1/d_k: attention entropy at the largest dim is near ln n (goes uniform)",
         metric="entropy / ln n at the largest dim, per seed"),

@@ -13,7 +13,9 @@ shared by every variant, so the variants are paired by seed):
 
 * ``additive_time_ratio`` (band): mean over seeds of log(t_additive / t_dot) at n = ``criterion_n`` lies above
   ln 5 (issue 9: "at least 5x"). Time ratios are multiplicative, so the paired t interval is on log seconds:
-  its mean is the log of the geometric-mean ratio. Refuted when the interval lies wholly below ln 5.
+  its mean is the log of the geometric-mean ratio. "Costlier" is a direction with a margin (issue 38.4): refuted
+  only when the interval lies wholly below ln 1 (additive cheaper than dot); a ratio between 1 and 5 is "not
+  shown".
 * ``memory_ratio_grows`` (exact): the peak-memory ratio additive / dot increases at every step of the n grid
   (exact torch allocator bytes: deterministic, nothing to sample); refuted otherwise.
 * ``chunked_additive_time_ratio`` and ``chunked_memory_ratio_grows`` (reported, not counted; only where the
@@ -23,13 +25,13 @@ shared by every variant, so the variants are paired by seed):
 What would refute R3: an additive score that maps to matmul as well (its time near dot's, its memory ratio flat);
 tests/claims/test_r3.py swaps one in and shows both criteria refuted.
 
-``similar_quality`` (equivalence, ±0.1 nats, reported, one part per task and d_k): where R3 applies. The note's R3
+``similar_quality`` (equivalence, ±0.05 nats, reported, one part per task and d_k): where R3 applies. The note's R3
 holds "when two formulations are of similar quality"; that is a precondition, not a prediction, so it is reported,
-never counted: its per-part outcomes say where the cost argument is the whole story (passed: within ±0.1 nats),
+never counted: its per-part outcomes say where the cost argument is the whole story (passed: within ±0.05 nats),
 where it is not (refuted: additive and dot differ in quality by more), and where it is not shown. It reads the
 shared tuned sweep of C3, R1 and C4 (``harness.study.tuning.tuned_sweep``, each arm at its own tuned rate, evaluated on
 seeds and test examples the tuning never saw); this module is in that sweep's xdist group, so the runs are
-memoised, not retrained. The margin is R1's (0.1 nats: C3's smallest quality gap).
+memoised, not retrained. The margin is the held-out loss margin of ``harness.record.margins`` (0.05 nats).
 
 **A kernel on trial** (``--attention``, issue 27): R3 becomes a question about the kernel ("does it map to optimized
 code as well as PyTorch's SDPA?"), so its answer is reported and never fails the run: the note's R3 compares
@@ -53,7 +55,7 @@ import pandas as pd
 import pytest
 import torch
 
-from harness.record import decision
+from harness.record import decision, margins
 from harness.measure import kernel_probes, stats
 from harness.report.plots import plt
 from harness.study import sweeps, tuning
@@ -254,7 +256,7 @@ def _figure(times: pd.DataFrame, memory: pd.DataFrame, ratio_rows: pd.DataFrame)
 
 
 # ============================================================================== the criteria
-TIME_RULE = decision.band(math.log(TIME_RATIO_MIN), None, paired=True,
+TIME_RULE = decision.band(math.log(TIME_RATIO_MIN), None, null=0.0, paired=True,
                           reason=f"ln {TIME_RATIO_MIN:g} = {math.log(TIME_RATIO_MIN):.3f}: issue 9's 'at least "
                                  f"{TIME_RATIO_MIN:g}x', on log seconds because time ratios are multiplicative")
 MEMORY_RULE = decision.exact("exact torch allocator bytes: deterministic")
@@ -265,8 +267,7 @@ RECORDS = {"additive_time_ratio": ("time", ADDITIVE), "memory_ratio_grows": ("me
 
 #: the precondition's arms in the shared sweep (the same configs as R1's, so the memo shares their runs)
 SIMILAR_VARIANTS = {"default": {}, "additive": {"score": "additive"}}
-SIMILAR_RULE = decision.equivalence(0.1, paired=True, reason="R1's margin: 0.1 nats of held-out cross-entropy per "
-                                    "target, C3's smallest quality gap")
+SIMILAR_RULE = decision.equivalence(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason)
 
 
 _TIMED = "forward+backward of one layer per seed (fresh weights and input, shared by the variants), interleaved rounds"
@@ -293,7 +294,7 @@ CRITERIA = {
     "similar_quality": dict(
         rule=SIMILAR_RULE, counts=False, arms=("additive", "default"),
         prediction="R3's precondition, per task and d_k of the shared sweep: at tuned rates, additive and the "
-                   "default scaled dot-product attention reach held-out losses within 0.1 nats of each other",
+                   "default scaled dot-product attention reach held-out losses within 0.05 nats of each other",
         metric="held-out loss (nats) after the budget, additive minus default, paired by seed"),
 }
 
@@ -303,7 +304,7 @@ KERNEL_TIME_WHY = "within 2x of PyTorch's SDPA on the same device and sizes: a q
 #: a kernel on trial's criterion (``{sizes}``: the trial's (B, H, L, D) sizes)
 KERNEL_CRITERIA = {
     "kernel_time_ratio_vs_sdpa": dict(
-        rule=decision.band(None, math.log(2.0), reason=KERNEL_TIME_WHY), fast=True,
+        rule=decision.band(None, math.log(2.0), level=True, reason=KERNEL_TIME_WHY), fast=True,
         prediction="the kernel's forward+backward time is within 2x of SDPA's at sizes {sizes} (B, H, L, D)",
         metric="ln(kernel time / SDPA time), per repetition"),
 }
@@ -472,4 +473,4 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
     ev.note("'Of similar quality': R3's verdict is on the cost half of the recommendation (the counted criteria). "
             "Where its precondition holds is criterion similar_quality's per-part outcomes (reported, not counted): "
             "passed parts are where the cost argument decides; a refuted part is a task and d_k where additive and "
-            "dot-product differ in quality by more than 0.1 nats, and R3 does not apply there as stated.")
+            "dot-product differ in quality by more than 0.05 nats, and R3 does not apply there as stated.")

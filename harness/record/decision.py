@@ -106,6 +106,9 @@ class Rule:
     paired: bool = False            # arms share each seed's data and init streams: the paired t on a - b
     refute_below: float | None = None
     refute_above: float | None = None
+    #: a one-sided band's kind (issue 38.4): True a *level* (reaching it is the prediction: a loss below 0.2
+    #: nats, a check's own threshold), False a *direction* with a margin (``null`` given: "falls"); None otherwise
+    level: bool | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -144,8 +147,15 @@ class Rule:
                (self.hi is not None and self.refute_above is not None and self.refute_above > self.hi)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "lo": self.lo, "hi": self.hi, "margin": self.margin, "reason": self.reason,
-                "paired": self.paired, "refute_below": self.refute_below, "refute_above": self.refute_above}
+        out = {"kind": self.kind, "lo": self.lo, "hi": self.hi, "margin": self.margin, "reason": self.reason,
+               "paired": self.paired, "refute_below": self.refute_below, "refute_above": self.refute_above}
+        if self.level is not None:
+            out["level"] = self.level
+        return out
+
+    @property
+    def one_sided_band(self) -> bool:
+        return self.kind == "band" and (self.lo is None) != (self.hi is None)
 
 
 def _check_margin(margin: float, kind: str) -> float:
@@ -174,14 +184,24 @@ def equivalence(margin: float, reason: str, paired: bool = False) -> Rule:
     return Rule("equivalence", lo=-m, hi=m, margin=m, reason=reason, paired=paired, refute_below=-m, refute_above=m)
 
 
-def band(lo: float | None, hi: float | None, reason: str, paired: bool = False, null: float | None = None) -> Rule:
+def band(lo: float | None, hi: float | None, reason: str, paired: bool = False, null: float | None = None,
+         level: bool = False) -> Rule:
     """lo <= δ <= hi; a side given as None (or +-inf) is open: band(None, 0) predicts δ < 0. Refuted when δ lies
-    wholly outside. ``null``: for a one-sided band that predicts a *direction with a margin* (a slope below -0.1:
-    "falls"), the value that means no effect (0); then only the far side of it refutes, and δ between the band's
-    edge and ``null`` is "smaller than the margin"."""
+    wholly outside. A claim's one-sided band says which of two it is (issue 38.4; tests/claims/test_criteria.py
+    scans every claim module for one that says neither):
+
+    * ``null``: the band predicts a *direction with a margin* (a slope below -0.1: "falls"); ``null`` is the value
+      that means no effect (0; 0 for a log ratio too). Only the far side of it refutes, and δ between the band's
+      edge and ``null`` is "smaller than the margin", never "refuted";
+    * ``level=True``: the band predicts a *level* (a held-out loss below 0.2 nats; a check's own threshold), so
+      its edge is where the prediction turns false and the complement refutes."""
     lo = None if lo is None or lo == -math.inf else float(lo)
     hi = None if hi is None or hi == math.inf else float(hi)
     below, above = lo, hi
+    if level and null is not None:
+        raise DecisionError("band: give null= (a direction) or level=True (a level), not both")
+    if level and (lo is None) == (hi is None):
+        raise DecisionError("band(level=True) is for a one-sided band (one of lo, hi open)")
     if null is not None:
         if (lo is None) == (hi is None):
             raise DecisionError("band(null=...) is for a one-sided band (one of lo, hi open)")
@@ -194,8 +214,9 @@ def band(lo: float | None, hi: float | None, reason: str, paired: bool = False, 
             if null < hi:
                 raise DecisionError(f"band(hi={hi}, null={null}): the null must lie above the band")
             above = null
+    kind_of = True if level else (False if null is not None else None)
     return Rule("band", lo=lo, hi=hi, margin=None, reason=reason, paired=paired, refute_below=below,
-                refute_above=above)
+                refute_above=above, level=kind_of)
 
 
 def exact(reason: str = "deterministic") -> Rule:
@@ -209,7 +230,7 @@ def rule_from_dict(d: Mapping[str, Any]) -> Rule:
     below, above = d.get("refute_below", d.get("lo")), d.get("refute_above", d.get("hi"))
     return Rule(d["kind"], lo=d.get("lo"), hi=d.get("hi"), margin=d.get("margin"), reason=d.get("reason", ""),
                 paired=bool(d.get("paired", False)), refute_below=below if d["kind"] != "exact" else None,
-                refute_above=above if d["kind"] != "exact" else None)
+                refute_above=above if d["kind"] != "exact" else None, level=d.get("level"))
 
 
 def fingerprint(definition: Mapping[str, Any]) -> str:
@@ -476,7 +497,9 @@ def _p_values(delta, se, df, rule: Rule, exact: bool = False):
 
 
 def _point_p(delta: np.ndarray, rule: Rule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The p's of an exact point (the limits as se -> 0): 0 where δ lies strictly inside the region, else 1."""
+    """The p's of an exact point (the limits as se -> 0): 0 where δ lies strictly inside the pass region, else 1;
+    the refutation region is closed, as ``Rule.refutation_text`` states it (δ <= 0 for superiority): a
+    deterministic δ exactly at no effect (every seed's slope exactly 0) contradicts a predicted direction."""
     inside, refuted, outside = (np.ones_like(delta, bool), np.zeros_like(delta, bool), np.zeros_like(delta, bool))
     if rule.lo is not None:
         inside &= delta > rule.lo
@@ -485,9 +508,9 @@ def _point_p(delta: np.ndarray, rule: Rule) -> tuple[np.ndarray, np.ndarray, np.
         inside &= delta < rule.hi
         outside |= delta > rule.hi
     if rule.refute_below is not None:
-        refuted |= delta < rule.refute_below
+        refuted |= delta <= rule.refute_below
     if rule.refute_above is not None:
-        refuted |= delta > rule.refute_above
+        refuted |= delta >= rule.refute_above
     return tuple(np.where(x, 0.0, 1.0) for x in (inside, refuted, outside))
 
 

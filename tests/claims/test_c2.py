@@ -132,9 +132,10 @@ def test_gradient_criteria_on_the_real_architectures():
                                          [0, 1, 2], batch=2)
     assert _slope(df, "self_attention", "gradient_flat_attention") == "passed"
     assert _slope(df, "recurrent", "gradient_decays_recurrent") == "passed"
-    # each profile is what the other criterion is there to reject
+    # the LSTM's decay is what the flatness criterion is there to reject; attention's flat slope only fails to show
+    # a decay (issue 38.4: "decays" is refuted beyond its null, a slope wholly above 0, not by a slope near 0)
     assert _slope(df, "recurrent", "gradient_flat_attention") == "refuted"
-    assert _slope(df, "self_attention", "gradient_decays_recurrent") == "refuted"
+    assert _slope(df, "self_attention", "gradient_decays_recurrent") == "inconclusive"
 
 
 # -------------------------------------------------------------------------------------- at chance

@@ -83,7 +83,8 @@ def test_uniform_attention_leaves_the_entropy_criteria_unpassable(uniform):
 
 def test_uniform_attention_refutes_resolution_rises_with_an_exact_point(uniform):
     """Under uniform_attention the h arms of a seed are one function: every seed's slope is exactly 0 while
-    resolution varies across seeds, so the slope is an exact point below the band (refuted), not degenerate."""
+    resolution varies across seeds, so the slope is an exact point at the null, the closed edge of the refutation region (refuted), not
+    degenerate."""
     m = multihead.resolution_slope(uniform, [1, 4])
     assert m["value"] == 0.0 and m["se"] == 0.0 and "no arm at a ceiling" in m["exact"]
     assert uniform.groupby("h")["resolution"].nunique().min() > 1

@@ -130,13 +130,17 @@ def test_degenerate_samples_are_never_significant(a, b):
 
 def test_an_exact_point_is_decided_where_it_lies_and_has_no_firmness():
     """estimate(..., exact=why): zero spread stated as exact by the caller is the point's interval; without the
-    reason se 0 stays degenerate (above). On a region's edge: neither passes nor refutes."""
+    reason se 0 stays degenerate (above). On the pass region's open edge it does not pass; on the refutation
+    region's closed edge (a level band's edge, a direction's null) it refutes."""
     rule = D.band(0.05, None, reason=R)
     below = D.decide_alone(rule, [D.estimate(0.0, 0.0, 2, 3, exact="the arms are one function")], firmness=True)
     assert below["outcome"] == "refuted" and below["ci"] == (0.0, 0.0) and below["firmness"] is None
     assert "exact point" in below["firmness_reason"]
     assert outcome(rule, D.estimate(0.3, 0.0, 2, 3, exact="why"))["outcome"] == "passed"
-    assert outcome(rule, D.estimate(0.05, 0.0, 2, 3, exact="why"))["outcome"] == "inconclusive"
+    assert outcome(rule, D.estimate(0.05, 0.0, 2, 3, exact="why"))["outcome"] == "refuted"
+    falls = D.band(0.05, None, null=0.0, reason=R)
+    assert outcome(falls, D.estimate(0.05, 0.0, 2, 3, exact="why"))["outcome"] == "inconclusive"
+    assert outcome(falls, D.estimate(0.0, 0.0, 2, 3, exact="why"))["outcome"] == "refuted"
     short = outcome(D.superiority(0.25, reason=R), D.estimate(0.1, 0.0, 2, 3, exact="why"))
     assert short["outcome"] == "inconclusive" and short["short_of_margin"]
     with pytest.raises(D.DecisionError):

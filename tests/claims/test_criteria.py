@@ -1,0 +1,45 @@
+"""Every claim module's declared criteria, scanned (issue 38), including the criteria a given profile or a
+``--fast`` run never declares."""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+from harness.record import decision
+from tests.conftest import REPO
+
+MODULES = sorted(p.stem for p in (REPO / "claims").glob("test_*_*.py"))
+
+
+def declared_rules(module) -> list[tuple[str, decision.Rule]]:
+    """(criterion name, rule) for every entry of CRITERIA and KERNEL_CRITERIA; a rule given as a callable of the
+    profile's numbers is called with a stand-in for each (0.1, the size of every margin it takes)."""
+    out = []
+    for table in ("CRITERIA", "KERNEL_CRITERIA"):
+        for name, spec in getattr(module, table, {}).items():
+            rule = spec["rule"]
+            if callable(rule) and not isinstance(rule, decision.Rule):
+                rule = rule(**{p: 0.1 for p in inspect.signature(rule).parameters})
+            out.append((name, rule))
+    return out
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_every_one_sided_band_says_direction_or_level(stem):
+    """Finding 38.4: a one-sided band that predicts a direction with a margin needs its null (only the far side of
+    no effect refutes); one that predicts a level says so. A band that says neither would refute an effect in the
+    predicted direction that is merely smaller than the margin."""
+    module = importlib.import_module(f"claims.{stem}")
+    undeclared = [name for name, rule in declared_rules(module) if rule.one_sided_band and rule.level is None]
+    assert undeclared == [], f"{stem}: give null= or level=True to " + ", ".join(undeclared)
+
+
+def test_a_directional_band_refutes_only_beyond_its_null():
+    falls = decision.band(None, -0.1, null=0.0, reason="slope")
+    small = decision.decide_alone(falls, [decision.samples([-0.04, -0.05, -0.06, -0.05])])
+    wrong = decision.decide_alone(falls, [decision.samples([0.04, 0.05, 0.06, 0.05])])
+    assert small["outcome"] == "inconclusive" and wrong["outcome"] == "refuted"
+    level = decision.band(None, -0.1, level=True, reason="a level")
+    assert decision.decide_alone(level, [decision.samples([-0.04, -0.05, -0.06, -0.05])])["outcome"] == "refuted"
