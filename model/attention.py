@@ -19,24 +19,30 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
-from .faults import active_fault
+from .faults import LOCAL_WINDOW, active_fault
 from .kernels import active_kernel, kernel_named
 from .taps import Tap
 
 
 # ---------------------------------------------------------------------- functional helpers
 def build_mask(T: int, S: int, key_padding_mask: torch.Tensor | None = None, causal: bool = False,
-               leak: bool = False, device: torch.device | None = None) -> torch.Tensor | None:
+               leak: bool = False, device: torch.device | None = None,
+               window: int | None = None) -> torch.Tensor | None:
     """Boolean mask, True = may attend, broadcastable to (B, h, T, S); None when nothing is masked.
 
     ``key_padding_mask`` is (B, S) with True at padded keys. ``causal``: query i (the last T of S
     positions) sees keys j <= i; ``leak`` (the ``causal_leak`` fault) also lets it see j = i+1.
+    ``window`` (the ``local_window`` fault): query i sees only keys with |i - j| <= window.
     """
     allowed = None
-    if causal:
+    if causal or window is not None:
         i = torch.arange(T, device=device).unsqueeze(1) + (S - T)
         j = torch.arange(S, device=device).unsqueeze(0)
+    if causal:
         allowed = (j <= i + int(leak))[None, None]
+    if window is not None:
+        near = ((i - j).abs() <= window)[None, None]
+        allowed = near if allowed is None else allowed & near
     if key_padding_mask is not None:
         if key_padding_mask.dtype != torch.bool or key_padding_mask.shape[-1] != S:
             raise ValueError(f"key_padding_mask must be a bool (B, S={S}) tensor with True at "
@@ -52,12 +58,17 @@ def dot_logits(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
 
 
 def additive_logits(q: torch.Tensor, k: torch.Tensor, v_a: torch.Tensor, scale: float,
-                    chunk: int | None = None) -> torch.Tensor:
+                    chunk: int | None = None, tanh: bool = True) -> torch.Tensor:
     """Bahdanau score per head: scale * v_a[h]^T tanh(q_t + k_s), where q, k are already the
     per-head projections W_q x, W_k y (the single hidden layer of width d_k of the paper's
     "additive attention"). ``chunk=None`` materialises (B, h, T, S, d_k) and lets autograd keep
     it: fine at our sizes. ``chunk=c`` computes c queries at a time and recomputes tanh in
-    backward (``_ChunkedAdditiveScore``): the same numbers in O(B h T S) memory (R3's lean form)."""
+    backward (``_ChunkedAdditiveScore``): the same numbers in O(B h T S) memory (R3's lean form).
+    ``tanh=False`` (the ``additive_no_tanh`` fault): v_a^T (q_t + k_s) = v_a^T q_t + v_a^T k_s, computed as that
+    sum, so nothing of (B, h, T, S, d_k) is ever built."""
+    if not tanh:
+        va = v_a[:, :, None]                                              # (h, d_k, 1)
+        return (torch.matmul(q, va) + torch.matmul(k, va).transpose(-2, -1)) * scale
     if chunk is not None:
         return _ChunkedAdditiveScore.apply(q, k, v_a, int(chunk)) * scale
     hidden = torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3))          # (B, h, T, S, d_k)
@@ -152,8 +163,9 @@ class MultiHeadAttention(nn.Module):
         if cfg.kernel is not None:
             kernel_named(cfg.kernel)                # a name nobody registered fails here, naming the registered
         self.base_scale = cfg.attn_scale()
-        # faults act on the dot product's default 1/sqrt(d_k) only (additive has no scale to break)
-        self.fault_scalable = cfg.uses_default_scale() and cfg.score == "dot"
+        # scale faults act on a dot product's scale derived from d_k (default or d_k^-alpha); additive has no
+        # scale to break, and an explicit scale ("none" or a number) is the config's, not a derivation
+        self.fault_scalable = cfg.score == "dot" and (cfg.uses_default_scale() or cfg.scale_exponent is not None)
         self.q_proj = nn.Linear(cfg.d_model, h * d_k)
         self.k_proj = nn.Linear(cfg.d_model, h * d_k)
         self.v_proj = nn.Linear(cfg.d_model, h * d_v)
@@ -175,7 +187,7 @@ class MultiHeadAttention(nn.Module):
             if fault == "no_scale":
                 return 1.0
             if fault == "scale_by_dk":
-                return 1.0 / self.d_k
+                return self.base_scale ** 2
         return self.base_scale
 
     def _normalize(self, x: torch.Tensor) -> torch.Tensor:
@@ -203,6 +215,7 @@ class MultiHeadAttention(nn.Module):
         scale = self.effective_scale(fault)
         leak = self.causal and fault == "causal_leak"
         uniform = fault == "uniform_attention"
+        window = LOCAL_WINDOW if fault == "local_window" and memory is None else None
         dropout_p = self.attn_dropout if self.training else 0.0
         tapped = any(t._sinks for t in self._taps)
 
@@ -211,25 +224,26 @@ class MultiHeadAttention(nn.Module):
             kernel = active_kernel() if self.kernel_name is None else kernel_named(self.kernel_name)
         if kernel is not None:                                         # the kernel under trial (issue 27)
             q, k, v = self.q(q), self.k(k), self.v(v)
-            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device, window)
             o, weights = kernel(q, k, v, mask=mask, is_causal=False, scale=scale, dropout_p=dropout_p)
             if weights is not None:
                 self.weights(weights)
             o = self.out(o)
         elif self.score == "dot" and not uniform and not tapped:      # fast path
-            if self.causal and key_padding_mask is None and not leak and T == S:
+            if self.causal and key_padding_mask is None and not leak and window is None and T == S:
                 o = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
             else:
-                mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+                mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device, window)
                 o = scaled_dot_product(q, k, v, scale, mask, dropout_p=dropout_p)
         else:                                                          # explicit, tapped path
             q, k, v = self.q(q), self.k(k), self.v(v)
             if self.score == "dot":
                 logits = dot_logits(q, k, scale)
             else:
-                logits = additive_logits(q, k, self.v_a, scale, chunk=self.additive_chunk)
+                logits = additive_logits(q, k, self.v_a, scale, chunk=self.additive_chunk,
+                                         tanh=fault != "additive_no_tanh")
             logits = self.logits(logits)
-            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device)
+            mask = build_mask(T, S, key_padding_mask, self.causal, leak, x.device, window)
             weights = uniform_weights(logits, mask) if uniform else masked_softmax(logits, mask)
             weights = self.weights(weights)
             if dropout_p:

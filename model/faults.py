@@ -10,13 +10,22 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+#: the ``local_window`` fault's half-width: two layers reach 2 x 4 = 8 positions
+LOCAL_WINDOW = 4
+
 FAULTS: dict[str, str] = {
-    "no_scale": "the default attention scale becomes 1 (explicit scale/scale_exponent settings unaffected)",
-    "scale_by_dk": "the default attention scale becomes 1/d_k instead of 1/sqrt(d_k)",
+    "no_scale": "a dot product's scale derived from d_k (the default 1/sqrt(d_k), or d_k^-alpha) becomes 1 "
+                "(an explicit scale=\"none\" or a number is unaffected)",
+    "scale_by_dk": "a dot product's scale derived from d_k is applied twice (to q and to k): the default 1/sqrt(d_k) "
+                   "becomes 1/d_k, d_k^-alpha becomes d_k^-2alpha",
     "uniform_attention": "softmax replaced by uniform weights over the unmasked keys (causal mask respected)",
     "single_head": "every head uses head 0's slice of the q/k/v projections (h is in effect 1)",
     "causal_leak": "the causal mask lets position i also see position i+1",
     "no_positional_encoding": "the positional encoding is not added to the embeddings",
+    "local_window": f"self-attention sees only keys within {LOCAL_WINDOW} positions of the query (|i - j| <= "
+                    f"{LOCAL_WINDOW}), so its path length grows with distance",
+    "additive_no_tanh": "additive attention loses its tanh: v_a^T (q + k), whose query term is the same for every "
+                        "key, so the weights cannot depend on the query",
 }
 
 _active: str | None = None

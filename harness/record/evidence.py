@@ -25,7 +25,8 @@ GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
-_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast"})
+_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast",
+                               "falsified_by"})
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
 
@@ -52,6 +53,9 @@ class Criterion:
     claim_id: str = ""
     #: counted, premise or reported (``harness.record.verdict.ROLES``); "" is taken from ``counts``
     role: str = ""
+    #: the named faults (``model.faults.FAULTS``) under which this criterion must come out refuted (issue 38):
+    #: not part of the fingerprint; ``harness.suite.sensitivity --criteria`` records whether it does
+    falsified_by: tuple[str, ...] = ()
     recorded: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
@@ -163,7 +167,7 @@ class Criterion:
                 "unmeasured": self.unmeasured_reason or None,
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
                 "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
-                "detail": self.detail,
+                "falsified_by": list(self.falsified_by), "detail": self.detail,
                 "fingerprint": decision.fingerprint(self.definition())}
 
 
@@ -216,7 +220,8 @@ class Evidence:
 
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool | None = None,
-                  role: str | None = None, fast: bool = False) -> Criterion:
+                  role: str | None = None, fast: bool = False,
+                  falsified_by: tuple[str, ...] | list[str] | str = ()) -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10). Parts
@@ -234,6 +239,11 @@ class Evidence:
 
         ``counts`` is the older spelling: ``counts=True`` is counted, ``counts=False`` reported. Give either, or
         both when they agree (``counts=False`` agrees with a premise, which is not counted either).
+
+        ``falsified_by`` (issue 38): the named faults (``model.faults.FAULTS``) under which a counted criterion
+        must come out *refuted*, the fault that shows it can fail; ``"none"`` for a question's criterion that the
+        unfaulted model already answers "no". ``tests/claims/test_criteria.py`` requires one for every counted
+        criterion of a claim module, and ``python -m harness.suite.sensitivity --criteria`` records the outcome.
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -259,6 +269,7 @@ class Evidence:
         role = role or (REPORTED if counts is not None and not counts else COUNTED)
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
                          counts=role == COUNTED, role=role, fast=bool(fast), claim_id=self.id or "",
+                         falsified_by=(falsified_by,) if isinstance(falsified_by, str) else tuple(falsified_by),
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit

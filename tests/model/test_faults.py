@@ -36,8 +36,8 @@ def _taps(mha, x, **kw):
 
 def test_registry_api():
     assert set(FAULTS) == {"no_scale", "scale_by_dk", "uniform_attention", "single_head", "causal_leak",
-                           "no_positional_encoding"}
-    with pytest.raises(ValueError, match="no_scale.*no_positional_encoding"):
+                           "no_positional_encoding", "local_window", "additive_no_tanh"}
+    with pytest.raises(ValueError, match="no_scale.*additive_no_tanh"):
         set_fault("leak")
     with pytest.raises(ValueError, match="valid faults"):
         with inject("nope"):
@@ -53,7 +53,7 @@ def test_registry_api():
 
 
 @pytest.mark.parametrize("fault, factor", [("no_scale", math.sqrt(8)), ("scale_by_dk", 1 / math.sqrt(8))])
-def test_scale_faults_change_the_default_scale_only(fault, factor):
+def test_scale_faults_change_a_scale_derived_from_d_k_only(fault, factor):
     mha, x = _mha(), _x()
     out, clean = _taps(mha, x)
     fast_clean = mha(x)
@@ -64,11 +64,15 @@ def test_scale_faults_change_the_default_scale_only(fault, factor):
     torch.testing.assert_close(broken["logits"], clean["logits"] * factor, atol=1e-12, rtol=1e-12)
     torch.testing.assert_close(fast_broken, broken_out, atol=1e-10, rtol=0)
     assert (fast_broken - fast_clean).abs().max() > 1e-3
-    for explicit in (CFG.replace(scale=CFG.attn_scale()), CFG.replace(scale_exponent=0.5), CFG.replace(scale="none")):
+    alpha = _mha(CFG.replace(scale_exponent=0.25))             # d_k^-alpha is derived from d_k too
+    with inject(fault):
+        expected = 1.0 if fault == "no_scale" else 8 ** -0.5
+        assert alpha.effective_scale() == pytest.approx(expected)
+    for explicit in (CFG.replace(scale=CFG.attn_scale()), CFG.replace(scale="none"), CFG.replace(score="additive")):
         m = _mha(explicit)
         ref = m(x)
         with inject(fault):
-            assert torch.equal(m(x), ref)                    # explicit settings are not the default
+            assert torch.equal(m(x), ref)                    # a number, "none" and additive are not derived
 
 
 def test_uniform_attention_gives_uniform_weights_over_allowed_keys():
@@ -153,3 +157,37 @@ def test_no_fault_is_a_no_op():
     ref = mha(x)
     with inject(None):
         assert torch.equal(mha(x), ref)
+
+
+def test_local_window_cuts_self_attention_beyond_its_reach_only():
+    from model.faults import LOCAL_WINDOW
+    T = 2 * LOCAL_WINDOW + 3
+    mha = _mha()
+    x = torch.randn(1, T, 32, dtype=torch.float64)
+    clean = _dependency(mha, T)
+    assert torch.all(clean > 0)
+    with inject("local_window"):
+        local = _dependency(mha, T)
+        with capture(mha):
+            tapped = _dependency(mha, T)
+    i, j = torch.meshgrid(torch.arange(T), torch.arange(T), indexing="ij")
+    assert torch.equal(local > 0, (i - j).abs() <= LOCAL_WINDOW) and torch.equal(tapped > 0, local > 0)
+    memory = torch.randn(1, T, 32, dtype=torch.float64)
+    ref = mha(x, memory=memory)
+    with inject("local_window"):
+        assert torch.equal(mha(x, memory=memory), ref)             # cross-attention keeps every key
+
+
+def test_additive_no_tanh_makes_the_weights_independent_of_the_query():
+    mha = _mha(CFG.replace(score="additive"))
+    x = _x()
+    _, clean = _taps(mha, x)
+    with inject("additive_no_tanh"):
+        _, broken = _taps(mha, x)
+    w = broken["weights"]
+    torch.testing.assert_close(w, w[:, :, :1].expand_as(w), atol=1e-12, rtol=0)    # every query, one row
+    assert not torch.allclose(clean["weights"], clean["weights"][:, :, :1].expand_as(clean["weights"]))
+    dot = _mha()
+    ref = dot(x)
+    with inject("additive_no_tanh"):
+        assert torch.equal(dot(x), ref)
