@@ -16,11 +16,21 @@ no-fault verdict / off-target cells (side effects excluded). With no fault every
 verdict (``supported``) at every master seed (``stability``). The document goes to
 ``<report-dir>/sensitivity.json`` (schema in ``harness/report/html.py``), rendered as the matrix in index.html.
 
+The matrix reads criteria too (issue 38): each counted fast criterion must come out refuted under every fault its
+``falsified_by`` names (``criteria_caught``). Criteria that need training are proven by ``--criteria``: every
+claim module runs at smoke budgets (not ``--fast``) under each fault its counted criteria name, and
+``reports/falsifiers.json`` records each counted criterion's outcome under its falsifiers, with its fingerprint;
+tests/suite/test_falsifiers.py fails when a counted criterion of the committed baseline has no recorded
+refutation under its current fingerprint.
+
     python -m harness.suite.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
     python -m harness.suite.sensitivity --faults no_scale    # one fault (and the no-fault runs)
+    python -m harness.suite.sensitivity --criteria --jobs 2  # every counted criterion under its falsifiers
+    python -m harness.suite.sensitivity --criteria --claims C2,C3   # those claims' rows, merged into the file
 
-Exit status: 0 when sensitivity and specificity are both 1.0 and the no-fault runs are stable, 1 otherwise,
-2 for a usage error. A crash (``error``) is never a catch.
+Exit status: 0 when sensitivity and specificity are both 1.0, every counted fast criterion is refuted under its
+falsifiers and the no-fault runs are stable (``--criteria``: every counted criterion refuted by a falsifier), 1
+otherwise, 2 for a usage error. A crash (``error``) is never a catch.
 """
 from __future__ import annotations
 
@@ -113,12 +123,13 @@ def _kept_run(claim_ids: Sequence[str], fault: str | None, master_seed: int, cla
 
 
 def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
-             claims_dir: Path, extra_args: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+             claims_dir: Path, extra_args: Sequence[str] = (), fast: bool = True) -> dict[str, dict[str, Any]]:
     """Run the fast criteria of ``claim_ids`` at smoke budgets in a pytest subprocess (the suite's own command for
     one cell of the matrix, also used by tests/suite/test_sensitivity_modules.py); return results.json's claim records
     (a claim that recorded nothing is absent). With ``FAST_RUNS_ENV`` set, a run kept there at this clean commit
-    with the same fault and master seed over these claims is read instead of trained again."""
-    kept_at, kept = _kept_run(claim_ids, fault, master_seed, claims_dir, extra_args)
+    with the same fault and master seed over these claims is read instead of trained again. ``fast=False``: every
+    criterion at smoke budgets (``--criteria``), never kept."""
+    kept_at, kept = _kept_run(claim_ids, fault, master_seed, claims_dir, extra_args) if fast else (None, None)
     if kept is not None:
         print(f"[sensitivity] {fault or 'no fault'} at master seed {master_seed}: reading the run kept at {kept_at} "
               f"(same commit, same command)", file=sys.stderr, flush=True)
@@ -126,7 +137,7 @@ def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, r
     modules = [str(claim_module(cid, claims_dir)) for cid in claim_ids]
     # -p/-c/--rootdir pin the project's plugin and settings whatever directory the modules live in
     cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
-           "--rootdir", str(ROOT), "--fast", "--profile", "smoke",
+           "--rootdir", str(ROOT), *(["--fast"] if fast else []), "--profile", "smoke",
            "--master-seed", str(master_seed), "--report-dir", str(report_dir),
            "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *extra_args]
     if fault:
@@ -144,15 +155,21 @@ def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, r
     return doc["claims"]
 
 
-def run_claims(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
-               claims_dir: Path, extra_args: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
-    """Run the fast criteria of ``claim_ids`` in a pytest subprocess; return ({claim id: verdict},
-    {claim id: why its cell is flaky}, see ``flakiness``)."""
-    claims = run_fast(claim_ids, fault=fault, master_seed=master_seed, report_dir=report_dir,
-                      claims_dir=claims_dir, extra_args=extra_args)
+def verdicts_and_flaky(claim_ids: Sequence[str], claims: Mapping[str, Mapping[str, Any]]
+                       ) -> tuple[dict[str, str], dict[str, str]]:
+    """({claim id: verdict}, {claim id: why its cell is flaky}, see ``flakiness``) of one run's claim records."""
     verdicts = {cid: claims.get(cid, {}).get("verdict", "not run") for cid in claim_ids}
     flaky = {cid: why for cid in claim_ids if cid in claims and (why := flakiness(claims[cid]))}
     return verdicts, flaky
+
+
+def falsifier_outcomes(record: Mapping[str, Any], fault: str | None) -> dict[str, str]:
+    """{criterion: outcome} of a claim record's counted criteria that name ``fault`` (None: "none") among their
+    falsifiers; an unmeasured or errored criterion reads as its outcome or "not measured"."""
+    name = fault or "none"
+    return {c["name"]: c.get("outcome") or "not measured" for c in record.get("criteria", [])
+            if c.get("role", "counted" if c.get("counts", True) else "reported") == "counted"
+            and name in (c.get("falsified_by") or ())}
 
 
 def flakiness(record: Mapping[str, Any], below: float = FLAKY_BELOW) -> str:
@@ -188,9 +205,10 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
 
         def timed(fault, master_seed, name):
             t = time.perf_counter()
-            verdicts, flaky = run_claims(ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
-                                         claims_dir=claims_dir)
-            return verdicts, flaky, round(time.perf_counter() - t, 1)
+            records = run_fast(ids, fault=fault, master_seed=master_seed, report_dir=Path(tmp) / name,
+                               claims_dir=claims_dir)
+            verdicts, flaky = verdicts_and_flaky(ids, records)
+            return verdicts, flaky, round(time.perf_counter() - t, 1), records
 
         clean_runs = {ms: pool.submit(timed, None, ms, f"clean-{ms}") for ms in seeds_clean}
         fault_runs = {}
@@ -215,7 +233,7 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
                              f"{cell}): {why}; below {FLAKY_BELOW} it may flip on another machine")
 
         for ms, fut in clean_runs.items():
-            clean[ms], flaky, duration = fut.result()
+            clean[ms], flaky, duration, _ = fut.result()
             progress(f"[sensitivity] no fault, master seed {ms}: {clean[ms]} ({duration} s)")
             warn_flaky(None, ms, flaky, {cid: "no fault" for cid in flaky})
         base = clean[0]
@@ -223,8 +241,12 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
         doc["not_in_matrix"] = sorted(cid for cid in ids if base.get(cid) == "not run")
         doc["no_fault"] = base = {cid: v for cid, v in base.items() if v != "not run"}
         counts = {"caught": 0, "expected": 0, "kept": 0, "off_target": 0}
+        criteria_caught: dict[str, str] = {}
         for fault, fut in fault_runs.items():
-            verdicts, flaky, duration = fut.result()
+            verdicts, flaky, duration, records = fut.result()
+            for cid, rec in records.items():
+                for crit, outcome in falsifier_outcomes(rec, fault).items():
+                    criteria_caught[f"{fault} x {cid}/{crit}"] = outcome
             verdicts = {cid: v for cid, v in verdicts.items() if cid in base}
             cells = {cid: classify(fault, cid, v, base.get(cid)) for cid, v in verdicts.items()}
             warn_flaky(fault, 0, {c: w for c, w in flaky.items() if c in cells}, cells)
@@ -243,6 +265,10 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
             progress(f"[sensitivity] fault {fault}: {verdicts}" + (f"; NOT AS EXPECTED: {bad}" if bad else "")
                      + f" ({duration} s)")
         doc["claims"] = list(base)
+        doc["criteria_caught"] = criteria_caught
+        missed = {k: v for k, v in criteria_caught.items() if v != CAUGHT}
+        if missed:
+            progress(f"[sensitivity] counted fast criteria NOT refuted under their falsifier: {missed}")
         doc["sensitivity"] = counts["caught"] / counts["expected"] if counts["expected"] else None
         doc["specificity"] = counts["kept"] / counts["off_target"] if counts["off_target"] else None
         doc["counts"] = counts
@@ -256,8 +282,99 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
     return doc
 
 
+# ============================================================================ --criteria: reports/falsifiers.json
+NO_FAULT = "none"           # a question's falsifier when the unfaulted model already answers "no"
+
+
+def declared_falsifiers(claims_dir: Path, claim_ids: Sequence[str] | None = None
+                        ) -> dict[str, dict[str, tuple[str, ...]]]:
+    """claim id -> {counted criterion: the faults it names in ``falsified_by``}, read from each claim module's
+    CRITERIA (its profile-independent declaration)."""
+    import importlib.util
+
+    from harness.record.verdict import COUNTED, role_of
+
+    out = {}
+    for cid in claim_ids or matrix_claims(claims_dir):
+        path = claim_module(cid, claims_dir)
+        spec = importlib.util.spec_from_file_location(f"_falsifiers_{cid.lower()}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out[cid] = {name: tuple(c.get("falsified_by", ())) for name, c in getattr(module, "CRITERIA", {}).items()
+                    if role_of(c) == COUNTED}
+    return out
+
+
+def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
+                     claim_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """The falsifiers.json document: every counted criterion of ``claim_ids`` (default all) under each fault its
+    ``falsified_by`` names, at smoke budgets, master seed 0. One pytest subprocess per fault, over the claims
+    that name it (so the shared sweep's memo serves the claims that share it)."""
+    t0 = time.perf_counter()
+    declared = declared_falsifiers(claims_dir, claim_ids)
+    by_fault: dict[str, list[str]] = {}
+    for cid, crits in declared.items():
+        for fault in sorted({f for fs in crits.values() for f in fs}):
+            by_fault.setdefault(fault, []).append(cid)
+    unknown = sorted(set(by_fault) - set(FAULTS) - {NO_FAULT})
+    if unknown:
+        raise ValueError(f"falsified_by names unknown fault(s) {unknown}; valid: {', '.join(FAULTS)}, {NO_FAULT}")
+    doc: dict[str, Any] = {"schema_version": 1, "mode": "every counted criterion at smoke budgets (not --fast) "
+                           "under each fault its falsified_by names, master seed 0", "criteria": {}, "faults": {}}
+    with tempfile.TemporaryDirectory(prefix="falsifiers-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+
+        def timed(fault: str, ids: list[str]):
+            t = time.perf_counter()
+            records = run_fast(ids, fault=None if fault == NO_FAULT else fault, master_seed=0,
+                               report_dir=Path(tmp) / fault, claims_dir=claims_dir, fast=False)
+            return records, round(time.perf_counter() - t, 1)
+
+        # the longest first: a fault that runs the shared sweep's claims or many claims
+        order = sorted(by_fault, key=lambda f: -len(by_fault[f]))
+        futures = {}
+        for fault in order:
+            progress(f"[falsifiers] {fault}: running {', '.join(by_fault[fault])} at smoke budgets")
+            futures[fault] = pool.submit(timed, fault, by_fault[fault])
+        for fault in order:
+            records, duration = futures[fault].result()
+            doc["faults"][fault] = {"claims": by_fault[fault], "duration_s": duration}
+            for cid in by_fault[fault]:
+                rec = records.get(cid, {})
+                recorded = {c["name"]: c for c in rec.get("criteria", [])}
+                for name, faults in declared[cid].items():
+                    if fault not in faults:
+                        continue
+                    entry = doc["criteria"].setdefault(f"{cid}/{name}", {
+                        "claim": cid, "criterion": name, "falsified_by": list(faults), "outcomes": {},
+                        "fingerprint": None, "fast": None})
+                    c = recorded.get(name)
+                    if c is not None:
+                        entry["fingerprint"], entry["fast"] = c.get("fingerprint"), c.get("fast")
+                    entry["outcomes"][fault] = (c.get("outcome") or "not measured") if c else \
+                        ("not measured at smoke" if rec else "not run")
+            progress(f"[falsifiers] {fault} ({duration} s): " + ", ".join(
+                f"{k} {v['outcomes'][fault]}" for k, v in doc["criteria"].items() if fault in v["outcomes"]))
+    for entry in doc["criteria"].values():
+        entry["refuted"] = any(o == CAUGHT for o in entry["outcomes"].values())
+    doc["run"] = {"git_commit": clean_commit(ROOT), "profile": "smoke", "master_seed": 0,
+                  "date": time.strftime("%Y-%m-%d", time.gmtime()), "duration_s": round(time.perf_counter() - t0, 1)}
+    return doc
+
+
+def merge_falsifiers(old: Mapping[str, Any] | None, new: Mapping[str, Any], claim_ids: Sequence[str]
+                     ) -> dict[str, Any]:
+    """``new``'s rows for ``claim_ids`` over ``old``'s rows for every other claim (a partial re-run)."""
+    if not old:
+        return dict(new)
+    keep = {k: v for k, v in old.get("criteria", {}).items() if v.get("claim") not in claim_ids}
+    runs = {**old.get("runs", {}), **{cid: new["run"] for cid in claim_ids}}
+    return {**new, "criteria": {**keep, **new["criteria"]}, "runs": runs}
+
+
 def passed(doc: Mapping[str, Any]) -> bool:
-    return doc["sensitivity"] == 1.0 and doc["specificity"] in (1.0, None) and doc["stability"]["stable"]
+    return doc["sensitivity"] == 1.0 and doc["specificity"] in (1.0, None) and doc["stability"]["stable"] and \
+        all(v == CAUGHT for v in doc.get("criteria_caught", {}).values())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,8 +387,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report-dir", default=str(ROOT / "reports"), help="where sensitivity.json goes")
     parser.add_argument("--jobs", type=int, default=1,
                         help="pytest subprocesses side by side (default 1; 2 on a 2-core machine)")
+    parser.add_argument("--criteria", action="store_true",
+                        help="every counted criterion under the faults its falsified_by names, at smoke budgets "
+                             "(not --fast); writes falsifiers.json")
+    parser.add_argument("--claims", default="",
+                        help="with --criteria: comma-separated claim ids to re-run, merged into the existing file")
     parser.add_argument("--claims-dir", default=str(ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs takes a positive integer, got {args.jobs}")
+    if args.criteria:
+        return main_criteria(args, parser)
     faults = list(EXPECTED_CATCHERS) if args.faults == "all" else [f for f in args.faults.split(",") if f]
     unknown = [f for f in faults if f not in EXPECTED_CATCHERS]
     if unknown or not faults:
@@ -280,8 +406,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         master_seeds = [int(s) for s in args.master_seeds.split(",") if s.strip()]
     except ValueError:
         parser.error(f"--master-seeds takes comma-separated integers, got {args.master_seeds!r}")
-    if args.jobs < 1:
-        parser.error(f"--jobs takes a positive integer, got {args.jobs}")
     doc = measure(faults, master_seeds, claims_dir=Path(args.claims_dir), progress=lambda m: print(m, flush=True),
                   jobs=args.jobs)
     report_dir = Path(args.report_dir)
@@ -300,6 +424,28 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{sum(1 for f in doc['flaky'] if not f.get('declared'))} undeclared); "
           f"{doc['duration_s']:.0f} s")
     return 0 if passed(doc) else 1
+
+
+def main_criteria(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    claims_dir = Path(args.claims_dir)
+    known = matrix_claims(claims_dir)
+    ids = [c.strip().upper() for c in args.claims.split(",") if c.strip()] or known
+    if set(ids) - set(known):
+        parser.error(f"unknown claim id(s) {sorted(set(ids) - set(known))}; valid: {', '.join(known)}")
+    try:
+        doc = measure_criteria(claims_dir, jobs=args.jobs, progress=lambda m: print(m, flush=True), claim_ids=ids)
+    except ValueError as e:
+        parser.error(str(e))
+    out = Path(args.report_dir) / "falsifiers.json"
+    if args.claims and out.is_file():
+        doc = merge_falsifiers(json.loads(out.read_text(encoding="utf-8")), doc, ids)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out, doc)
+    rows = doc["criteria"]
+    missed = sorted(k for k, v in rows.items() if not v["refuted"])
+    print(f"falsifiers: {len(rows) - len(missed)} / {len(rows)} counted criteria refuted by a falsifier"
+          + (f"; NOT refuted: {', '.join(missed)}" if missed else "") + f"; {out}")
+    return 0 if not missed else 1
 
 
 if __name__ == "__main__":
