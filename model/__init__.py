@@ -3,8 +3,8 @@
 Data flows one way: claims -> harness -> model; nothing here imports harness/ or claims/.
 """
 from .baselines import ConvBlock, ConvStack, DilatedConvStack, LSTMSeq2Seq, LSTMTagger, LuongAttention
-from .attention import (MultiHeadAttention, additive_logits, build_mask, dot_logits, masked_softmax,
-                        scaled_dot_product, uniform_weights)
+from .attention import (MultiHeadAttention, additive_logits, build_mask, dot_logits, henry_gain_init,
+                        masked_softmax, scaled_dot_product, uniform_weights)
 from .common import Embedding, Tagger, pool_positions, sinusoidal_table
 from .config import ModelConfig
 from .decoding import greedy_decode
@@ -16,7 +16,8 @@ from .transformer import (Decoder, DecoderLayer, DecoderLM, Encoder, EncoderLaye
 
 __all__ = [
     "ModelConfig", "MultiHeadAttention", "scaled_dot_product", "dot_logits", "additive_logits",
-    "masked_softmax", "uniform_weights", "build_mask", "Tap", "TapCache", "capture", "tap_names",
+    "masked_softmax", "uniform_weights", "henry_gain_init",
+    "build_mask", "Tap", "TapCache", "capture", "tap_names",
     "FAULTS", "set_fault", "active_fault", "inject", "Embedding", "Tagger", "pool_positions",
     "sinusoidal_table", "FeedForward", "EncoderLayer", "DecoderLayer", "Encoder", "Decoder",
     "Transformer", "EncoderTagger", "QueryTagger", "DecoderLM", "greedy_decode", "ConvBlock", "ConvStack",

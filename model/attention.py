@@ -2,7 +2,8 @@
 
 Switches (all from ``ModelConfig``): ``score`` dot | additive (C3, R2, R3), ``scale`` default
 1/sqrt(d_k) | none | float | ``scale_exponent`` alpha -> d_k**-alpha (C4, R1), ``qk_norm`` none |
-layernorm | l2 with a learnable per-head gain (Q1), key-padding and causal masks.
+layernorm | l2 (each with a learnable per-head gain on the logits) | rmsnorm (learnable per-dimension gains on q and
+on k) (Q1), key-padding and causal masks.
 
 Two paths, same numbers: with no tap of this module active, dot-product attention goes through
 ``F.scaled_dot_product_attention`` with the scale passed explicitly (fast path); otherwise the
@@ -125,6 +126,14 @@ def uniform_weights(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Te
     return w / w.sum(-1, keepdim=True).clamp_min(1.0)
 
 
+def henry_gain_init(seq_len: int) -> float:
+    """Henry et al. 2020's initial QKNorm gain g0 = log2(L^2 - L), L the (97.5th percentile) sequence length: the
+    gain that lets a cosine logit in [-1, 1] reach the softmax's usable range for L keys (``qk_norm="l2"``)."""
+    if seq_len < 2:
+        raise ValueError(f"seq_len must be >= 2 for log2(L^2 - L), got {seq_len}")
+    return math.log2(seq_len * seq_len - seq_len)
+
+
 def scaled_dot_product(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
                        mask: torch.Tensor | None = None, *, dropout_p: float = 0.0,
                        explicit: bool = False) -> torch.Tensor:
@@ -173,7 +182,12 @@ class MultiHeadAttention(nn.Module):
         if cfg.score == "additive":
             bound = 1.0 / math.sqrt(d_k)
             self.v_a = nn.Parameter(torch.empty(h, d_k).uniform_(-bound, bound))
-        if cfg.qk_norm != "none":
+        if cfg.qk_norm == "rmsnorm":
+            # RMSNorm over the head dimension of q and of k, each with learnable per-dimension gains shared by the
+            # heads (Gemma 3's and Qwen3's q_norm/k_norm; OLMo 2 normalises the whole h*d_k projection instead)
+            self.q_norm_gain = nn.Parameter(torch.full((d_k,), float(cfg.qk_norm_gain_init)))
+            self.k_norm_gain = nn.Parameter(torch.full((d_k,), float(cfg.qk_norm_gain_init)))
+        elif cfg.qk_norm != "none":
             # learnable per-head gain g: logits = g * scale * norm(q) . norm(k) (Henry et al. 2020)
             self.qk_gain = nn.Parameter(torch.full((h, 1, 1), float(cfg.qk_norm_gain_init)))
         self.q, self.k, self.v = Tap(), Tap(), Tap()
@@ -190,10 +204,18 @@ class MultiHeadAttention(nn.Module):
                 return self.base_scale ** 2
         return self.base_scale
 
-    def _normalize(self, x: torch.Tensor) -> torch.Tensor:
+    def _qk_normalize(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """q and k as they enter the score under ``qk_norm`` (gains applied): rmsnorm, each with its per-dimension
+        gains (mean square 1 at gain 1: Var(q.k) ~ d_k); layernorm (no affine: Var(q.k) ~ d_k) and l2 (unit vectors:
+        |q.k| <= 1, Var(q.k) ~ 1/d_k), the per-head gain on q, so that the logits are g * scale * norm(q).norm(k)."""
+        if self.qk_norm == "rmsnorm":
+            return (F.rms_norm(q, (self.d_k,), self.q_norm_gain, eps=self.norm_eps),
+                    F.rms_norm(k, (self.d_k,), self.k_norm_gain, eps=self.norm_eps))
         if self.qk_norm == "layernorm":
-            return F.layer_norm(x, (x.shape[-1],), eps=self.norm_eps)
-        return F.normalize(x, dim=-1, eps=1e-12)            # l2: unit vectors, |q.k| <= 1
+            q, k = (F.layer_norm(t, (self.d_k,), eps=self.norm_eps) for t in (q, k))
+        else:
+            q, k = (F.normalize(t, dim=-1, eps=1e-12) for t in (q, k))
+        return q * self.qk_gain, k
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
                 key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -210,8 +232,7 @@ class MultiHeadAttention(nn.Module):
         if fault == "single_head":      # every head reads head 0's slice of W^Q, W^K, W^V
             q, k, v = (t[:, :1].expand(-1, h, -1, -1) for t in (q, k, v))
         if self.qk_norm != "none":
-            q = self._normalize(q) * self.qk_gain
-            k = self._normalize(k)
+            q, k = self._qk_normalize(q, k)
         scale = self.effective_scale(fault)
         leak = self.causal and fault == "causal_leak"
         uniform = fault == "uniform_attention"

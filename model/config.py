@@ -16,7 +16,7 @@ POSITIONAL_KINDS = ("sinusoidal", "learned", "none")
 INIT_KINDS = ("torch_default", "xavier")
 SCORE_KINDS = ("dot", "additive")
 SCALE_KINDS = ("default", "none")
-QK_NORM_KINDS = ("none", "layernorm", "l2")
+QK_NORM_KINDS = ("none", "layernorm", "l2", "rmsnorm")
 
 # Fields that __post_init__ derives when left as None; ``replace`` re-derives them.
 _DERIVED = ("tgt_vocab", "d_k", "d_v")
@@ -67,8 +67,10 @@ class ModelConfig:
     # "default": 1/sqrt(d_k) for dot, 1 for additive (Bahdanau has no scale); "none": 1; or any float.
     scale: Union[str, float] = "default"
     scale_exponent: float | None = None     # alpha: scale = d_k ** -alpha (overrides nothing: exclusive with a non-default scale)
-    qk_norm: str = "none"                   # "none" | "layernorm" | "l2" (each with a learnable per-head gain)
-    qk_norm_gain_init: float = 1.0
+    # "none" | "layernorm" | "l2" (each with a learnable per-head gain g on the logits; l2 is Henry et al. 2020's
+    # QKNorm, whose g0 is model.attention.henry_gain_init(L)) | "rmsnorm" (learnable per-dimension gains on q and k)
+    qk_norm: str = "none"
+    qk_norm_gain_init: float = 1.0          # initial gain: g (layernorm, l2), each dimension's (rmsnorm)
     # A kernel registered in model/kernels.py (``register_kernel``) that this model's dot-product attention calls in
     # place of its own score-softmax-value step (issue 27's training arm); None: the session's kernel, if any.
     kernel: str | None = None

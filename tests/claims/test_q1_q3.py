@@ -1,7 +1,7 @@
-"""Q1 and Q3 (issues 11, 16): each question's decision can come out both ways. The modules' declared rules decide
-(``decision.decide_alone``, ``verdict.judge_record``) their own measurements of fabricated tables for a 'yes'
+"""Q1 and Q3 (issues 11, 16, 38.5): each question's decision can come out both ways. The modules' declared rules
+decide (``decision.decide_alone``, ``verdict.judge_record``) their own measurements of fabricated tables for a 'yes'
 world and a 'no' world; the measurement functions run at a tiny budget (seconds) to show they produce what the
-criteria read, and that a scale fault moves them."""
+criteria read (Q1: through the tuned-rate path), and that a scale fault moves them (Q3)."""
 import math
 
 import numpy as np
@@ -11,7 +11,8 @@ import torch
 
 from claims import test_q1_qk_norm as q1
 from claims import test_q3_variance_after_training as q3
-from harness.record import decision
+from harness.record import decision, margins
+from harness.study import tuning
 from harness.study.sweeps import clear_sweep_cache
 from harness.record.verdict import judge_record
 from model import inject, set_fault
@@ -29,100 +30,129 @@ def _clean():
 
 
 # ============================================================================================== Q1
-def _q1_table(unscaled_mean: float, scaled_mean: float = 0.5, d_k: int = 64, seeds=range(4)) -> pd.DataFrame:
-    """A per-seed table as ``lr_table`` returns it; QK-LN arms with the given lr_mean_loss (+ seed jitter)."""
+L0 = math.log(8)            # the smoke task's chance loss (8 values)
+
+
+def _q1_sweep(unscaled: float, scaled: float, variants=("l2", "rmsnorm"), d_k: int = 64, seeds=range(4),
+              edge=(), tried=None, nan_seed=None, jitter=0.01) -> tuning.TunedSweep:
+    """A tuned sweep as ``run_sweep`` returns it: every variant's arms with the given mean held-out losses (+ seed
+    jitter, so paired differences vary), each tuned inside its grid (``edge``: at the grid's top); ``tried``: the
+    tuning seeds' mean loss at each grid rate of every unscaled arm (default: a live foil's)."""
     rows = []
-    for s in seeds:
-        jitter = 0.01 * (s - 1.5)
-        for arm, mean in (("qk_layernorm_unscaled", unscaled_mean), ("qk_layernorm_scaled", scaled_mean)):
-            j = jitter * (1.5 if arm == "qk_layernorm_unscaled" else 1.0)     # paired differences vary by seed
-            rows.append({"arm": arm, "d_k": d_k, "seed": s, "best_loss": mean / 2 + j,
-                         "lr_sensitivity": mean / 2, "lr_mean_loss": mean + j})
-    return pd.DataFrame(rows)
+    for v in variants:
+        for scaled_arm, mean in ((False, unscaled), (True, scaled)):
+            for s in seeds:
+                loss = mean + jitter * (s - 1.5) * (1.5 if scaled_arm else 1.0)
+                if nan_seed == s and not scaled_arm:
+                    loss = math.nan
+                rows.append({"variant": q1.arm(v, scaled_arm), "d_k": d_k, "seed": s, "final_loss": loss,
+                             "logit_absmax_first_k": 5.0})
+    sweep = tuning.TunedSweep.from_runs("kv_lookup", pd.DataFrame(rows), edge=edge)
+    if tried is not None:
+        for v in variants:
+            t = sweep.tuned[(q1.arm(v, False), d_k)]
+            sweep.tuned[(t.arm, d_k)] = tuning.Tuned(t.arm, d_k, t.lr, t.grid, tuple(tried))
+    return sweep
 
 
-def q1_outcome(name, t):
-    return decision.decide_alone(q1.CRITERIA[name]["rule"], q1.measurements(name, t))["outcome"]
+def q1_decide(name, sweep, init=None):
+    return decision.decide_alone(q1.CRITERIA[name]["rule"], q1.measurements(name, sweep, init, 64, L0))
 
 
-def test_q1_scale_matters_decides_yes_and_no():
-    yes = _q1_table(unscaled_mean=1.2)
-    assert q1_outcome("scale_matters_with_qk_norm", yes) == "passed"
-    assert q1.measurements("scale_matters_with_qk_norm", yes)[0]["paired"]
-    no = _q1_table(unscaled_mean=0.4)          # no scale is better: the cost is contradicted (issue 26)
-    assert q1_outcome("scale_matters_with_qk_norm", no) == "refuted"
-    assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5)) == "inconclusive"   # no cost
-    # a cost of about the margin is neither
-    assert q1_outcome("scale_matters_with_qk_norm", _q1_table(unscaled_mean=0.5 + q1.MARGIN)) == "inconclusive"
-    record = [{"rule": q1.CRITERIA[n]["rule"].as_dict(), "measurements": q1.measurements(n, no), "recorded": True,
-               "counts": True} for n in ["scale_matters_with_qk_norm"]]
-    assert judge_record(record, kind="question", firmness=False)["verdict"] == "answered no"
+def q1_verdict(sweep):
+    record = [{"rule": q1.CRITERIA[n]["rule"].as_dict(), "measurements": q1.measurements(n, sweep, None, 64, L0),
+               "recorded": True, "role": q1.CRITERIA[n]["role"]}
+              for n in ("scale_earns_place_l2", "scale_earns_place_rmsnorm")]
+    return judge_record(record, kind="question", firmness=False)["verdict"]
 
 
-def test_q1_lr_table_caps_at_chance_and_computes_sensitivity_by_hand():
-    l0 = math.log(8)
-    rows = []
-    for lr, loss, absmax, div in ((1e-3, 1.0, 5.0, False), (1e-2, 0.2, 9.0, False), (1e-1, np.nan, 900.0, True)):
-        rows.append({"variant": "scaled", "d_k": 8, "seed": 0, "lr": lr, "final_loss": loss,
-                     "logit_absmax_first_k": absmax, "logit_std_init": 0.5, "diverged": div, "chance_loss": l0})
-    t = q1.lr_table(pd.DataFrame(rows)).iloc[0]
-    assert t.best_loss == pytest.approx(0.2) and t.best_lr == 1e-2
-    assert t.lr_mean_loss == pytest.approx((1.0 + 0.2 + l0) / 3)
-    assert t.lr_sensitivity == pytest.approx((0.8 + 0.0 + (l0 - 0.2)) / 3)
-    assert t.max_logit_top_lr == 900.0 and t.n_diverged == 1
+def test_q1_counts_the_modern_variants_at_the_suites_loss_margin():
+    roles = {n: c["role"] for n, c in q1.CRITERIA.items()}
+    assert {n for n, r in roles.items() if r == "counted"} == {"scale_earns_place_l2", "scale_earns_place_rmsnorm"}
+    assert roles["scale_earns_place_layernorm_gain1"] == "reported"          # yes by construction (issue 38.5)
+    for name in ("scale_earns_place_l2", "scale_earns_place_rmsnorm", "scale_earns_place_layernorm_gain1"):
+        rule = q1.CRITERIA[name]["rule"]
+        assert rule.kind == "superiority" and rule.paired and rule.refute_below == 0.0
+        assert rule.margin == margins.HELD_OUT_LOSS                          # the suite's margin, not Q1's own
+    arms = q1.arms(seq_len=9)
+    for v in ("l2", "rmsnorm", "layernorm"):                                 # the scale is the only difference
+        a, b = dict(arms[q1.arm(v, True)]), dict(arms[q1.arm(v, False)])
+        assert a.pop("scale_exponent") == 0.5 and b.pop("scale") == "none" and a == b
+    assert arms["l2_scaled"]["qk_norm_gain_init"] == pytest.approx(math.log2(72))
 
 
-def test_q1_logit_growth_and_sensitivity_decide_both_ways():
-    def table(qk_max, plain_max, qk_sens, plain_sens):
-        return pd.DataFrame([{"arm": arm, "d_k": 64, "seed": s, "max_logit_top_lr": m * (1 + j * s),
-                              "lr_sensitivity": v + j * s / 5}
-                             for s in range(3)
-                             for arm, m, v, j in (("qk_layernorm_scaled", qk_max, qk_sens, 0.05),
-                                                  ("scaled", plain_max, plain_sens, 0.1))])
-    bounded = table(10.0, 2000.0, 0.1, 0.6)
-    assert q1_outcome("qk_norm_bounds_logit_growth", bounded) == "passed"
-    assert q1_outcome("qk_norm_reduces_lr_sensitivity", bounded) == "passed"
-    unbounded = table(2000.0, 10.0, 0.6, 0.1)
-    assert q1_outcome("qk_norm_bounds_logit_growth", unbounded) == "refuted"
-    assert q1_outcome("qk_norm_reduces_lr_sensitivity", unbounded) == "refuted"
+@pytest.mark.parametrize("name", ["scale_earns_place_l2", "scale_earns_place_rmsnorm"])
+def test_q1_scale_criteria_decide_yes_no_and_neither(name):
+    assert q1_decide(name, _q1_sweep(unscaled=1.0, scaled=0.3))["outcome"] == "passed"
+    assert q1.measurements(name, _q1_sweep(1.0, 0.3), None, 64, L0)[0]["paired"]
+    assert q1_decide(name, _q1_sweep(unscaled=0.3, scaled=1.0))["outcome"] == "refuted"   # dropping it helps
+    small = q1_decide(name, _q1_sweep(unscaled=0.35, scaled=0.3))           # a cost below the 0.1-nat margin
+    assert small["outcome"] == "inconclusive" and small["short_of_margin"]
 
 
-TINY_Q1 = {"task": {"name": "kv_lookup", "n_pairs": 4, "n_values": 4},
-           "model": {"d_model": 32, "n_heads": 2, "d_v": 16, "d_ff": 16},
-           "train": {"steps": 3, "batch_size": 8, "schedule": "constant", "eval_every": 0, "eval_size": 16},
-           "probe_size": 64, "d_ks": [8, 64], "lrs": [1e-2], "seeds": 3}
+def test_q1_question_answered_yes_only_when_both_variants_pay_for_dropping_the_scale():
+    assert q1_verdict(_q1_sweep(unscaled=1.0, scaled=0.3)) == "answered yes"
+    assert q1_verdict(_q1_sweep(unscaled=0.3, scaled=1.0)) == "answered no"
+    mixed = _q1_sweep(1.0, 0.3, variants=("rmsnorm",))                      # rmsnorm pays, l2 gains from dropping it
+    mixed = tuning.merge(mixed, _q1_sweep(0.3, 1.0, variants=("l2",)))
+    assert q1_verdict(mixed) == "answered no"
+    assert q1_verdict(_q1_sweep(unscaled=0.32, scaled=0.3)) == "inconclusive at this scale"
 
 
-def test_q1_measurement_at_a_tiny_budget_and_a_scale_fault():
-    arms = ["qk_layernorm_scaled", "qk_layernorm_unscaled", "qk_l2_gain"]
-    df = q1.measure_lr_sweep(TINY_Q1, [0, 1, 2], only=arms)
-    assert len(df) == len(arms) * 2 * 3
-    assert df["logit_absmax_first_k"].gt(0).all() and set(df["lr"]) == {1e-2}
-    # the l2 arm's logits are bounded by its gain (Henry's g0 = log2(L^2 - L), L = 5) after 3 small steps
-    l2 = df[df["variant"] == "qk_l2_gain"]
-    assert (l2["logit_absmax_first_k"] <= q1.henry_gain_init(5) + 0.1).all()
-    t = q1.lr_table(df)
-    # init logit std ~ d_k^slope: about 0.5 for QK-LN without the scale (3 seeds at this size: 0.39..0.52)
-    rule = q1.CRITERIA["qk_norm_alone_keeps_dk_growth"]["rule"]
-
-    def growth(table, arm):
-        slopes = q1.init_slopes(table, arm)
-        return decision.decide_alone(rule, [decision.samples(slopes)])["outcome"], slopes.mean()
-
-    outcome, slope = growth(t, "qk_layernorm_unscaled")
-    assert outcome != "refuted" and 0.35 < slope < 0.6
-    outcome, slope = growth(t, "qk_layernorm_scaled")                 # with the scale: flat
-    assert outcome == "refuted" and abs(slope) < 0.1
-    with inject("no_scale"):                                           # the default scale dropped: it grows
-        faulty = q1.lr_table(q1.measure_lr_sweep(TINY_Q1, [0, 1, 2], only=["qk_layernorm_scaled"]))
-    outcome, slope = growth(faulty, "qk_layernorm_scaled")
-    assert outcome != "refuted" and slope > 0.35
+def test_q1_an_edge_rate_or_a_dead_foil_makes_the_comparison_invalid():
+    edge = q1_decide("scale_earns_place_rmsnorm", _q1_sweep(1.0, 0.3, edge=[("rmsnorm_scaled", 64)]))
+    assert edge["outcome"] == "inconclusive"
+    at_chance = _q1_sweep(unscaled=L0 + 0.2, scaled=0.3, tried=(L0, L0 + 0.5, math.inf))
+    d = q1_decide("scale_earns_place_l2", at_chance)
+    assert d["outcome"] == "inconclusive" and "at chance" in q1.foil(at_chance, "l2", 64, L0)
+    alive_at_one_rate = _q1_sweep(unscaled=L0 + 0.2, scaled=0.3, tried=(L0, 1.0, L0))
+    assert q1.foil(alive_at_one_rate, "l2", 64, L0) == ""                  # learnt at one rate: tuned badly, not dead
+    at_floor = _q1_sweep(unscaled=0.005, scaled=0.003, tried=(0.004, 0.002, 0.006), jitter=0.001)
+    assert "at the floor" in q1.foil(at_floor, "rmsnorm", 64, L0)
+    assert q1_decide("scale_earns_place_rmsnorm", at_floor)["outcome"] == "inconclusive"
 
 
-def test_q1_henry_gain_and_bad_length():
-    assert q1.henry_gain_init(9) == pytest.approx(math.log2(72))
-    with pytest.raises(ValueError, match="seq_len"):
-        q1.henry_gain_init(1)
+def test_q1_a_diverged_run_counts_as_chance():
+    s = _q1_sweep(unscaled=1.0, scaled=0.3, nan_seed=2)
+    assert q1.capped(s, "l2_unscaled", 64, L0)[2] == L0
+    assert q1.capped(s, "l2_unscaled", 64, L0)[0] == pytest.approx(1.0 - 0.015)
+    assert q1_decide("scale_earns_place_l2", s)["outcome"] == "passed"
+
+
+def test_q1_init_growth_criteria_read_per_seed_slopes():
+    rows = [{"arm": q1.arm(v, False), "d_k": d, "seed": s, "logit_std": (1 + 0.05 * s) * d ** (p + 0.01 * s)}
+            for v, p in (("rmsnorm", 0.5), ("layernorm", 0.5), ("l2", -0.5)) for d in (8, 16, 32, 64)
+            for s in range(4)]
+    init = pd.DataFrame(rows)
+    np.testing.assert_allclose(q1.init_slopes(init, "l2_unscaled"), [-0.5, -0.49, -0.48, -0.47])
+    for name in ("rmsnorm_keeps_dk_growth", "layernorm_keeps_dk_growth", "l2_removes_dk_growth"):
+        assert q1_decide(name, None, init)["outcome"] == "passed", name
+    flat = init.assign(logit_std=1.0 + 0.01 * init["seed"] * np.log(init["d_k"]))   # what 1/sqrt(d_k) would give
+    assert q1_decide("rmsnorm_keeps_dk_growth", None, flat)["outcome"] == "refuted"
+
+
+TINY_Q1 = {"sweep": {"task": {"name": "kv_lookup", "n_pairs": 4, "n_values": 4},
+                     "model": {"d_model": 16, "n_heads": 2, "d_v": 8, "d_ff": 16},
+                     "train": {"steps": 3, "batch_size": 8, "schedule": "constant", "lr": 0.01, "eval_every": 0,
+                               "eval_size": 16},
+                     "grad_steps": 3, "probe_size": 32},
+           "d_k": 16, "probe_d_ks": [8, 32], "tuning": {"points": 3, "span": 4.0, "seeds": 1, "extend": 0},
+           "seeds": 2}
+
+
+def test_q1_takes_the_tuned_rate_path_at_a_tiny_budget():
+    s = q1.run_sweep(TINY_Q1, [0, 1])
+    assert set(s.tuned) == {(a, 16) for a in q1.ARM_ORDER}
+    assert set(s.tuning["seed"]) == {tuning.TUNING_SEED_OFFSET}              # disjoint from the evaluation seeds
+    assert sorted(set(s.tuning["lr"])) == pytest.approx([0.005, 0.01, 0.02])
+    for a in q1.ARM_ORDER:                                                   # each arm evaluated at its own rate
+        runs = s.runs[s.runs["variant"] == a]
+        assert sorted(runs["seed"]) == [0, 1] and set(runs["lr"]) == {s.tuned[(a, 16)].lr}
+    ms = q1.measurements("scale_earns_place_rmsnorm", s, None, 16, math.log(4))
+    assert len(ms[0]["a"]) == 2 and ms[0]["paired"]
+    init = q1.measure_init(TINY_Q1, [0, 1])
+    assert len(init) == 6 * 2 * 2 and init["logit_std"].gt(0).all()
+    assert q1.init_slopes(init, "rmsnorm_unscaled").mean() > 0 > q1.init_slopes(init, "l2_unscaled").mean()
 
 
 # ============================================================================================== Q3

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model import (ModelConfig, MultiHeadAttention, build_mask, capture, masked_softmax,
+from model import (ModelConfig, MultiHeadAttention, build_mask, capture, henry_gain_init, masked_softmax,
                    scaled_dot_product)
 
 torch.set_num_threads(1)
@@ -182,6 +182,54 @@ def test_qk_norm_gain_is_learnable_and_layernorm_normalises():
     torch.testing.assert_close(k.mean(-1), torch.zeros_like(k.mean(-1)), atol=1e-10, rtol=0)
     torch.testing.assert_close(cache["q"].pow(2).mean(-1), torch.full_like(k.mean(-1), 4.0), atol=1e-3, rtol=0)
     assert mha.qk_gain.grad is not None and mha.qk_gain.grad.abs().sum() > 0
+
+
+def _qk_at_init(qk_norm, gain=1.0, d_k=64, n=64, seed=0):
+    """Unscaled logits (q.k as it enters the score) of a fresh module on unit-variance inputs, and its q, k taps."""
+    cfg = ModelConfig(d_model=32, n_heads=2, d_k=d_k, qk_norm=qk_norm, qk_norm_gain_init=gain, scale="none")
+    mha = _mha(cfg, seed=seed)
+    x = torch.randn(8, n, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    with capture(mha, "q", "k", "logits") as cache:
+        mha(x).sum().backward()
+    return mha, cache
+
+
+def test_rmsnorm_qk_norm_shapes_unit_mean_square_and_variance_d_k_at_init():
+    for d_k in (16, 64):
+        mha, c = _qk_at_init("rmsnorm", d_k=d_k)
+        assert mha.q_norm_gain.shape == mha.k_norm_gain.shape == (d_k,) and not hasattr(mha, "qk_gain")
+        assert c["q"].shape == (8, 2, 64, d_k) and c["logits"].shape == (8, 2, 64, 64)
+        for t in (c["q"], c["k"]):                           # RMSNorm at gain 1: mean square 1 (up to eps)
+            torch.testing.assert_close(t.pow(2).mean(-1), torch.ones_like(t[..., 0]), atol=1e-3, rtol=0)
+        assert 0.7 < c["logits"].var().item() / d_k < 1.4     # Var(q.k) ~ d_k: what 1/sqrt(d_k) removes
+    _, c = _qk_at_init("rmsnorm", gain=0.5)                  # the gains multiply each component: var * 0.5^4
+    assert 0.7 < c["logits"].var().item() / (64 * 0.5 ** 4) < 1.4
+
+
+def test_rmsnorm_gains_are_learnable_per_dimension():
+    mha, _ = _qk_at_init("rmsnorm", d_k=16)
+    for g in (mha.q_norm_gain, mha.k_norm_gain):
+        assert g.requires_grad and g.grad is not None and (g.grad != 0).sum() > 8    # one gradient per dimension
+    assert {n for n, _ in mha.named_parameters()} >= {"q_norm_gain", "k_norm_gain"}
+
+
+def test_l2_qk_norm_is_henry_cosine_times_a_learned_per_head_gain():
+    g0 = henry_gain_init(9)
+    mha, c = _qk_at_init("l2", gain=g0)
+    assert mha.qk_gain.shape == (2, 1, 1) and mha.qk_gain.requires_grad
+    assert mha.qk_gain.grad is not None and mha.qk_gain.grad.abs().sum() > 0
+    torch.testing.assert_close(c["k"].norm(dim=-1), torch.ones_like(c["k"][..., 0]), atol=1e-10, rtol=0)
+    torch.testing.assert_close(c["q"].norm(dim=-1), torch.full_like(c["q"][..., 0], g0), atol=0, rtol=1e-6)
+    assert c["logits"].abs().max() <= g0 * (1 + 1e-12)      # logits = g * cos(q, k)
+    for d_k in (16, 64):                                     # Var(cos) ~ 1/d_k: the cosine shrinks with d_k
+        _, c = _qk_at_init("l2", gain=1.0, d_k=d_k)
+        assert 0.7 < c["logits"].var().item() * d_k < 1.4
+
+
+def test_henry_gain_init_from_the_sequence_length():
+    assert henry_gain_init(9) == pytest.approx(math.log2(72)) and henry_gain_init(2) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="seq_len"):
+        henry_gain_init(1)
 
 
 def test_additive_score_is_bahdanau():
