@@ -202,6 +202,8 @@ class MultiHeadAttention(nn.Module):
                 return 1.0
             if fault == "scale_by_dk":
                 return self.base_scale ** 2
+            if fault == "scale_inverted":
+                return 1.0 / self.base_scale
         return self.base_scale
 
     def _qk_normalize(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -237,6 +239,8 @@ class MultiHeadAttention(nn.Module):
         leak = self.causal and fault == "causal_leak"
         uniform = fault == "uniform_attention"
         window = LOCAL_WINDOW if fault == "local_window" and memory is None else None
+        if fault == "padding_leak":
+            key_padding_mask = None
         dropout_p = self.attn_dropout if self.training else 0.0
         tapped = any(t._sinks for t in self._taps)
 

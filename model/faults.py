@@ -18,10 +18,13 @@ FAULTS: dict[str, str] = {
                 "(an explicit scale=\"none\" or a number is unaffected)",
     "scale_by_dk": "a dot product's scale derived from d_k is applied twice (to q and to k): the default 1/sqrt(d_k) "
                    "becomes 1/d_k, d_k^-alpha becomes d_k^-2alpha",
+    "scale_inverted": "a dot product's scale derived from d_k multiplies by it instead of dividing: 1/sqrt(d_k) "
+                      "becomes sqrt(d_k), d_k^-alpha becomes d_k^+alpha",
     "uniform_attention": "softmax replaced by uniform weights over the unmasked keys (causal mask respected)",
     "single_head": "every head uses head 0's slice of the q/k/v projections (h is in effect 1)",
     "causal_leak": "the causal mask lets position i also see position i+1",
     "no_positional_encoding": "the positional encoding is not added to the embeddings",
+    "padding_leak": "the key-padding mask is dropped: padded keys get attention weight like any other",
     "local_window": f"self-attention sees only keys within {LOCAL_WINDOW} positions of the query (|i - j| <= "
                     f"{LOCAL_WINDOW}), so its path length grows with distance",
     "additive_no_tanh": "additive attention loses its tanh: v_a^T (q + k), whose query term is the same for every "

@@ -36,8 +36,9 @@ def _taps(mha, x, **kw):
 
 def test_registry_api():
     assert set(FAULTS) == {"no_scale", "scale_by_dk", "uniform_attention", "single_head", "causal_leak",
-                           "no_positional_encoding", "local_window", "additive_no_tanh"}
-    with pytest.raises(ValueError, match="no_scale.*additive_no_tanh"):
+                           "no_positional_encoding", "local_window", "additive_no_tanh", "scale_inverted",
+                           "padding_leak"}
+    with pytest.raises(ValueError, match="no_scale.*padding_leak"):
         set_fault("leak")
     with pytest.raises(ValueError, match="valid faults"):
         with inject("nope"):
@@ -52,7 +53,8 @@ def test_registry_api():
     assert active_fault() == "causal_leak"
 
 
-@pytest.mark.parametrize("fault, factor", [("no_scale", math.sqrt(8)), ("scale_by_dk", 1 / math.sqrt(8))])
+@pytest.mark.parametrize("fault, factor", [("no_scale", math.sqrt(8)), ("scale_by_dk", 1 / math.sqrt(8)),
+                                           ("scale_inverted", 8.0)])
 def test_scale_faults_change_a_scale_derived_from_d_k_only(fault, factor):
     mha, x = _mha(), _x()
     out, clean = _taps(mha, x)
@@ -66,7 +68,7 @@ def test_scale_faults_change_a_scale_derived_from_d_k_only(fault, factor):
     assert (fast_broken - fast_clean).abs().max() > 1e-3
     alpha = _mha(CFG.replace(scale_exponent=0.25))             # d_k^-alpha is derived from d_k too
     with inject(fault):
-        expected = 1.0 if fault == "no_scale" else 8 ** -0.5
+        expected = {"no_scale": 1.0, "scale_by_dk": 8 ** -0.5, "scale_inverted": 8 ** 0.25}[fault]
         assert alpha.effective_scale() == pytest.approx(expected)
     for explicit in (CFG.replace(scale=CFG.attn_scale()), CFG.replace(scale="none"), CFG.replace(score="additive")):
         m = _mha(explicit)
@@ -191,3 +193,14 @@ def test_additive_no_tanh_makes_the_weights_independent_of_the_query():
     ref = dot(x)
     with inject("additive_no_tanh"):
         assert torch.equal(dot(x), ref)
+
+
+def test_padding_leak_drops_the_key_padding_mask():
+    mha, x = _mha(), _x()
+    pad = torch.zeros(2, 6, dtype=torch.bool)
+    pad[1, 4:] = True
+    with inject("padding_leak"):
+        _, cache = _taps(mha, x, key_padding_mask=pad)
+        leaked = mha(x, key_padding_mask=pad)
+    assert (cache["weights"][1, :, :, 4:] > 0).all()
+    torch.testing.assert_close(leaked, mha(x), atol=1e-12, rtol=0)          # as if nothing were padded
