@@ -147,11 +147,13 @@ CRITERIA: dict[str, dict] = {
                    "xavier's Var(w) = 2/(d_model + h d_k) makes Var(q_i) shrink with d_k, so the variance "
                    "argument itself predicts a slope below 1 there"),
     "alpha_half_among_best": dict(
+        falsified_by=("scale_inverted",),
         rule=decision.non_inferiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=_ALPHA_ARMS,
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0.5 is not worse than the best other alpha (chosen on tuning seeds) at each d_k and "
                    "task, every alpha at its tuned rate; at the large d_k alpha 0 is left to its own criterion"),
     "alpha0_behind_at_large_dk": dict(
+        falsified_by=("scale_inverted",),
         rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 0", "alpha = 0.5"),
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0 (unscaled) falls behind alpha = 0.5 at the large d_k (saturated softmax)"),

@@ -152,11 +152,13 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "the slots: its top-slot share is at most 1/2 (premise: with no averaging, nothing is lost to "
                    "averaging for heads to recover)"),
     "resolution_gain": dict(
+        falsified_by=("uniform_attention",),
         rule=decision.superiority(0.25, reason="one more slot of M = 4 resolved (1/4 of the slots)", paired=True),
         arms=("h = 4", "h = 1"), metric="effective resolution (fraction of the M slots), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: h = 4 resolves at least one more slot of the four than h = 1: "
                    "resolution(h = 4) - resolution(h = 1) > 0.25"),
     "distinct_slots": dict(
+        falsified_by=("single_head",),
         rule=decision.band(0.5, None, level=True, reason="'on most seeds': more than half of them"),
         metric=f"fraction of h = 4 seeds whose heads give most (> {MAJORITY}) of their slot mass to >= "
                f"{MIN_DISTINCT_SLOTS} distinct slots; plus-four proportion (k + 2) / (n + 4), t with n - 1 df "
@@ -164,6 +166,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction=f"position binding, h = 4: the heads keep the slots apart: on most seeds at least "
                    f"{MIN_DISTINCT_SLOTS} distinct slots each receive most of some head's slot mass"),
     "resolution_rises": dict(
+        falsified_by=("uniform_attention",),
         rule=_RESOLUTION, fast=True, metric="mean over seeds of each seed's slope of effective resolution against "
                                             "log2 h",
         prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe decodability "
@@ -400,9 +403,17 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         em = lambda binding, h: by_seed(df, binding, 4, h, "exact_match")  # noqa: E731
         ent = lambda binding, h: by_seed(df, binding, 4, h, "entropy")  # noqa: E731
         gain = res(4) - res(1)
-        c["resolution_gain"].compare(res(4), res(1), invalid=edge(1, 4),
-                                     detail=means_by_h(df, "resolution", [1, 4], "position")
-                                     + f"; gain per seed {', '.join(f'{g:.3f}' for g in gain)}")
+        gain_detail = (means_by_h(df, "resolution", [1, 4], "position")
+                       + f"; gain per seed {', '.join(f'{g:.3f}' for g in gain)}")
+        one_function = len(gain) >= 2 and bool((gain == 0).all()) and len(np.unique(res(1))) > 1
+        if one_function:        # as resolution_slope's exact point: the arms are one function on every seed
+            why = (f"every one of the {len(gain)} seeds gains exactly 0 (its h = 1 and h = 4 arms give identical "
+                   "resolution), while resolution varies across seeds (no arm at a ceiling)")
+            point = decision.estimate(0.0, 0.0, len(gain) - 1, len(gain), exact=why)
+            c["resolution_gain"].measure([{**point, **({"invalid": edge(1, 4)} if edge(1, 4) else {})}],
+                                         detail=gain_detail + "; " + why)
+        else:
+            c["resolution_gain"].compare(res(4), res(1), invalid=edge(1, 4), detail=gain_detail)
         c["exact_match"].compare(em("token", 4), em("token", 1), detail=means_by_h(df, "exact_match", [1, 4], "token"))
         if blind:
             for name in WEIGHT_CRITERIA:

@@ -246,20 +246,24 @@ _EXACT = decision.exact("a structural check in float64")
 #: name -> the criterion's declaration (rule, prediction, metric: the number recorded and gated, fast); all exact
 CRITERIA = {
     "causal_mask": dict(
+        falsified_by=("causal_leak",),
         rule=_EXACT, fast=True, metric="causal_mask/future_dependency",
         prediction="decoder self-attention is causal: d out_i / d in_j is exactly 0 for every j > i and nonzero for "
                    "every j <= i (both attention paths); the tapped self-attention weights are exactly 0 above the "
                    "diagonal and nonzero at every j <= i, the diagonal included; the SDPA fast path gives the tapped "
                    "path's output"),
     "heads_distinct": dict(
+        falsified_by=("single_head",),
         rule=_EXACT, fast=True, metric="heads_distinct/min_head_distance",
         prediction="with h > 1 every head projects q, k, v differently (paper 3.2.2): the smallest relative "
                    f"distance between two heads exceeds {HEAD_DISTANCE_MIN:g}"),
     "positional_encoding": dict(
+        falsified_by=("no_positional_encoding",),
         rule=_EXACT, fast=True, metric="positional_encoding/max_abs_err",
         prediction="the embedding adds the paper's sinusoid (3.5) to sqrt(d_model) x the token embedding, within "
                    f"{PE_ABS_TOL:g}"),
     "padding_ignored": dict(
+        falsified_by=("padding_leak",), fast=True,
         rule=_EXACT, metric="padding_ignored/max_on_pad",
         prediction="padded source keys get exactly zero attention weight and the decoder output does not depend on "
                    "padded source positions"),

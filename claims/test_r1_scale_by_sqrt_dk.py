@@ -184,6 +184,7 @@ _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same traini
            "d_k of the sweep on both tasks must hold")
 CRITERIA = {
     "default_is_sdpa_scale": dict(
+        falsified_by=("no_scale", "scale_by_dk", "scale_inverted"),
         fast=True, rule=decision.exact("float64 identity: both computations agree to ~1e-16, any other scale is off "
                                        f"by O(0.1); tolerance {REL_TOL:g}"),
         prediction="the model's default attention computes softmax(QK^T/sqrt(d_k))V: equal to "
@@ -192,6 +193,7 @@ CRITERIA = {
                    "scale is 1/sqrt(d_k)",
         metric="max relative error against SDPA's default (float64)"),
     "default_never_worse": dict(
+        falsified_by=("scale_inverted",),
         rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across {sweep_from}'s d_k sweep {sweep_d_ks} on {tasks}, each arm at its tuned rate, the "
                    "default's held-out loss is never worse than unscaled dot attention's by more than the margin",

@@ -392,6 +392,9 @@ class ClaimsSession:
                 tr.write_line(_not_testable_line(claim, width), yellow=True)
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
+        if any(c.get("firmness") is not None and verdicts.tuned(c) for c in res["claims"].values()):
+            tr.write_line("firm: the share of simulated fresh seed sets that repeat the verdict; '| tuned': "
+                          f"{verdicts.GIVEN_TUNED} (a new tuning seed can move them)")
         unstable = [cid for cid, c in res["claims"].items() if (c.get("regression") or {}).get("status") == "unstable"]
         if unstable:
             tr.write_line(f"unstable against the baseline (worse without a significant move of the evidence; "
@@ -465,10 +468,12 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
     firm = claim.get("firmness")
     firmness = "" if firm is None else f"firm {firm:.2f}" if not verdicts.fragile(firm) else \
         f"FRAGILE {firm:.2f}" + (f" (~{claim['seeds_for_firm']} seeds)" if claim.get("seeds_for_firm") else "")
+    if firm is not None and verdicts.tuned(claim):
+        firmness += " | tuned"          # given the tuned rates: the legend under the summary says so
     budget = claim.get("budget_s")
     took = f"{claim.get('duration_s') or 0:6.1f} s" + (f" / {budget:.0f} s" if budget else "")
     over = " OVER BUDGET" if budget and (claim.get("duration_s") or 0) > budget else ""
-    return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<24} {headline:<36} "
+    return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<32} {headline:<36} "
             f"{took:<17}{over}  {regression}")
 
 

@@ -78,7 +78,7 @@ WALL_BUDGET_S = {"smoke": 160, "standard": 1250}
 DRY_RUN_WALL_BUDGET_S = {"standard": 10, "full": 50}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-REFUTED_BY_FAULTS = ("uniform_attention",)
+REFUTED_BY_FAULTS = ("uniform_attention", "local_window")
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"no_positional_encoding": "C2's match task needs positions: without them self-attention cannot "
                                           "tell the first token from the last"}

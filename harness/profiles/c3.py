@@ -84,10 +84,11 @@ WALL_BUDGET_S = {"smoke": 540, "standard": 1560}
 DRY_RUN_WALL_BUDGET_S = {"standard": 20, "full": 70}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-REFUTED_BY_FAULTS = ()
+REFUTED_BY_FAULTS = ("no_scale", "scale_inverted")
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"uniform_attention": "C3 probes the softmax itself; with it replaced every entropy and gradient "
-                                     "slope is exactly 0, with no spread to test (inconclusive)"}
+                                     "slope is exactly 0, with no spread to test: its premise (a) is not shown "
+                                     "(inconclusive, not testable)"}
 
 #: under --attention this claim is skipped, for this reason
 KERNEL_TRIAL = ("its part (a) on the kernel is R2's saturation check through the kernel, and (b, c) are R1's "

@@ -59,7 +59,7 @@ WALL_BUDGET_S = {"smoke": 210, "standard": 850}
 DRY_RUN_WALL_BUDGET_S = {"standard": 5, "full": 5}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-REFUTED_BY_FAULTS = ("uniform_attention", "single_head")
+REFUTED_BY_FAULTS = ("uniform_attention",)
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"no_positional_encoding": "C5's position-bound retrieval binds slots to positions, which the fault "
                                           "removes"}

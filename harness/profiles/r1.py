@@ -17,7 +17,7 @@ WALL_BUDGET_S = {"smoke": 7, "standard": 15}
 DRY_RUN_WALL_BUDGET_S = {"standard": 6, "full": 15}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-REFUTED_BY_FAULTS = ("no_scale", "scale_by_dk")
+REFUTED_BY_FAULTS = ("no_scale", "scale_by_dk", "scale_inverted")
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"uniform_attention": "R1's exact check compares the module with softmax(QK^T/sqrt(d_k))V; any "
                                      "change to the attention operation fails it",

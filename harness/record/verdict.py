@@ -298,17 +298,29 @@ def fragile(firmness: float | None) -> bool:
     return firmness is not None and firmness < FRAGILE_BELOW
 
 
+#: what a tuned claim's firmness holds fixed (issue 38, finding 10): the simulation redraws seeds, not the tuning
+#: seed, and a new tuning seed can move the rates (C3's firmness went 0.81 -> 0.47 when it changed)
+GIVEN_TUNED = "given the tuned rates"
+
+
+def tuned(record: Mapping[str, Any]) -> bool:
+    """True for a claim whose arms ran at learning rates it tuned (its metrics hold ``tuned_...`` entries)."""
+    return any(str(k).startswith("tuned_") for k in (record.get("metrics") or {}))
+
+
 def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:
-    """'firm (0.97)', or 'fragile at N seeds: about M needed (firmness 0.55)'."""
+    """'firmness 0.97', or 'fragile at N seeds: about M needed (firmness 0.55)'; a tuned claim's says 'given the
+    tuned rates'."""
     f = record.get("firmness")
     if f is None:
         return "firmness not estimated" + (f" ({record['firmness_reason']})" if record.get("firmness_reason") else "")
+    given = f" {GIVEN_TUNED}" if tuned(record) else ""
     if not fragile(f):
-        return f"firmness {f:.2f}"
+        return f"firmness {f:.2f}{given}"
     need = record.get("seeds_for_firm")
     at = f" at {n_seeds} seeds" if n_seeds else ""
     more = f": about {need} needed" if need else ": no seed count up to 200 firms it"
-    return f"fragile{at}{more} (firmness {f:.2f})"
+    return f"fragile{at}{more} (firmness {f:.2f}{given})"
 
 
 def canonical(verdict: str | None) -> str | None:

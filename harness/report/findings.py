@@ -219,9 +219,11 @@ def strip_own_id(cid: str, text: str | None) -> str:
 
 
 def verdict_text(claim: Mapping[str, Any]) -> str:
-    """'supported (firmness 0.97)', 'refuted (firmness not estimated)'."""
+    """'supported (firmness 0.97)', 'refuted (firmness not estimated)', 'supported (firmness 0.81 given the tuned
+    rates)'."""
     f = claim.get("firmness")
-    firm = "firmness not estimated" if not isinstance(f, (int, float)) else f"firmness {f:.2f}"
+    firm = "firmness not estimated" if not isinstance(f, (int, float)) else \
+        f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
     return f"{claim.get('verdict')} ({firm})"
 
 

@@ -50,12 +50,20 @@ def test_every_criterion_declares_a_rule_with_a_reason():
     assert not any("parts_agree" in s for s in c3.CRITERIA.values())     # issue 26: one rule for parts
 
 
-def test_probe_criteria_pass_clean_and_scale_faults_do_not_touch_them():
+def test_probe_criteria_pass_clean_and_scale_faults_refute_only_the_scaled_arm():
+    """The premises (a) are the explicitly unscaled arm's: no scale fault reaches it. The scaled arm's exponent is
+    a scale derived from d_k: no_scale and scale_inverted move its trend out of its band (its falsifiers, issue
+    38); scale_by_dk (1/d_k) leaves it near uniform at every d_k, as flat as the claim says it is."""
     clean = _probe()
     assert set(_outcomes(c3.probe_measurements(clean)).values()) == {"passed"}
-    for fault in ("no_scale", "scale_by_dk"):
+    unscaled = clean[clean.variant == "unscaled"].reset_index(drop=True)
+    for fault, scaled_flat in (("no_scale", "refuted"), ("scale_by_dk", "passed"), ("scale_inverted", "refuted")):
         with inject(fault):
-            pd.testing.assert_frame_equal(_probe(), clean)
+            broken = _probe()
+        pd.testing.assert_frame_equal(broken[broken.variant == "unscaled"].reset_index(drop=True), unscaled)
+        out = _outcomes(c3.probe_measurements(broken))
+        assert out["a_scaled_flat"] == scaled_flat, (fault, out)
+        assert out["a_unscaled_entropy_and_grad_fall"] == "passed"
 
 
 def test_probe_criteria_fail_when_attention_ignores_the_logits():

@@ -43,3 +43,24 @@ def test_a_directional_band_refutes_only_beyond_its_null():
     assert small["outcome"] == "inconclusive" and wrong["outcome"] == "refuted"
     level = decision.band(None, -0.1, level=True, reason="a level")
     assert decision.decide_alone(level, [decision.samples([-0.04, -0.05, -0.06, -0.05])])["outcome"] == "refuted"
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_every_counted_criterion_names_the_fault_that_refutes_it(stem):
+    """Mechanism 2 of issue 38: a counted criterion names in ``falsified_by`` the faults (``model.faults.FAULTS``)
+    under which it must come out refuted; "none" (the unfaulted model) only for a question's criterion, whose
+    'no' is a reading, not a failure. ``python -m harness.suite.sensitivity --criteria`` records whether it is
+    (tests/suite/test_falsifiers.py). A criterion nothing can refute is a premise or reported, never counted."""
+    from harness.record.verdict import COUNTED, role_of
+    from model.faults import FAULTS
+
+    module = importlib.import_module(f"claims.{stem}")
+    question = module.CLAIM_ID.startswith("Q") if hasattr(module, "CLAIM_ID") else stem.startswith("test_q")
+    allowed = set(FAULTS) | ({"none"} if question else set())
+    for name, spec in module.CRITERIA.items():
+        named = tuple(spec.get("falsified_by", ()))
+        assert set(named) <= allowed, f"{stem}/{name}: falsified_by names {sorted(set(named) - allowed)}"
+        if role_of(spec) == COUNTED:
+            assert named, f"{stem}/{name} is counted but names no falsifier"
+        else:
+            assert not named, f"{stem}/{name} is not counted: a falsifier proves nothing about the verdict"

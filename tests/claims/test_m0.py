@@ -62,8 +62,8 @@ def test_causal_leak_is_seen_on_both_attention_paths_and_in_the_weights():
 
 def _strict_causal(real):
     """``build_mask`` with ``j < i`` for ``j <= i``: each query is hidden from its own key."""
-    def build_mask(T, S, key_padding_mask=None, causal=False, leak=False, device=None):
-        allowed = real(T, S, key_padding_mask, False, leak, device)
+    def build_mask(T, S, key_padding_mask=None, causal=False, leak=False, device=None, window=None):
+        allowed = real(T, S, key_padding_mask, False, leak, device, window)
         if causal:
             i = torch.arange(T, device=device).unsqueeze(1) + (S - T)
             j = torch.arange(S, device=device).unsqueeze(0)
@@ -86,13 +86,8 @@ def test_causal_mask_is_refuted_when_a_position_cannot_attend_to_itself(monkeypa
     assert measured["fast_path_gap"] > 1e-3
 
 
-def test_padding_check_is_refuted_when_the_padding_mask_is_dropped(monkeypatch):
+def test_padding_check_is_refuted_when_the_padding_mask_is_dropped():
     assert outcome("padding_ignored")[0] == "passed"
-    real = attention.build_mask
-
-    def no_padding(T, S, key_padding_mask=None, causal=False, leak=False, device=None):
-        return real(T, S, None, causal, leak, device)
-
-    monkeypatch.setattr(attention, "build_mask", no_padding)
-    broken, detail = outcome("padding_ignored")
+    with faults.inject("padding_leak"):
+        broken, detail = outcome("padding_ignored")
     assert broken == "refuted", detail
