@@ -30,13 +30,17 @@ model learning, not one measure reading the other.
 
 (1) ``entropy_tracks_resolution`` (the entropy-collapse half): higher entropy (more averaging) goes with lower
     resolution: per seed, checkpoint-centred Spearman rho(entropy, resolution) over that seed's (checkpoint x head)
-    points; the interval of the mean rho lies below -0.5 (yes), or wholly above it (no: significantly weaker than a
-    strong monotone relation, or the other sign).
+    points; the interval of the mean rho lies below -0.5 (yes), or wholly above 0 (no: no relation, or the other
+    sign); between, not shown.
 (2) ``sink_tracks_resolution`` (the attention-sink half): more sink mass goes with lower resolution, the same
     way. -0.5 is the conventional "strong" |rho|: a weaker relation would not make the two one quantity.
 
-Reported: the same two relations uncentred (``*_over_training``). A note answers each half alone.
-Both passed: answered yes; either refuted: answered no; otherwise inconclusive at this scale (Holm over the two).
+Both are **reported**, not counted (issue 38, mechanism 2): a counted criterion must be shown to fail under a named
+fault, and none of ours can turn either relation around: under ``uniform_attention`` and ``single_head`` every
+head is the same, so there is no rho to take (measured at smoke: unmeasured), and the unfaulted model answers the
+entropy half yes (rho -0.64) and leaves the sink half open (0.05 [-0.28, 0.38]). So Q2 counts nothing and reads
+inconclusive, as R2 does; a note answers each half alone from these two, and the same two relations uncentred
+(``*_over_training``) are reported beside them.
 Sink heads have low entropy, so (1) and (2) pull against each other unless sinks are rare: that tension is what the
 question is about. The relation between the two literatures' measures is the metric ``q2_entropy_sink_corr``
 (mean over seeds of Spearman rho(entropy, sink) over checkpoints and heads).
@@ -78,12 +82,12 @@ _HOW_TREND = "scipy Spearman per seed over that seed's (checkpoint x head) point
 #: name -> the criterion's declaration (rule, prediction, metric, how); the pair of measures each reads: ``PAIR_OF``
 CRITERIA = {
     "entropy_tracks_resolution": dict(
-        rule=RULE, metric="Spearman rho(entropy, resolution) per seed, checkpoint-centred", how=_HOW,
+        rule=RULE, counts=False, metric="Spearman rho(entropy, resolution) per seed, checkpoint-centred", how=_HOW,
         prediction="the entropy-collapse half: yes would mean that, among heads at the same point of training, more "
                    "entropy goes with less resolution: checkpoint-centred Spearman rho(entropy, resolution) "
                    "strongly negative"),
     "sink_tracks_resolution": dict(
-        rule=RULE, metric="Spearman rho(sink, resolution) per seed, checkpoint-centred", how=_HOW,
+        rule=RULE, counts=False, metric="Spearman rho(sink, resolution) per seed, checkpoint-centred", how=_HOW,
         prediction="the attention-sink half: yes would mean that, among heads at the same point of training, more "
                    "sink goes with less resolution: checkpoint-centred Spearman rho(sink, resolution) strongly "
                    "negative"),

@@ -19,9 +19,12 @@ shared by every variant, so the variants are paired by seed):
   score as cheap as a dot product, does that).
 * ``memory_ratio_grows`` (exact): the peak-memory ratio additive / dot increases at every step of the n grid
   (exact torch allocator bytes: deterministic, nothing to sample); refuted otherwise.
-* ``chunked_additive_time_ratio`` and ``chunked_memory_ratio_grows`` (reported, not counted; only where the
-  profile measures the lean form): the same criteria for additive written without materialising, i.e. is the
-  gap the materialisation or the score?
+* ``chunked_additive_time_ratio`` (reported) and ``chunked_memory_ratio_grows`` (**counted**, issue 38, finding 8;
+  both only where the profile measures the lean form, standard and full): the same criteria for additive written
+  without materialising, i.e. is the gap the materialisation or the score? "More space-efficient" must hold
+  against the best implementation of additive attention, not only the one that materialises (B, h, n, n, d_k):
+  at standard (e3f5c13) the chunked ratio fell with n, 7.95 -> 3.35, so the memory half of R3 rests on the
+  materialisation, and this criterion says so.
 
 What would refute R3: an additive score that maps to matmul as well (its time near dot's, its memory ratio flat);
 tests/claims/test_r3.py swaps one in and shows both criteria refuted.
@@ -291,7 +294,8 @@ CRITERIA = {
                    f"is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {{n_crit}}: the gap is the score, "
                    "not its memory traffic"),
     "chunked_memory_ratio_grows": dict(
-        rule=MEMORY_RULE, counts=False, arms=(CHUNKED, DOT), metric="peak-memory ratio chunked / dot per n",
+        falsified_by=("additive_no_tanh",),
+        rule=MEMORY_RULE, arms=(CHUNKED, DOT), metric="peak-memory ratio chunked / dot per n",
         prediction="the peak-memory ratio chunked additive / dot also increases with n, i.e. additive is less "
                    "space-efficient whatever its implementation"),
     "similar_quality": dict(

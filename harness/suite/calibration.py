@@ -7,6 +7,10 @@ several master seeds (disjoint seed sets), and for each counted criterion compar
 with how often the other runs repeated that run's outcome.
 
     python -m harness.suite.calibration --master-seeds 0,1,2,3,4 --jobs 2      # prints a Markdown table
+    python -m harness.suite.calibration --trained --master-seeds 0,1,2,3,4,5,6,7 --jobs 2
+
+``--trained`` (issue 38, finding 11): every counted criterion and every claim's verdict at smoke budgets, not only
+the fast criteria, so that the predictions between 0.5 and 0.9, which only trained criteria make, are checked too.
 
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
@@ -26,17 +30,19 @@ from typing import Any, Mapping, Sequence
 
 from harness.suite import sensitivity
 
-BINS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.0001))
+BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
 
-def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print
+def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print, fast: bool = True
             ) -> dict[int, dict[str, Any]]:
-    """{master seed: results.json's claim records} of the fast criteria, no fault."""
+    """{master seed: results.json's claim records} of the fast criteria (``fast=False``: every criterion at smoke
+    budgets), no fault."""
     ids = sensitivity.matrix_claims(claims_dir)
     with tempfile.TemporaryDirectory(prefix="calibration-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {m: pool.submit(sensitivity.run_fast, ids, fault=None, master_seed=m,
-                                  report_dir=Path(tmp) / f"m{m}", claims_dir=claims_dir) for m in master_seeds}
+                                  report_dir=Path(tmp) / f"m{m}", claims_dir=claims_dir, fast=fast)
+                   for m in master_seeds}
         out = {}
         for m, fut in futures.items():
             out[m] = fut.result()
@@ -44,14 +50,17 @@ def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, pro
     return out
 
 
-def rows(runs: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per counted fast criterion with a firmness in some run: predicted (mean firmness), observed (share of
-    ordered pairs of runs (m, m') where m' repeats m's outcome), runs, outcomes."""
+def rows(runs: Mapping[int, Mapping[str, Any]], fast: bool = True) -> list[dict[str, Any]]:
+    """One row per counted (``fast``: counted fast) criterion, and with ``fast=False`` per claim's verdict too, with
+    a firmness in some run: predicted (mean firmness), observed (share of ordered pairs of runs (m, m') where m'
+    repeats m's outcome), runs, outcomes."""
     seen: dict[str, list[tuple[float | None, str]]] = {}
     for m in sorted(runs):
         for cid, rec in runs[m].items():
+            if not fast and rec.get("verdict"):
+                seen.setdefault(f"{cid} (verdict)", []).append((rec.get("firmness"), rec["verdict"]))
             for c in rec.get("criteria", []):
-                if c.get("counts", True) and c.get("fast") and c.get("outcome"):
+                if c.get("counts", True) and (c.get("fast") or not fast) and c.get("outcome"):
                     seen.setdefault(f"{cid} {c['name']}", []).append((c.get("firmness"), c["outcome"]))
     out = []
     for name, obs in seen.items():
@@ -66,9 +75,12 @@ def rows(runs: Mapping[int, Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int]) -> str:
+def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int], fast: bool = True,
+             commit: str | None = None) -> str:
+    what = "fast criteria" if fast else "every counted criterion and verdict"
     lines = [f"Measured {dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
-             f"({platform.processor() or platform.machine()}), fast criteria at smoke budgets, master seeds "
+             f"({platform.processor() or platform.machine()}){f', commit {commit[:7]}' if commit else ''}, "
+             f"{what} at smoke budgets, master seeds "
              f"{', '.join(map(str, master_seeds))}:", "",
              "| criterion | predicted firmness (mean) | observed repeat rate | runs | outcomes |",
              "|---|---|---|---|---|"]
@@ -88,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.suite.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
+    parser.add_argument("--trained", action="store_true",
+                        help="every counted criterion and verdict at smoke budgets, not only the fast criteria")
     parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
@@ -97,8 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(seeds) < 2 or args.jobs < 1:
         parser.error("--master-seeds needs at least 2 seeds and --jobs a positive integer")
     runs = collect(seeds, claims_dir=Path(args.claims_dir), jobs=args.jobs,
-                   progress=lambda m: print(m, file=sys.stderr, flush=True))
-    print(markdown(rows(runs), seeds))
+                   progress=lambda m: print(m, file=sys.stderr, flush=True), fast=not args.trained)
+    print(markdown(rows(runs, fast=not args.trained), seeds, fast=not args.trained,
+                   commit=sensitivity.clean_commit(sensitivity.ROOT)))
     return 0
 
 

@@ -286,10 +286,10 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
 NO_FAULT = "none"           # a question's falsifier when the unfaulted model already answers "no"
 
 
-def declared_falsifiers(claims_dir: Path, claim_ids: Sequence[str] | None = None
+def declared_falsifiers(claims_dir: Path, claim_ids: Sequence[str] | None = None, trained_only: bool = False
                         ) -> dict[str, dict[str, tuple[str, ...]]]:
     """claim id -> {counted criterion: the faults it names in ``falsified_by``}, read from each claim module's
-    CRITERIA (its profile-independent declaration)."""
+    CRITERIA (its profile-independent declaration); ``trained_only``: leave out the ``fast`` ones."""
     import importlib.util
 
     from harness.record.verdict import COUNTED, role_of
@@ -301,17 +301,26 @@ def declared_falsifiers(claims_dir: Path, claim_ids: Sequence[str] | None = None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         out[cid] = {name: tuple(c.get("falsified_by", ())) for name, c in getattr(module, "CRITERIA", {}).items()
-                    if role_of(c) == COUNTED}
+                    if role_of(c) == COUNTED and not (trained_only and c.get("fast"))}
     return out
+
+
+def _declared_name(record_name: str, declared: Mapping[str, Any]) -> str | None:
+    """The CRITERIA key a recorded criterion comes from: itself, or ``generalises`` for ``generalises/<task>``."""
+    if record_name in declared:
+        return record_name
+    base = record_name.split("/")[0]
+    return base if base in declared else None
 
 
 def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
                      claim_ids: Sequence[str] | None = None) -> dict[str, Any]:
-    """The falsifiers.json document: every counted criterion of ``claim_ids`` (default all) under each fault its
-    ``falsified_by`` names, at smoke budgets, master seed 0. One pytest subprocess per fault, over the claims
-    that name it (so the shared sweep's memo serves the claims that share it)."""
+    """The falsifiers.json document: every counted criterion of ``claim_ids`` (default all) that trains (not
+    ``fast``: the fast ones are the matrix's, ``criteria_caught``) under each fault its ``falsified_by`` names, at
+    smoke budgets, master seed 0. One pytest subprocess per fault, over the claims whose trained criteria name it
+    (so the shared sweep's memo serves the claims that share it)."""
     t0 = time.perf_counter()
-    declared = declared_falsifiers(claims_dir, claim_ids)
+    declared = declared_falsifiers(claims_dir, claim_ids, trained_only=True)
     by_fault: dict[str, list[str]] = {}
     for cid, crits in declared.items():
         for fault in sorted({f for fs in crits.values() for f in fs}):
@@ -341,18 +350,22 @@ def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
             doc["faults"][fault] = {"claims": by_fault[fault], "duration_s": duration}
             for cid in by_fault[fault]:
                 rec = records.get(cid, {})
-                recorded = {c["name"]: c for c in rec.get("criteria", [])}
-                for name, faults in declared[cid].items():
-                    if fault not in faults:
+                seen = set()
+                for c in rec.get("criteria", []):
+                    name = _declared_name(c["name"], declared[cid])
+                    if name is None or fault not in declared[cid][name] or c.get("fast"):
                         continue
-                    entry = doc["criteria"].setdefault(f"{cid}/{name}", {
-                        "claim": cid, "criterion": name, "falsified_by": list(faults), "outcomes": {},
-                        "fingerprint": None, "fast": None})
-                    c = recorded.get(name)
-                    if c is not None:
-                        entry["fingerprint"], entry["fast"] = c.get("fingerprint"), c.get("fast")
-                    entry["outcomes"][fault] = (c.get("outcome") or "not measured") if c else \
-                        ("not measured at smoke" if rec else "not run")
+                    seen.add(name)
+                    entry = doc["criteria"].setdefault(f"{cid}/{c['name']}", {
+                        "claim": cid, "criterion": name, "falsified_by": list(declared[cid][name]), "outcomes": {}})
+                    entry["fingerprint"] = c.get("fingerprint")
+                    entry["outcomes"][fault] = c.get("outcome") or "not measured"
+                for name, faults in declared[cid].items():
+                    if fault in faults and name not in seen:
+                        entry = doc["criteria"].setdefault(f"{cid}/{name}", {
+                            "claim": cid, "criterion": name, "falsified_by": list(faults), "outcomes": {},
+                            "fingerprint": None})
+                        entry["outcomes"][fault] = "not measured at smoke" if rec else "not run"
             progress(f"[falsifiers] {fault} ({duration} s): " + ", ".join(
                 f"{k} {v['outcomes'][fault]}" for k, v in doc["criteria"].items() if fault in v["outcomes"]))
     for entry in doc["criteria"].values():
@@ -442,9 +455,13 @@ def main_criteria(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out, doc)
     rows = doc["criteria"]
-    missed = sorted(k for k, v in rows.items() if not v["refuted"])
-    print(f"falsifiers: {len(rows) - len(missed)} / {len(rows)} counted criteria refuted by a falsifier"
-          + (f"; NOT refuted: {', '.join(missed)}" if missed else "") + f"; {out}")
+    unmeasured = sorted(k for k, v in rows.items() if all(o.startswith("not ") for o in v["outcomes"].values()))
+    missed = sorted(k for k, v in rows.items() if not v["refuted"] and k not in unmeasured)
+    print(f"falsifiers: {len(rows) - len(missed) - len(unmeasured)} / {len(rows) - len(unmeasured)} trained counted "
+          "criteria measured at smoke refuted by a falsifier"
+          + (f"; NOT refuted: {', '.join(missed)}" if missed else "")
+          + (f"; not measured at smoke (standard or full only): {', '.join(unmeasured)}" if unmeasured else "")
+          + f"; {out}")
     return 0 if not missed else 1
 
 

@@ -157,6 +157,12 @@ def test_calibration_rows_count_repeats_over_ordered_pairs():
     assert len(rows) == 1 and rows[0]["criterion"] == "C9 a" and rows[0]["runs"] == 3
     assert rows[0]["predicted"] == pytest.approx(0.7) and rows[0]["observed"] == pytest.approx(1 / 3)
     assert "| C9 a | 0.70 | 0.33 | 3 |" in calibration.markdown(rows, [0, 1, 2])
+    trained = {m: {"C9": {**r["C9"], "verdict": v, "firmness": f}} for m, r, v, f in (
+        (0, rec("passed", 0.9), "supported", 0.6), (1, rec("passed", 0.8), "supported", 0.7),
+        (2, rec("inconclusive", 0.4), "inconclusive", 0.5))}
+    by_name = {r["criterion"]: r for r in calibration.rows(trained, fast=False)}
+    assert set(by_name) == {"C9 a", "C9 (verdict)"} and by_name["C9 (verdict)"]["predicted"] == pytest.approx(0.6)
+    assert "| [0.5, 0.7) | 1 |" in calibration.markdown(list(by_name.values()), [0, 1, 2], fast=False)
 
 
 def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
