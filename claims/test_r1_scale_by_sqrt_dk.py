@@ -411,6 +411,8 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
     ev.note("The model-level criteria of this claim judge this project's MultiHeadAttention and are not run on a kernel.")
     for dt, message in kernel.rejected_dtypes.items():
         ev.note(f"{dt}: not measured, the kernel raised at pre-flight ({message})")
+    for shapes, message in getattr(kernel, "unsupported", {}).items():
+        ev.note(f"{shapes}: not supported by this kernel ({message}); those cases are recorded, not judged")
     if sweep_block is not None:
         kernel_training(ev, crits["kernel_trains_as_reference"], kernel, trial["training"], sweep_block, seeds, device,
                         progress)

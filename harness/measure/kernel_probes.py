@@ -115,8 +115,9 @@ def length_strategy(max_len: int, long_len: int | None = None):
     short = st.integers(1, max_len)
     if not long_len or long_len <= max_len:
         return short
-    edges = st.sampled_from([n for n in TILE_EDGES if max_len < n <= long_len])
-    return st.one_of(short, edges, st.sampled_from(range(max_len + 1, long_len + 1)))
+    edges = [n for n in TILE_EDGES if max_len < n <= long_len]
+    return st.one_of(short, *([st.sampled_from(edges)] if edges else []), st.sampled_from(range(max_len + 1,
+                                                                                               long_len + 1)))
 
 
 def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None):
@@ -332,13 +333,14 @@ class Exactness:
 
     def detail(self) -> str:
         grads = [r for r in self.measured if r.grad_rejected]
-        text = (f"{self.dtype}: {len(self.measured)} cases measured, {len(self.rejected)} rejected by the kernel; "
+        text = (f"{self.dtype}: {len(self.measured)} cases measured, {len(self.rejected)} not supported by this "
+                f"kernel; "
                 f"rule (flash-attn's): error <= {ERROR_FACTOR:g} x PyTorch's own error in {self.dtype} (the largest of "
                 f"{', '.join(YARDSTICKS)}) + the reference's rounding there, for the output and dq, dk, dv")
         if self.counterexample:
             text += f"; {self.counterexample}"
         if self.rejected:
-            text += f"; rejected e.g. at {self.rejected[0].case.text()}: {self.rejected[0].rejected}"
+            text += f"; not supported e.g. at {self.rejected[0].case.text()}: {self.rejected[0].rejected}"
         if grads:
             text += f"; gradients not measured on {len(grads)} cases: {grads[0].grad_rejected}"
         return text
@@ -393,6 +395,11 @@ def read_weights(kernel: Callable, q: torch.Tensor, k: torch.Tensor, *, mask: to
     return torch.cat(blocks, -1)
 
 
+def readout_queries(kernel: Callable, n_queries: int, n_keys: int) -> int:
+    """The queries a weight readout asks for: ``n_keys`` where the kernel takes self-attention only."""
+    return n_keys if getattr(kernel, "self_attention_only", False) else n_queries
+
+
 def recovered_logits(weights: torch.Tensor, floor: float = 1e-30) -> torch.Tensor:
     """log weights, centred per row over the keys whose weight is above ``floor`` (the others, underflowed or
     masked, are -inf): the logits up to the per-row constant the softmax removes (float64)."""
@@ -422,7 +429,8 @@ def scale_law(kernel: Callable, d_ks, seeds, *, n_queries: int = 16, n_keys: int
               dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> ScaleLaw:
     """From unit-variance q, k at scale=None: the effective scale s = <l, r> / <r, r> of the recovered logits l on
     q.k (r, both centred per row over the same keys), and the mean within-row variance of l (the footnote: 1 when
-    s = 1/sqrt(d_k))."""
+    s = 1/sqrt(d_k)). A self-attention-only kernel is read with as many queries as keys."""
+    n_queries = readout_queries(kernel, n_queries, n_keys)
     rows = []
     for seed in seeds:
         for d_k in d_ks:
@@ -509,7 +517,10 @@ def masks(kernel: Callable, *, dtype: torch.dtype = torch.float32, device: torch
 
 def causal_alignment(kernel: Callable, *, L: int = 2, S: int = 5, dtype=torch.float32, device="cpu",
                      d_k: int = 16) -> str:
-    """'top-left' (SDPA: query 0 sees key 0), 'bottom-right' (flash-attn: query 0 sees keys 0..S-L) or what it is."""
+    """'top-left' (SDPA: query 0 sees key 0), 'bottom-right' (flash-attn: query 0 sees keys 0..S-L) or what it is;
+    not applicable to a kernel that takes self-attention only."""
+    if getattr(kernel, "self_attention_only", False):
+        return "not applicable (the kernel takes self-attention only)"
     q, k = _unit_qk(0, d_k, L, S, dtype, device)
     try:
         with torch.no_grad():
@@ -526,9 +537,9 @@ def causal_alignment(kernel: Callable, *, L: int = 2, S: int = 5, dtype=torch.fl
 
 def fully_masked_row(kernel: Callable, *, dtype=torch.float32, device="cpu", d_k: int = 16) -> str:
     """What a query with no allowed key gets: 'zeros', 'NaN', 'the mean of v (uniform weights)' or 'other'."""
-    q, k = _unit_qk(1, d_k, 3, 4, dtype, device)
+    q, k = _unit_qk(1, d_k, 4, 4, dtype, device)        # L = S: a self-attention-only kernel answers too
     v = torch.randn(1, 1, 4, d_k, generator=torch.Generator().manual_seed(2)).to(device=device, dtype=dtype)
-    mask = torch.ones(1, 1, 3, 4, dtype=torch.bool, device=device)
+    mask = torch.ones(1, 1, 4, 4, dtype=torch.bool, device=device)
     mask[..., 0, :] = False
     try:
         with torch.no_grad():
@@ -601,7 +612,9 @@ def saturation(kernel: Callable, d_ks, seeds, *, n_queries: int = 16, n_keys: in
                dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu") -> Saturation:
     """Unit-variance q, k at each d_k through the kernel, at scale=None (its default, which must be 1/sqrt(d_k)) and
     scale=1 (unscaled). The weights are read out of the kernel (``read_weights``); dL/dlogits is autograd through
-    softmax of the recovered logits for a random linear loss on the attention output."""
+    softmax of the recovered logits for a random linear loss on the attention output. A self-attention-only kernel
+    is read with as many queries as keys."""
+    n_queries = readout_queries(kernel, n_queries, n_keys)
     rows = []
     for arm, scale in SATURATION_ARMS.items():
         for seed in seeds:
