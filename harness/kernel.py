@@ -49,6 +49,8 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.
 PREFLIGHT_SHAPE = dict(B=1, H=2, L=3, S=4, D=16)   # the tiny input every kernel sees once before anything runs
 SELF_ATTENTION_SHAPE = dict(PREFLIGHT_SHAPE, L=4)  # its square twin, for a kernel that takes self-attention only
 CROSS_ATTENTION = "cross-attention (L != S)"       # Kernel.unsupported's key for a self-attention-only kernel
+GQA_SHAPE = dict(B=1, H=4, H_kv=2, L=4, S=4, D=16)  # the pre-flight's GQA input: 2 query heads per key/value head
+GQA = "grouped-query attention (H_kv < H)"        # Kernel.unsupported's key for a kernel that does not take GQA
 
 
 class KernelError(ValueError):
@@ -88,6 +90,7 @@ class Kernel:
     source_sha256: str | None = field(default=None)
     rejected_dtypes: dict[str, str] = field(default_factory=dict)   # dtype -> the kernel's message at pre-flight
     unsupported: dict[str, str] = field(default_factory=dict)       # shape class -> the kernel's message there
+    gqa: bool = False                   # it took fewer key/value heads than query heads at pre-flight
 
     @property
     def self_attention_only(self) -> bool:
@@ -96,8 +99,10 @@ class Kernel:
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
                  is_causal: bool = False, scale: float | None = None,
                  dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if self.convention == "sdpa":
-            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale), None
+        grouped = k.shape[-3] != q.shape[-3]
+        if self.convention == "sdpa":     # GQA as SDPA takes it: enable_gqa=True, where the kernel names it
+            gqa = {"enable_gqa": True} if grouped and _takes(self.fn, "enable_gqa") else {}
+            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa), None
         L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
         scaling = 1.0 / math.sqrt(D) if scale is None else float(scale)
         additive = None if mask is None else mask.to(q.dtype) if mask.dtype != torch.bool else \
@@ -108,7 +113,8 @@ class Kernel:
                 additive.masked_fill(~causal, torch.finfo(q.dtype).min)
         if additive is not None:
             additive = additive.expand(q.shape[0], additive.shape[-3] if additive.dim() >= 3 else 1, L, S)
-        module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D)
+        module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D,
+                          num_key_value_groups=q.shape[-3] // k.shape[-3])   # GQA as transformers passes it
         out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
         return out.transpose(1, 2), weights
 
@@ -132,7 +138,7 @@ class Kernel:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
                 "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes),
-                "unsupported": dict(self.unsupported)}
+                "unsupported": dict(self.unsupported), "gqa": self.gqa}
 
 
 def identity(fn: Callable[..., Any] | None) -> str | None:
@@ -165,6 +171,17 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A bool mask (True = may attend) as transformers' eager masks: 0 where allowed, finfo(dtype).min where not."""
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed,
                                                                                        torch.finfo(dtype).min)
+
+
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` (a module: its forward) takes the keyword ``name`` (by name, or through ``**kwargs``)."""
+    if fn is torch.nn.functional.scaled_dot_product_attention:
+        return True
+    try:
+        params = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _positional(sig: inspect.Signature) -> list[str]:
@@ -306,12 +323,31 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
         if raw.dtype != dtype:
             raise KernelError(f"{kernel.name} returned {raw.dtype} for {dname} inputs; expected {dname}")
         accepted.append(dname)
+        if len(accepted) == 1:
+            _preflight_gqa(kernel, dtype, device, g)
     if not accepted:
         dname, message = next(iter(kernel.rejected_dtypes.items()))
         raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
                           f"{dname}{' (and on every other dtype asked for)' if len(kernel.rejected_dtypes) > 1 else ''}"
                           "; expected it to run")
     kernel.dtypes = tuple(accepted)
+
+
+def _preflight_gqa(kernel: Kernel, dtype: torch.dtype, device, g: torch.Generator) -> None:
+    """Does the kernel take fewer key/value heads than query heads (``GQA_SHAPE``)? ``kernel.gqa`` if so, else its
+    message (or its wrong shape) in ``kernel.unsupported``: the probes draw GQA only for a kernel that takes it."""
+    s = GQA_SHAPE
+    q, k, v = (torch.randn(s["B"], h, n, s["D"], generator=g).to(device=device, dtype=dtype)
+               for h, n in ((s["H"], s["L"]), (s["H_kv"], s["S"]), (s["H_kv"], s["S"])))
+    try:
+        out, _ = kernel(q, k, v)
+    except Exception as exc:          # the user's kernel: its own message, on one line
+        kernel.unsupported[GQA] = first_line(exc)
+        return
+    if tuple(out.shape) != tuple(q.shape):
+        kernel.unsupported[GQA] = f"returned shape {tuple(out.shape)} for q {tuple(q.shape)}, k, v {tuple(k.shape)}"
+        return
+    kernel.gqa = True
 
 
 def _raw_call(kernel: Kernel, q, k, v) -> Any:

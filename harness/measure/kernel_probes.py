@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -53,6 +53,7 @@ GRAD_ATOL_FLOOR_FACTOR = 10.0
 EXPLICIT_SCALES = (None, 1.0, 0.05, 0.3, 2.0)   # None first: Hypothesis shrinks toward it (None must mean 1/sqrt(d_k))
 MASKED_WEIGHT_MAX = 1e-6                # a masked key's weight; -inf (or finfo.min) masks give exactly 0
 TILE_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257)   # one key short of, at and past 64- and 128-key tiles
+KV_GROUPS = (1, 2, 4)   # query heads per key/value head, drawn for a kernel that takes GQA (1: MHA; 1 kv head: MQA)
 HEAD_CHANGE_MIN = 1e-3                  # the perturbed head's output moves by O(1); others must not move at all
 
 
@@ -70,9 +71,12 @@ def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, ma
     ``reorder_ops``) or the scores (the paper's order) is the same math with other roundings. A bool mask is True
     where a query may attend; causal is
     top-left (SDPA: query i sees keys j <= i) or bottom-right (flash-attn: j <= i + S - L); a row with no allowed
-    key gives zeros."""
+    key gives zeros. Fewer key/value heads than query heads (GQA) serve consecutive groups of query heads."""
     if upcast:
         q, k, v = q.double(), k.double(), v.double()
+    if k.shape[-3] != q.shape[-3]:
+        groups = q.shape[-3] // k.shape[-3]
+        k, v = k.repeat_interleave(groups, dim=-3), v.repeat_interleave(groups, dim=-3)
     L, S = q.shape[-2], k.shape[-2]
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     logits = {"q": lambda: (q * s) @ k.transpose(-2, -1), "k": lambda: q @ (k * s).transpose(-2, -1),
@@ -98,9 +102,15 @@ class Case:
     mask: str
     scale: float | None
     seed: int
+    kv_groups: int = 1                  # query heads per key/value head (GQA; H_kv = H / kv_groups)
+
+    @property
+    def kv_heads(self) -> int:
+        return self.H // self.kv_groups
 
     def text(self) -> str:
-        return (f"B={self.B}, H={self.H}, L={self.L}, S={self.S}, d_k={self.d_k}, "
+        gqa = f", H_kv={self.kv_heads}" if self.kv_groups > 1 else ""
+        return (f"B={self.B}, H={self.H}{gqa}, L={self.L}, S={self.S}, d_k={self.d_k}, "
                 f"{'no mask' if self.mask == 'none' else self.mask}, scale={self.scale}")
 
 
@@ -120,27 +130,27 @@ def length_strategy(max_len: int, long_len: int | None = None):
                                                                                                long_len + 1)))
 
 
-def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None):
-    """Hypothesis strategy of cases: shapes (lengths by ``length_strategy``), one of ``MASK_KINDS`` and a scale;
-    causal cases keep L <= S (with L > S a bottom-right mask leaves rows with no key), and every mask leaves key 0
-    visible."""
+def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None, gqa: bool = False):
+    """Hypothesis strategy of cases: shapes (lengths by ``length_strategy``; with ``gqa``, 1 to 3 key/value heads
+    each serving ``KV_GROUPS`` query heads), one of ``MASK_KINDS`` and a scale; causal cases keep L <= S (with L > S
+    a bottom-right mask leaves rows with no key), and every mask leaves key 0 visible."""
     from hypothesis import strategies as st
 
-    def ordered(c: Case) -> Case:
-        return Case(c.B, c.H, min(c.L, c.S), max(c.L, c.S), c.d_k, c.mask, c.scale, c.seed) \
-            if c.mask == "causal" else c
+    def shaped(c: Case) -> Case:
+        c = replace(c, H=c.H * c.kv_groups)               # H drawn as the key/value heads
+        return replace(c, L=min(c.L, c.S), S=max(c.L, c.S)) if c.mask == "causal" else c
     length = length_strategy(max_len, long_len)
     return st.builds(Case, B=st.integers(1, 2), H=st.integers(1, 3), L=length, S=length,
                      d_k=st.sampled_from(sorted(d_ks)), mask=st.sampled_from(MASK_KINDS),
-                     scale=st.sampled_from(EXPLICIT_SCALES), seed=st.integers(0, 2**16)).map(ordered)
+                     scale=st.sampled_from(EXPLICIT_SCALES), seed=st.integers(0, 2**16),
+                     kv_groups=st.sampled_from(KV_GROUPS) if gqa else st.just(1)).map(shaped)
 
 
 def case_inputs(case: Case, dtype: torch.dtype, device: torch.device | str = "cpu") -> dict[str, Any]:
     """q, k, v (unit normal, rounded to ``dtype``), the mask and the output gradient of one case."""
     g = torch.Generator().manual_seed(case.seed)
-    shape = lambda n: (case.B, case.H, n, case.d_k)                                # noqa: E731
-    q, k, v, grad = (torch.randn(*shape(n), generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
-                     for n in (case.L, case.S, case.S, case.L))
+    q, k, v, grad = (torch.randn(case.B, h, n, case.d_k, generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
+                     for h, n in ((case.H, case.L), (case.kv_heads, case.S), (case.kv_heads, case.S), (case.H, case.L)))
     mask = None
     if case.mask == "padding":                                 # a padded tail per batch row, key 0 always visible
         lengths = torch.randint(1, case.S + 1, (case.B,), generator=g)
@@ -254,7 +264,7 @@ def measure_case(kernel: Callable, case: Case, dtype: torch.dtype = torch.float3
             return res
         res.grad_rejected = _first_line(exc)       # a kernel without a backward here may refuse grad inputs
         return _forward_only(kernel, case, dtype, device, res.grad_rejected)
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(x["q"].shape[:-1]) + (case.d_k,):
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(x["q"].shape):
         res.rejected = f"returned {tuple(getattr(out, 'shape', ()))}, expected {tuple(x['q'].shape)}"
         return res
     if not torch.isfinite(out).all():
@@ -272,7 +282,7 @@ def measure_case(kernel: Callable, case: Case, dtype: torch.dtype = torch.float3
         kw.update(mask=torch.arange(case.S, device=device)[None, :] <= torch.arange(case.L, device=device)[:, None]
                   + (case.S - case.L), is_causal=False)
     ys_out["SDPA"] = F.scaled_dot_product_attention(*ys["SDPA"], attn_mask=kw["mask"], is_causal=kw["is_causal"],
-                                                    scale=kw["scale"])
+                                                    scale=kw["scale"], enable_gqa=case.kv_groups > 1)
     ref = refs[res.alignment]
     res.out = _bound(out, ref, ys_out)
     if not gradients:
@@ -347,9 +357,12 @@ class Exactness:
 
 
 def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: int = 60, d_ks=(8, 16, 32, 64, 128, 256),
-              max_len: int = 9, long_len: int | None = None, device: torch.device | str = "cpu") -> Exactness:
+              max_len: int = 9, long_len: int | None = None, gqa: bool | None = None,
+              device: torch.device | str = "cpu") -> Exactness:
     """Draw ``cases`` cases with Hypothesis (derandomised, no example database: a run is reproducible) and look for
-    one where the kernel breaks flash-attn's rule; Hypothesis shrinks the first it finds to the smallest."""
+    one where the kernel breaks flash-attn's rule; Hypothesis shrinks the first it finds to the smallest. GQA cases
+    are drawn where ``gqa`` (default: the kernel took GQA at pre-flight, ``Kernel.gqa``)."""
+    gqa = bool(getattr(kernel, "gqa", False)) if gqa is None else gqa
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -364,7 +377,7 @@ def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: in
     cfg = settings(derandomize=True, database=None, max_examples=cases, deadline=None,
                    phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
     try:
-        worst = find(case_strategy(list(d_ks), max_len, long_len), breaks_rule, settings=cfg)
+        worst = find(case_strategy(list(d_ks), max_len, long_len, gqa), breaks_rule, settings=cfg)
         report.counterexample = f"differs at {worst.text()}: {seen[worst].failure()}"
     except NoSuchExample:
         pass

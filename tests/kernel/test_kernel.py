@@ -92,7 +92,7 @@ def test_resolve_by_name_factory_and_override(user_pkg):
     assert forced.dtypes == ("float32", "bfloat16")
     assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
                                  "source_sha256": forced.source_sha256, "factory": False,
-                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}}
+                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}, "gqa": False}
     for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
         with pytest.raises(kernels.KernelError, match=match):
             kernels.resolve(name, path=str(user_pkg))
@@ -196,7 +196,7 @@ def test_a_self_attention_only_kernel_is_tried_on_what_it_accepts(user_pkg):
     k = kernels.resolve("userkern:self_only", path=str(user_pkg), dtypes="float32,bfloat16")
     kernels.preflight(k)
     assert k.dtypes == ("float32", "bfloat16") and k.self_attention_only
-    assert k.describe()["unsupported"] == {kernels.CROSS_ATTENTION: "ValueError: self-attention only"}
+    assert k.describe()["unsupported"][kernels.CROSS_ATTENTION] == "ValueError: self-attention only"
     report = kernel_probes.exactness(k, cases=30, max_len=9, long_len=40)
     assert report.holds and report.measured and report.rejected, report.detail()
     assert all(r.case.L == r.case.S for r in report.measured)
@@ -204,6 +204,25 @@ def test_a_self_attention_only_kernel_is_tried_on_what_it_accepts(user_pkg):
     assert "not supported by this kernel" in report.detail()
     assert kernel_probes.causal_alignment(k).startswith("not applicable")
     assert kernel_probes.scale_law(k, [8, 16, 32], [0]).exponent is not None
+
+
+def test_gqa_is_drawn_for_a_kernel_that_takes_it_and_said_for_one_that_does_not():
+    """A kernel that takes fewer key/value heads (sdpa: enable_gqa; hf: module.num_key_value_groups) is drawn GQA and
+    MQA cases and holds; one that does not (SDPA called without enable_gqa) says so in ``unsupported`` and is
+    drawn none; the wrong head-group mapping is shrunk to the smallest GQA case."""
+    takes = {}
+    for name in ("gqa", "hf_eager", "sdpa_wrapper"):
+        k = kernels.resolve(f"examples.attention.{name}:attention")
+        kernels.preflight(k)
+        report = kernel_probes.exactness(k, cases=30)
+        takes[name] = {r.case.kv_groups for r in report.measured}
+        assert report.holds, report.detail()
+        assert k.describe()["gqa"] == k.gqa and (k.gqa or kernels.GQA in k.unsupported)
+    assert takes["gqa"] == takes["hf_eager"] == set(kernel_probes.KV_GROUPS) and takes["sdpa_wrapper"] == {1}
+    bug = kernels.resolve("examples.attention.gqa_wrong_groups:attention")
+    kernels.preflight(bug)
+    assert kernel_probes.exactness(bug, cases=30).counterexample.startswith(
+        "differs at B=1, H=4, H_kv=2, L=1, S=1, d_k=8, no mask, scale=None: max error")
 
 
 def test_a_self_attention_only_kernel_is_no_usage_error(user_pkg):
