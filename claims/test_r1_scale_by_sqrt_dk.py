@@ -403,6 +403,10 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
         crits["kernel_logit_variance"].sample(law.table.scaled_logit_variance, detail=", ".join(
             f"d_k={d}: {v:.3g}" for d, v in law.table.groupby("d_k").scaled_logit_variance.mean().items()))
         ev.metric("r1_kernel_scale_exponent", law.exponent.slope)
+    scale_fails = law.exponent is not None and abs(law.exponent.slope + 0.5) > EXPONENT_TOL
+    crits["kernel_scale_exponent"].about("scale", crits["kernel_scale_exponent"].detail if scale_fails else "")
+    crits["kernel_logit_variance"].about("scale")
+    crits["kernel_exact"].about(*exactness_property(reports, trial["max_len"], scale_fails))
     ev.metric("r1_kernel_error_over_bound", max((r.worst_error_over_bound() for r in measured.values()),
                                                 default=float("nan")))
     ev.table("kernel_exactness_cases", pd.concat([r.table().assign(dtype=dt) for dt, r in reports.items()],
@@ -417,6 +421,20 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
         kernel_training(ev, crits["kernel_trains_as_reference"], kernel, trial["training"], sweep_block, seeds, device,
                         progress)
     ev.headline("r1_kernel_error_over_bound")
+
+
+def exactness_property(reports: dict, max_len: int, scale_fails: bool) -> tuple[str, str]:
+    """(property, smallest counterexample) of ``kernel_exact``: what the first failing dtype's shrunk case needs
+    (``Case.property``); a case that needs nothing is the formula itself, the scale where the scale law fails too,
+    else precision (of that dtype, when another dtype holds)."""
+    failing = [(dt, r) for dt, r in reports.items() if r.counterexample]
+    if not failing:
+        return "exactness", ""
+    dt, report = failing[0]
+    prop = report.worst.property(max_len) if report.worst is not None else ""
+    if not prop:
+        prop = "scale" if scale_fails else "precision" + (f" ({dt})" if len(failing) < len(reports) else "")
+    return prop, f"{dt}: {report.counterexample}"
 
 
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads):

@@ -10,6 +10,12 @@ BUGGY = {   # file -> the claim that must refute it
     "causal_off_by_one": "M0", "softmax_fp16": "R1", "heads_view": "M0", "tiled_no_rescale": "R1",
     "gqa_wrong_groups": "R1",
 }
+#: the property each bug breaks: the trial's summary must name it first (issue 39)
+BROKEN_PROPERTY = {
+    "scale_unused": "scale", "hardcoded_sqrt64": "scale", "inverse_dk": "scale", "mask_dropped": "masks",
+    "causal_off_by_one": "masks", "softmax_fp16": "precision", "heads_view": "head layout", "tiled_no_rescale": "tiling",
+    "gqa_wrong_groups": "head layout",
+}
 #: bugs of a dtype only, with why: outside these dtypes the kernel computes as a correct one would
 BUGGY_DTYPES = {"softmax_fp16": (("float32",), "a float16 softmax is finer than bfloat16 (10 mantissa bits against "
                                               "7), so on bfloat16 inputs it is no bug")}

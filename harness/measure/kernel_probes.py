@@ -108,6 +108,20 @@ class Case:
     def kv_heads(self) -> int:
         return self.H // self.kv_groups
 
+    def property(self, max_len: int) -> str:
+        """What a shrunk counterexample needs beyond the smallest case (Hypothesis keeps only what the failure
+        needs): a mask, grouped or several heads, rows longer than the short draws (tiles), an explicit scale; ""
+        when it needs nothing (the formula itself: scale or precision, which the caller tells apart)."""
+        if self.mask != "none":
+            return f"masks ({self.mask})"
+        if self.kv_groups > 1:
+            return "head layout (GQA)"
+        if self.H > 1:
+            return "head layout"
+        if max(self.L, self.S) > max_len:
+            return "tiling (long rows)"
+        return "scale" if self.scale is not None else ""
+
     def text(self) -> str:
         gqa = f", H_kv={self.kv_heads}" if self.kv_groups > 1 else ""
         return (f"B={self.B}, H={self.H}{gqa}, L={self.L}, S={self.S}, d_k={self.d_k}, "
@@ -311,6 +325,7 @@ class Exactness:
     dtype: str
     results: list[CaseResult] = field(default_factory=list)
     counterexample: str = ""            # "differs at B=1, ...: max error 0.41" (empty when none was found)
+    worst: Case | None = None           # the shrunk case itself
 
     @property
     def measured(self) -> list[CaseResult]:
@@ -379,6 +394,7 @@ def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: in
     try:
         worst = find(case_strategy(list(d_ks), max_len, long_len, gqa), breaks_rule, settings=cfg)
         report.counterexample = f"differs at {worst.text()}: {seen[worst].failure()}"
+        report.worst = worst
     except NoSuchExample:
         pass
     report.results = list(seen.values())
@@ -483,6 +499,16 @@ class MaskReport:
         measured: it says nothing either way)."""
         return bool(len(self.table)) and bool(
             (self.table.masked_max <= MASKED_WEIGHT_MAX).all() and (self.table.allowed_min > 0).all())
+
+    def counterexample(self) -> str:
+        """The first mask kind that fails, as a case: '' when every measured kind holds."""
+        bad = self.table[(self.table.masked_max > MASKED_WEIGHT_MAX) | (self.table.allowed_min <= 0)] \
+            if len(self.table) else self.table
+        if not len(bad):
+            return ""
+        r = next(bad.itertuples())
+        return (f"{r.kind} mask, L = S = 6: max weight on a masked key {r.masked_max:.3g}, min on an allowed one "
+                f"{r.allowed_min:.3g}")
 
     def detail(self) -> str:
         parts = [f"{r.kind}: max weight on a masked key {r.masked_max:.3g}, min on an allowed one {r.allowed_min:.3g}"

@@ -21,10 +21,11 @@ import claims.test_m0_model_checks as m0
 import claims.test_r1_scale_by_sqrt_dk as r1
 import claims.test_r2_saturation_check as r2
 import claims.test_r3_matmul as r3
-from examples.attention import BUGGY, BUGGY_DTYPES, CORRECT
+from examples.attention import BROKEN_PROPERTY, BUGGY, BUGGY_DTYPES, CORRECT
 from harness import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
+from harness.report import findings
 from harness.profiles import get_profile
 from tests.conftest import REPO
 
@@ -54,12 +55,14 @@ def trial(name: str, dtype: str = "float32") -> dict[str, str]:
             "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel, None),
             "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
-    out, t0 = {}, time.perf_counter()
+    out, records, t0 = {}, {}, time.perf_counter()
     for cid, run in runs.items():
         ev = Evidence(Path(report_dir), claim_id=cid, fast=True)
         run(ev)
-        out[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)["verdict"]
+        records[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)
+        out[cid] = records[cid]["verdict"]
     out["time"] = f"{time.perf_counter() - t0:.1f} s"
+    out["failing"] = findings.failing_properties({"attention": kernel.describe(), "claims": records})
     return out
 
 
@@ -80,6 +83,7 @@ def test_a_correct_kernel_is_refuted_by_no_claim(name, dtype):
     judged = {cid: v for cid, v in row.items() if cid in ("M0", "R1", "R2")}
     assert not any(refuted(v) for v in judged.values()), row
     assert all(verdicts.canonical(v) == verdicts.SUPPORTED for v in judged.values()), row
+    assert not row["failing"], row["failing"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -89,6 +93,7 @@ def test_a_bug_is_refuted_by_the_claim_it_is_about(name, dtype):
         pytest.skip(f"{name} is no bug in {dtype}: {BUGGY_DTYPES[name][1]}")
     row = trial(name, dtype)
     assert refuted(row[BUGGY[name]]), row
+    assert row["failing"] and row["failing"][0].startswith(BROKEN_PROPERTY[name]), row["failing"]
 
 
 def test_the_probes_cross_real_tiles():

@@ -148,6 +148,7 @@ def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
     assert res["attention"]["convention"] == "sdpa" and res["attention"]["dtypes"] == ["float32"]
     assert {c["name"] for c in res["claims"]["M0"]["criteria"]} == {"kernel_masks", "kernel_heads_independent"}
     assert "attention on trial: examples.attention.sdpa_wrapper:attention" in proc.stdout
+    assert proc.stdout.index("no property of the kernel fails") < proc.stdout.index("M0  supported")
     assert active_kernel() is None
     html = (tmp_path / "index.html").read_text()
     assert "Attention on trial: <code>examples.attention.sdpa_wrapper:attention</code>" in html
