@@ -28,7 +28,8 @@ So the model's default attention must *be* that operation, and using it must nev
     the scale on k, as flash-attn's ``upcast=False, reorder_ops=True``; or on the scores; or SDPA: the largest),
     plus the reference's rounding in the dtype (float32: at least 1e-5), for the output and dq, dk, dv each, in
     each ``--attention-dtypes``, on cases Hypothesis draws (d_k 8..256, L and S short, at a 64- or 128-key tile's
-    edge, or long and ragged up to 300, no mask / causal / bool padding / additive float mask, ``scale=None`` which
+    edge, or long and ragged up to 300, no mask / causal / bool padding / additive 0, -inf mask / a finite ALiBi
+    bias, ``scale=None`` which
     must mean 1/sqrt(d_k), and explicit scales), derandomised.
     A failing case is shrunk to the smallest and shown ("differs at B=1, H=1, L=1, S=2, d_k=8, no mask,
     scale=None: max error 0.41"). Causal with L != S accepts either alignment (M0 reports which).
@@ -274,8 +275,8 @@ KERNEL_CRITERIA = {
                                        "own error in the same dtype (plain ops or SDPA, the largest) + the "
                                        "reference's rounding in that dtype"),
         prediction="the kernel computes softmax(QK^T s)V: on every drawn case (d_k {d_ks}, L and S up to {long_len} "
-                   "keys, across 64- and 128-key tiles, L = S and L != S, no mask, causal, bool padding, additive float "
-                   "mask, scale=None and explicit scales) its output and its gradients w.r.t. q, k, v are as close to "
+                   "keys, across 64- and 128-key tiles, L = S and L != S, no mask, causal, bool padding, additive 0/-inf "
+                   "mask, finite ALiBi bias, scale=None and explicit scales) its output and its gradients w.r.t. q, k, v are as close to "
                    "the upcast reference as PyTorch's own computation in the dtype, within the rule",
         metric="the worst case's error over the rule's bound (<= 1 holds)"),
     "kernel_scale_exponent": dict(

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 
 from harness.measure import stats
 
-MASK_KINDS = ("none", "causal", "padding", "additive")
+MASK_KINDS = ("none", "causal", "padding", "additive", "bias")   # bias: finite, ALiBi's (not a mask: issue 39)
 ERROR_FACTOR = 2.0                      # flash-attn's tests: kernel error <= 2 x PyTorch's own error in the dtype
 ATOL_SHIFT = 0.3                        # flash-attn's atol: 2 max|(ref + 0.3) - 0.3 - ref|, the dtype's rounding
 # flash-attn's rule is written for fp16/bf16, where its atol is a bf16 ulp. In float32 that atol is 1e-7, and a
@@ -173,6 +173,10 @@ def case_inputs(case: Case, dtype: torch.dtype, device: torch.device | str = "cp
         blocked = torch.rand(1, 1, case.L, case.S, generator=g) < 0.3
         blocked[..., 0] = False
         mask = torch.zeros(1, 1, case.L, case.S, dtype=dtype).masked_fill(blocked, -math.inf).to(device)
+    elif case.mask == "bias":                # ALiBi's, as for 8 heads: -2^-(h+1) x distance, finite everywhere
+        slopes = 2.0 ** -torch.arange(1, case.H + 1, dtype=torch.float64)
+        distance = (torch.arange(case.L)[:, None] + (case.S - case.L) - torch.arange(case.S)[None, :]).abs()
+        mask = (-slopes[:, None, None] * distance)[None].to(device=device, dtype=dtype)
     return {"q": q, "k": k, "v": v, "grad": grad, "mask": mask, "is_causal": case.mask == "causal"}
 
 
