@@ -259,6 +259,15 @@ def test_a_shrunk_counterexample_names_the_smallest_case():
     assert again.counterexample == report.counterexample               # derandomised: the same run twice
 
 
+def test_a_counterexample_drawn_at_a_tile_edge_is_shortened():
+    """Hypothesis leaves a causal off-by-one at S = 63 (the tile-edge branch); ``shorten`` finds S = 3, the shortest
+    where query 0 of one sees neither key 0 alone (top-left) nor every key (bottom-right)."""
+    k = kernels.resolve("examples.attention.causal_off_by_one:attention")
+    report = kernel_probes.exactness(k, cases=60, long_len=300)
+    assert report.counterexample.startswith("differs at B=1, H=1, L=1, S=3, d_k=8, causal, scale=None"), \
+        report.counterexample
+
+
 # ---------------------------------------------------------------------------------------------- the model switch
 def _mha(causal: bool, **overrides) -> MultiHeadAttention:
     torch.manual_seed(0)
