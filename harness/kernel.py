@@ -49,8 +49,12 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.
 PREFLIGHT_SHAPE = dict(B=1, H=2, L=3, S=4, D=16)   # the tiny input every kernel sees once before anything runs
 SELF_ATTENTION_SHAPE = dict(PREFLIGHT_SHAPE, L=4)  # its square twin, for a kernel that takes self-attention only
 CROSS_ATTENTION = "cross-attention (L != S)"       # Kernel.unsupported's key for a self-attention-only kernel
-GQA_SHAPE = dict(B=1, H=4, H_kv=2, L=4, S=4, D=16)  # the pre-flight's GQA input: 2 query heads per key/value head
-GQA = "grouped-query attention (H_kv < H)"        # Kernel.unsupported's key for a kernel that does not take GQA
+GQA = "grouped-query attention (H_kv < H)"        # Kernel.unsupported's keys for what a kernel does not take
+DV = "a value head dim other than d_k (d_v != d_k)"
+#: the shapes a kernel may or may not take, tried once at pre-flight: Kernel attribute -> (its unsupported key, the
+#: input (B, H, H_kv, L, S, D, D_v)); the probes draw them only for a kernel that took them
+OPTIONAL_SHAPES = {"gqa": (GQA, dict(B=1, H=4, H_kv=2, L=4, S=4, D=16, D_v=16)),
+                   "dv": (DV, dict(B=1, H=2, H_kv=2, L=4, S=4, D=16, D_v=8))}
 
 
 class KernelError(ValueError):
@@ -91,6 +95,7 @@ class Kernel:
     rejected_dtypes: dict[str, str] = field(default_factory=dict)   # dtype -> the kernel's message at pre-flight
     unsupported: dict[str, str] = field(default_factory=dict)       # shape class -> the kernel's message there
     gqa: bool = False                   # it took fewer key/value heads than query heads at pre-flight
+    dv: bool = False                    # it took a value head dim other than d_k at pre-flight
 
     @property
     def self_attention_only(self) -> bool:
@@ -138,7 +143,7 @@ class Kernel:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
                 "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes),
-                "unsupported": dict(self.unsupported), "gqa": self.gqa}
+                "unsupported": dict(self.unsupported), "gqa": self.gqa, "dv": self.dv}
 
 
 def identity(fn: Callable[..., Any] | None) -> str | None:
@@ -324,7 +329,7 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
             raise KernelError(f"{kernel.name} returned {raw.dtype} for {dname} inputs; expected {dname}")
         accepted.append(dname)
         if len(accepted) == 1:
-            _preflight_gqa(kernel, dtype, device, g)
+            _preflight_optional(kernel, dtype, device, g)
     if not accepted:
         dname, message = next(iter(kernel.rejected_dtypes.items()))
         raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
@@ -333,21 +338,23 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
     kernel.dtypes = tuple(accepted)
 
 
-def _preflight_gqa(kernel: Kernel, dtype: torch.dtype, device, g: torch.Generator) -> None:
-    """Does the kernel take fewer key/value heads than query heads (``GQA_SHAPE``)? ``kernel.gqa`` if so, else its
-    message (or its wrong shape) in ``kernel.unsupported``: the probes draw GQA only for a kernel that takes it."""
-    s = GQA_SHAPE
-    q, k, v = (torch.randn(s["B"], h, n, s["D"], generator=g).to(device=device, dtype=dtype)
-               for h, n in ((s["H"], s["L"]), (s["H_kv"], s["S"]), (s["H_kv"], s["S"])))
-    try:
-        out, _ = kernel(q, k, v)
-    except Exception as exc:          # the user's kernel: its own message, on one line
-        kernel.unsupported[GQA] = first_line(exc)
-        return
-    if tuple(out.shape) != tuple(q.shape):
-        kernel.unsupported[GQA] = f"returned shape {tuple(out.shape)} for q {tuple(q.shape)}, k, v {tuple(k.shape)}"
-        return
-    kernel.gqa = True
+def _preflight_optional(kernel: Kernel, dtype: torch.dtype, device, g: torch.Generator) -> None:
+    """Does the kernel take each of ``OPTIONAL_SHAPES`` (fewer key/value heads than query heads; d_v != d_k)? Its
+    attribute set if so, else its message (or its wrong shape) in ``kernel.unsupported``."""
+    for attr, (label, s) in OPTIONAL_SHAPES.items():
+        q, k, v = (torch.randn(s["B"], h, n, d, generator=g).to(device=device, dtype=dtype)
+                   for h, n, d in ((s["H"], s["L"], s["D"]), (s["H_kv"], s["S"], s["D"]), (s["H_kv"], s["S"], s["D_v"])))
+        want = (s["B"], s["H"], s["L"], s["D_v"])
+        try:
+            out, _ = kernel(q, k, v)
+        except Exception as exc:      # the user's kernel: its own message, on one line
+            kernel.unsupported[label] = first_line(exc)
+            continue
+        if tuple(out.shape) != want:
+            kernel.unsupported[label] = (f"returned shape {tuple(out.shape)} for q {tuple(q.shape)}, k "
+                                         f"{tuple(k.shape)}, v {tuple(v.shape)}; expected {want}")
+            continue
+        setattr(kernel, attr, True)
 
 
 def _raw_call(kernel: Kernel, q, k, v) -> Any:

@@ -54,6 +54,7 @@ EXPLICIT_SCALES = (None, 1.0, 0.05, 0.3, 2.0)   # None first: Hypothesis shrinks
 MASKED_WEIGHT_MAX = 1e-6                # a masked key's weight; -inf (or finfo.min) masks give exactly 0
 TILE_EDGES = (63, 64, 65, 127, 128, 129, 255, 256, 257)   # one key short of, at and past 64- and 128-key tiles
 KV_GROUPS = (1, 2, 4)   # query heads per key/value head, drawn for a kernel that takes GQA (1: MHA; 1 kv head: MQA)
+D_V = ("d_k", "d_k / 2", "2 d_k")   # the value head dim, drawn for a kernel that takes d_v != d_k (MLA: 128 for 192)
 HEAD_CHANGE_MIN = 1e-3                  # the perturbed head's output moves by O(1); others must not move at all
 
 
@@ -103,6 +104,11 @@ class Case:
     scale: float | None
     seed: int
     kv_groups: int = 1                  # query heads per key/value head (GQA; H_kv = H / kv_groups)
+    d_v: int = 0                        # the value head dim; 0: d_k
+
+    @property
+    def value_dim(self) -> int:
+        return self.d_v or self.d_k
 
     @property
     def kv_heads(self) -> int:
@@ -118,13 +124,16 @@ class Case:
             return "head layout (GQA)"
         if self.H > 1:
             return "head layout"
+        if self.d_v:
+            return "head dims (d_v != d_k)"
         if max(self.L, self.S) > max_len:
             return "tiling (long rows)"
         return "scale" if self.scale is not None else ""
 
     def text(self) -> str:
         gqa = f", H_kv={self.kv_heads}" if self.kv_groups > 1 else ""
-        return (f"B={self.B}, H={self.H}{gqa}, L={self.L}, S={self.S}, d_k={self.d_k}, "
+        dv = f", d_v={self.d_v}" if self.d_v else ""
+        return (f"B={self.B}, H={self.H}{gqa}, L={self.L}, S={self.S}, d_k={self.d_k}{dv}, "
                 f"{'no mask' if self.mask == 'none' else self.mask}, scale={self.scale}")
 
 
@@ -144,27 +153,31 @@ def length_strategy(max_len: int, long_len: int | None = None):
                                                                                                long_len + 1)))
 
 
-def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None, gqa: bool = False):
+def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None, gqa: bool = False, dv: bool = False):
     """Hypothesis strategy of cases: shapes (lengths by ``length_strategy``; with ``gqa``, 1 to 3 key/value heads
-    each serving ``KV_GROUPS`` query heads), one of ``MASK_KINDS`` and a scale; causal cases keep L <= S (with L > S
+    each serving ``KV_GROUPS`` query heads; with ``dv``, a value head dim of ``D_V``), one of ``MASK_KINDS`` and a
+    scale; causal cases keep L <= S (with L > S
     a bottom-right mask leaves rows with no key), and every mask leaves key 0 visible."""
     from hypothesis import strategies as st
 
     def shaped(c: Case) -> Case:
-        c = replace(c, H=c.H * c.kv_groups)               # H drawn as the key/value heads
+        c = replace(c, H=c.H * c.kv_groups,               # H drawn as the key/value heads, d_v as D_V's index
+                    d_v=(0, c.d_k // 2, 2 * c.d_k)[c.d_v])
         return replace(c, L=min(c.L, c.S), S=max(c.L, c.S)) if c.mask == "causal" else c
     length = length_strategy(max_len, long_len)
     return st.builds(Case, B=st.integers(1, 2), H=st.integers(1, 3), L=length, S=length,
                      d_k=st.sampled_from(sorted(d_ks)), mask=st.sampled_from(MASK_KINDS),
                      scale=st.sampled_from(EXPLICIT_SCALES), seed=st.integers(0, 2**16),
-                     kv_groups=st.sampled_from(KV_GROUPS) if gqa else st.just(1)).map(shaped)
+                     kv_groups=st.sampled_from(KV_GROUPS) if gqa else st.just(1),
+                     d_v=st.sampled_from(range(len(D_V))) if dv else st.just(0)).map(shaped)
 
 
 def case_inputs(case: Case, dtype: torch.dtype, device: torch.device | str = "cpu") -> dict[str, Any]:
     """q, k, v (unit normal, rounded to ``dtype``), the mask and the output gradient of one case."""
     g = torch.Generator().manual_seed(case.seed)
-    q, k, v, grad = (torch.randn(case.B, h, n, case.d_k, generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
-                     for h, n in ((case.H, case.L), (case.kv_heads, case.S), (case.kv_heads, case.S), (case.H, case.L)))
+    q, k, v, grad = (torch.randn(case.B, h, n, d, generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
+                     for h, n, d in ((case.H, case.L, case.d_k), (case.kv_heads, case.S, case.d_k),
+                                     (case.kv_heads, case.S, case.value_dim), (case.H, case.L, case.value_dim)))
     mask = None
     if case.mask == "padding":                                 # a padded tail per batch row, key 0 always visible
         lengths = torch.randint(1, case.S + 1, (case.B,), generator=g)
@@ -282,8 +295,8 @@ def measure_case(kernel: Callable, case: Case, dtype: torch.dtype = torch.float3
             return res
         res.grad_rejected = _first_line(exc)       # a kernel without a backward here may refuse grad inputs
         return _forward_only(kernel, case, dtype, device, res.grad_rejected)
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(x["q"].shape):
-        res.rejected = f"returned {tuple(getattr(out, 'shape', ()))}, expected {tuple(x['q'].shape)}"
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(x["grad"].shape):
+        res.rejected = f"returned {tuple(getattr(out, 'shape', ()))}, expected {tuple(x['grad'].shape)}"
         return res
     if not torch.isfinite(out).all():
         res.rejected = "returned NaN or inf on inputs whose reference is finite"
@@ -376,12 +389,14 @@ class Exactness:
 
 
 def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: int = 60, d_ks=(8, 16, 32, 64, 128, 256),
-              max_len: int = 9, long_len: int | None = None, gqa: bool | None = None,
+              max_len: int = 9, long_len: int | None = None, gqa: bool | None = None, dv: bool | None = None,
               device: torch.device | str = "cpu") -> Exactness:
     """Draw ``cases`` cases with Hypothesis (derandomised, no example database: a run is reproducible) and look for
     one where the kernel breaks flash-attn's rule; Hypothesis shrinks the first it finds to the smallest. GQA cases
-    are drawn where ``gqa`` (default: the kernel took GQA at pre-flight, ``Kernel.gqa``)."""
+    are drawn where ``gqa``, value head dims other than d_k where ``dv`` (default: what the kernel took at
+    pre-flight, ``Kernel.gqa``, ``Kernel.dv``)."""
     gqa = bool(getattr(kernel, "gqa", False)) if gqa is None else gqa
+    dv = bool(getattr(kernel, "dv", False)) if dv is None else dv
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -396,7 +411,7 @@ def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: in
     cfg = settings(derandomize=True, database=None, max_examples=cases, deadline=None,
                    phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
     try:
-        worst = shorten(find(case_strategy(list(d_ks), max_len, long_len, gqa), breaks_rule, settings=cfg),
+        worst = shorten(find(case_strategy(list(d_ks), max_len, long_len, gqa, dv), breaks_rule, settings=cfg),
                         breaks_rule, max_len)
         report.counterexample = f"differs at {worst.text()}: {seen[worst].failure()}"
         report.worst = worst

@@ -92,7 +92,8 @@ def test_resolve_by_name_factory_and_override(user_pkg):
     assert forced.dtypes == ("float32", "bfloat16")
     assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
                                  "source_sha256": forced.source_sha256, "factory": False,
-                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}, "gqa": False}
+                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}, "gqa": False,
+                                 "dv": False}
     for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
         with pytest.raises(kernels.KernelError, match=match):
             kernels.resolve(name, path=str(user_pkg))
@@ -224,6 +225,20 @@ def test_gqa_is_drawn_for_a_kernel_that_takes_it_and_said_for_one_that_does_not(
     kernels.preflight(bug)
     assert kernel_probes.exactness(bug, cases=30).counterexample.startswith(
         "differs at B=1, H=4, H_kv=2, L=1, S=1, d_k=8, no mask, scale=None: max error")
+
+
+def test_a_value_head_dim_other_than_d_k_is_drawn_where_taken():
+    """d_v != d_k (MLA's 128 against 192) is drawn for a kernel that took it at pre-flight; the scale taken from d_v
+    is exact at d_v = d_k and refuted at the smallest case with d_v != d_k."""
+    k = kernels.resolve("examples.attention.sdpa_wrapper:attention")
+    kernels.preflight(k)
+    report = kernel_probes.exactness(k, cases=30)
+    assert k.dv and report.holds and {r.case.d_v > 0 for r in report.measured} == {True, False}, report.detail()
+    bug = kernels.resolve("examples.attention.scale_from_dv:attention")
+    kernels.preflight(bug)
+    assert kernel_probes.exactness(bug, cases=30, dv=False).holds
+    assert kernel_probes.exactness(bug, cases=30).counterexample.startswith(
+        "differs at B=1, H=1, L=1, S=2, d_k=8, d_v=4, no mask, scale=None: max error")
 
 
 def test_a_self_attention_only_kernel_is_no_usage_error(user_pkg):
