@@ -2,8 +2,8 @@
 
 Runs ``pytest claims/test_m0_model_checks.py claims/test_r1_scale_by_sqrt_dk.py claims/test_r2_saturation_check.py
 claims/test_r3_matmul.py --attention NAME --fast`` (M0, R1, R2 and R3 on the kernel; everything but the training
-arm) in a subprocess with one torch thread, and prints its verdict lines and wall time. Target: <= 60 s on the
-2-core CPU box.
+arm) in a subprocess with one torch thread, and prints its summary (failing properties, then verdicts) and wall
+time. Target: <= 60 s on the 2-core CPU box.
 
     python benchmarks/bench_kernel_trial.py [examples.attention.sdpa_wrapper:attention] [--dtypes float32]
 """
@@ -36,8 +36,9 @@ def main() -> int:
                                "--attention", args.attention, "--attention-dtypes", args.dtypes, "--report-dir", out],
                               cwd=REPO, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-    summary = [line for line in proc.stdout.splitlines() if line[:3] in ("M0 ", "R1 ", "R2 ", "R3 ")
-               or line.startswith("attention on trial")]
+    lines = proc.stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("attention on trial")), len(lines))
+    summary = [line for line in lines[start:] if not line.startswith("results:")][:40]   # properties, then verdicts
     print("\n".join(summary) or proc.stdout[-3000:] + proc.stderr[-2000:])
     print(f"probe-level trial of {args.attention}: {wall:.1f} s wall (target <= {TARGET_S:.0f} s), "
           f"pytest exit {proc.returncode}")

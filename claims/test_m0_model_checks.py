@@ -297,6 +297,8 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
     m_ok = all(m.holds for m, _ in found.values() if len(m.table))
     masked = max((float(m.table.masked_max.max()) for m, _ in found.values() if len(m.table)), default=None)
     mask_detail = " | ".join(f"{dt}: {m.detail()}" for dt, (m, _) in found.items())
+    crits["kernel_masks"].about("masks", next((f"{dt}: {m.counterexample()}" for dt, (m, _) in found.items()
+                                              if m.counterexample()), ""))
     if masked is None:
         crits["kernel_masks"].unmeasured(f"the kernel rejected every mask: {mask_detail}")
     else:
@@ -304,6 +306,8 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
     heads = [h for _, h in found.values() if not h.rejected]
     others = [float(h.table.set_index("head").drop(index=h.changed).max_change.max()) for h in heads]
     heads_detail = " | ".join(f"{dt}: {h.detail()}" for dt, (_, h) in found.items())
+    crits["kernel_heads_independent"].about("head layout", next(
+        (f"{dt}: B=1, H=4, L=S=6, {h.detail()}" for dt, (_, h) in found.items() if not h.rejected and not h.holds), ""))
     if heads:
         crits["kernel_heads_independent"].check(all(h.holds for h in heads), measured=max(others), detail=heads_detail)
     else:

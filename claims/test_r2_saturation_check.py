@@ -257,6 +257,7 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
             crit.unmeasured(sat.rejected)
             continue
         f = sat.fits[arm]
+        crit.about("scale (saturation)")
         crit.measure(slope_parts(f, KERNEL_ARMS[arm][1], len(seeds)),
                      detail=f"logit std: {f['logit_std']}; mean |dL/dlogits|: {f['grad_mean_abs']}")
         ev.metric(f"saturation_kernel_logit_std_slope_{arm}", f["logit_std"].slope)

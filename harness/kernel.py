@@ -17,6 +17,11 @@ The calling convention is read off ``inspect.signature`` (``--attention-conventi
 ``Kernel.__call__(q, k, v, *, mask=None, is_causal=False, scale=None, dropout_p=0.0) -> (out, weights or None)``
 is the one form the probes and the model use: (B, H, L, D) in and out whatever the convention.
 
+An ``nn.Module`` (or a factory building one) is a kernel too: its convention is read off ``forward``, it is put in
+eval mode (as inference runs it), and its source hash is its class's. A kernel that takes self-attention only
+(it raises when L != S, as a ViT block) passes the pre-flight on a square input; the shapes it rejects are recorded
+in ``Kernel.unsupported`` and on each probe case as not supported by this kernel, never as a failure.
+
 A user's mistake (an unresolvable name, a signature that fits no convention, a wrong output shape or dtype) is a
 ``KernelError`` whose one-line message names what was expected; the plugin turns it into a usage error (exit 4).
 """
@@ -42,6 +47,14 @@ SIGNATURES = {
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16,
           "float16": torch.float16}
 PREFLIGHT_SHAPE = dict(B=1, H=2, L=3, S=4, D=16)   # the tiny input every kernel sees once before anything runs
+SELF_ATTENTION_SHAPE = dict(PREFLIGHT_SHAPE, L=4)  # its square twin, for a kernel that takes self-attention only
+CROSS_ATTENTION = "cross-attention (L != S)"       # Kernel.unsupported's key for a self-attention-only kernel
+GQA = "grouped-query attention (H_kv < H)"        # Kernel.unsupported's keys for what a kernel does not take
+DV = "a value head dim other than d_k (d_v != d_k)"
+#: the shapes a kernel may or may not take, tried once at pre-flight: Kernel attribute -> (its unsupported key, the
+#: input (B, H, H_kv, L, S, D, D_v)); the probes draw them only for a kernel that took them
+OPTIONAL_SHAPES = {"gqa": (GQA, dict(B=1, H=4, H_kv=2, L=4, S=4, D=16, D_v=16)),
+                   "dv": (DV, dict(B=1, H=2, H_kv=2, L=4, S=4, D=16, D_v=8))}
 
 
 class KernelError(ValueError):
@@ -80,12 +93,21 @@ class Kernel:
     dtypes: tuple[str, ...] = ("float32",)
     source_sha256: str | None = field(default=None)
     rejected_dtypes: dict[str, str] = field(default_factory=dict)   # dtype -> the kernel's message at pre-flight
+    unsupported: dict[str, str] = field(default_factory=dict)       # shape class -> the kernel's message there
+    gqa: bool = False                   # it took fewer key/value heads than query heads at pre-flight
+    dv: bool = False                    # it took a value head dim other than d_k at pre-flight
+
+    @property
+    def self_attention_only(self) -> bool:
+        return CROSS_ATTENTION in self.unsupported
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
                  is_causal: bool = False, scale: float | None = None,
                  dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if self.convention == "sdpa":
-            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale), None
+        grouped = k.shape[-3] != q.shape[-3]
+        if self.convention == "sdpa":     # GQA as SDPA takes it: enable_gqa=True, where the kernel names it
+            gqa = {"enable_gqa": True} if grouped and _takes(self.fn, "enable_gqa") else {}
+            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa), None
         L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
         scaling = 1.0 / math.sqrt(D) if scale is None else float(scale)
         additive = None if mask is None else mask.to(q.dtype) if mask.dtype != torch.bool else \
@@ -96,7 +118,8 @@ class Kernel:
                 additive.masked_fill(~causal, torch.finfo(q.dtype).min)
         if additive is not None:
             additive = additive.expand(q.shape[0], additive.shape[-3] if additive.dim() >= 3 else 1, L, S)
-        module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D)
+        module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D,
+                          num_key_value_groups=q.shape[-3] // k.shape[-3])   # GQA as transformers passes it
         out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
         return out.transpose(1, 2), weights
 
@@ -106,7 +129,8 @@ class Kernel:
         can be declared for what it will be (C5)."""
         if self.convention == "sdpa":
             return False
-        q, k, v = preflight_inputs(DTYPES[self.dtypes[0]], device, torch.Generator().manual_seed(0))
+        q, k, v = preflight_inputs(DTYPES[self.dtypes[0]], device, torch.Generator().manual_seed(0),
+                                   SELF_ATTENTION_SHAPE if self.self_attention_only else None)
         return self(q, k, v)[1] is not None
 
     @property
@@ -118,7 +142,8 @@ class Kernel:
     def describe(self) -> dict[str, Any]:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
-                "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes)}
+                "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes),
+                "unsupported": dict(self.unsupported), "gqa": self.gqa, "dv": self.dv}
 
 
 def identity(fn: Callable[..., Any] | None) -> str | None:
@@ -153,20 +178,38 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
                                                                                        torch.finfo(dtype).min)
 
 
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` (a module: its forward) takes the keyword ``name`` (by name, or through ``**kwargs``)."""
+    if fn is torch.nn.functional.scaled_dot_product_attention:
+        return True
+    try:
+        params = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def _positional(sig: inspect.Signature) -> list[str]:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return [p.name for p in sig.parameters.values() if p.kind in kinds]
 
 
+def _label(fn: Any) -> str:
+    """How a kernel is named in a message, on one line: its qualified name (a module's class), never its repr."""
+    obj = type(fn) if isinstance(fn, torch.nn.Module) else fn
+    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
+
+
 def detect_convention(fn: Callable[..., Any]) -> str:
-    """'sdpa' or 'hf' from the signature; KernelError when it fits neither (or cannot be read)."""
+    """'sdpa' or 'hf' from the signature (a module's ``forward``, not ``Module.__call__``); KernelError when it fits
+    neither (or cannot be read), suggesting ``--attention-convention``."""
     if fn is torch.nn.functional.scaled_dot_product_attention:
         return "sdpa"                                       # a builtin: no signature to read, but it is the one
+    override = f"name its convention with --attention-convention {{{','.join(CONVENTIONS)}}}"
     try:
-        sig = inspect.signature(fn)
+        sig = inspect.signature(fn.forward if isinstance(fn, torch.nn.Module) else fn)
     except (TypeError, ValueError):
-        raise KernelError(f"the signature of {fn!r} cannot be read; name its convention with "
-                          f"--attention-convention {{{','.join(CONVENTIONS)}}}") from None
+        raise KernelError(f"the signature of {_label(fn)} cannot be read; {override}") from None
     names = _positional(sig)
     params = sig.parameters
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
@@ -174,8 +217,9 @@ def detect_convention(fn: Callable[..., Any]) -> str:
         return "hf"
     if len(names) >= 3 and names[0] != "module" and (var_kw or {"attn_mask", "is_causal", "scale"} <= set(params)):
         return "sdpa"
-    raise KernelError(f"signature {fn.__name__ if hasattr(fn, '__name__') else fn}{sig} fits no convention; "
-                      f"expected sdpa {SIGNATURES['sdpa']} or hf {SIGNATURES['hf']}")
+    where = f"{_label(fn)}.forward" if isinstance(fn, torch.nn.Module) else _label(fn)
+    raise KernelError(f"signature {where}{sig} fits no convention; expected sdpa {SIGNATURES['sdpa']} or hf "
+                      f"{SIGNATURES['hf']}; or {override}")
 
 
 def parse_dtypes(spec: str) -> tuple[str, ...]:
@@ -186,13 +230,18 @@ def parse_dtypes(spec: str) -> tuple[str, ...]:
     return names
 
 
-def source_hash(obj: Any) -> str | None:
-    """sha256 of the kernel's source where ``inspect.getsource`` can read it, else None."""
-    try:
-        text = inspect.getsource(obj)
-    except (OSError, TypeError):
-        return None
-    return hashlib.sha256(text.encode()).hexdigest()
+def source_hash(*objs: Any) -> str | None:
+    """sha256 of the kernel's source where ``inspect.getsource`` can read it (an instance, such as a module: its
+    class's; several objects, such as a factory and the module it built: their sources in order), else None."""
+    texts = []
+    for obj in objs:
+        if not (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isclass(obj) or inspect.ismodule(obj)):
+            obj = type(obj)
+        try:
+            texts.append(inspect.getsource(obj))
+        except (OSError, TypeError):
+            return None
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest() if texts else None
 
 
 def resolve(name: str, *, path: str | None = None, factory: bool = False, convention: str | None = None,
@@ -226,14 +275,17 @@ def resolve(name: str, *, path: str | None = None, factory: bool = False, conven
     if convention is not None and convention not in CONVENTIONS:
         raise KernelError(f"--attention-convention {convention!r}: expected one of {', '.join(CONVENTIONS)}")
     conv = convention or detect_convention(obj)
+    if isinstance(obj, torch.nn.Module):
+        obj.eval()                                  # as inference runs it: no dropout of its own in the probes
+    sources = (source,) if obj is source or type(obj) is source else (source, obj)
     return Kernel(fn=obj, name=name, convention=conv, factory=factory, dtypes=parse_dtypes(dtypes),
-                  source_sha256=source_hash(source))
+                  source_sha256=source_hash(*sources))
 
 
-def preflight_inputs(dtype: torch.dtype, device: torch.device | str, g: torch.Generator
+def preflight_inputs(dtype: torch.dtype, device: torch.device | str, g: torch.Generator, shape: dict | None = None
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """q, k, v of the pre-flight shape (``PREFLIGHT_SHAPE``), drawn from ``g`` in that order."""
-    s = PREFLIGHT_SHAPE
+    """q, k, v of the pre-flight shape (``PREFLIGHT_SHAPE``, or ``shape``), drawn from ``g`` in that order."""
+    s = shape or PREFLIGHT_SHAPE
     return tuple(torch.randn(s["B"], s["H"], n, s["D"], generator=g).to(device=device, dtype=dtype)
                  for n in (s["L"], s["S"], s["S"]))
 
@@ -241,10 +293,11 @@ def preflight_inputs(dtype: torch.dtype, device: torch.device | str, g: torch.Ge
 def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
     """Call the kernel once per dtype on a tiny input. A wrong return (type, shape, dtype) is a KernelError; a dtype
     the kernel raises on is dropped from ``kernel.dtypes`` into ``kernel.rejected_dtypes`` with its message (the
-    probes run in the others), and a KernelError only when it raises on every dtype asked for."""
+    probes run in the others), and a KernelError only when it raises on every dtype asked for. A kernel that
+    raises on L != S but runs the square twin (``SELF_ATTENTION_SHAPE``) takes self-attention only: recorded in
+    ``kernel.unsupported`` and checked on the square input."""
     accepted = []
     s = PREFLIGHT_SHAPE
-    want_raw = (s["B"], s["L"], s["H"], s["D"]) if kernel.convention == "hf" else (s["B"], s["H"], s["L"], s["D"])
     layout = "(B, L, H, D)" if kernel.convention == "hf" else "(B, H, L, D)"
     g = torch.Generator().manual_seed(0)
     for dname in kernel.dtypes:
@@ -255,23 +308,53 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
         except KernelError:
             raise
         except Exception as exc:
-            kernel.rejected_dtypes[dname] = first_line(exc)
-            continue
+            try:                                    # self-attention only? the square twin
+                q, k, v = preflight_inputs(dtype, device, g, SELF_ATTENTION_SHAPE)
+                raw = _raw_call(kernel, q, k, v)
+                kernel.unsupported.setdefault(CROSS_ATTENTION, first_line(exc))
+                s = SELF_ATTENTION_SHAPE
+            except KernelError:
+                raise
+            except Exception:
+                kernel.rejected_dtypes[dname] = first_line(exc)
+                continue
+        want_raw = (s["B"], s["L"], s["H"], s["D"]) if kernel.convention == "hf" else (s["B"], s["H"], s["L"], s["D"])
         if not isinstance(raw, torch.Tensor):
             raise KernelError(f"{kernel.name} returned {type(raw).__name__}; expected a tensor {layout} "
                               f"({kernel.convention} convention: {SIGNATURES[kernel.convention]})")
         if tuple(raw.shape) != want_raw:
             raise KernelError(f"{kernel.name} returned shape {tuple(raw.shape)} for (B, H, L, S, D) = "
-                              f"(1, 2, 3, 4, 16); expected {layout} = {want_raw} ({kernel.convention} convention)")
+                              f"{tuple(s.values())}; expected {layout} = {want_raw} ({kernel.convention} convention)")
         if raw.dtype != dtype:
             raise KernelError(f"{kernel.name} returned {raw.dtype} for {dname} inputs; expected {dname}")
         accepted.append(dname)
+        if len(accepted) == 1:
+            _preflight_optional(kernel, dtype, device, g)
     if not accepted:
         dname, message = next(iter(kernel.rejected_dtypes.items()))
         raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
                           f"{dname}{' (and on every other dtype asked for)' if len(kernel.rejected_dtypes) > 1 else ''}"
                           "; expected it to run")
     kernel.dtypes = tuple(accepted)
+
+
+def _preflight_optional(kernel: Kernel, dtype: torch.dtype, device, g: torch.Generator) -> None:
+    """Does the kernel take each of ``OPTIONAL_SHAPES`` (fewer key/value heads than query heads; d_v != d_k)? Its
+    attribute set if so, else its message (or its wrong shape) in ``kernel.unsupported``."""
+    for attr, (label, s) in OPTIONAL_SHAPES.items():
+        q, k, v = (torch.randn(s["B"], h, n, d, generator=g).to(device=device, dtype=dtype)
+                   for h, n, d in ((s["H"], s["L"], s["D"]), (s["H_kv"], s["S"], s["D"]), (s["H_kv"], s["S"], s["D_v"])))
+        want = (s["B"], s["H"], s["L"], s["D_v"])
+        try:
+            out, _ = kernel(q, k, v)
+        except Exception as exc:      # the user's kernel: its own message, on one line
+            kernel.unsupported[label] = first_line(exc)
+            continue
+        if tuple(out.shape) != want:
+            kernel.unsupported[label] = (f"returned shape {tuple(out.shape)} for q {tuple(q.shape)}, k "
+                                         f"{tuple(k.shape)}, v {tuple(v.shape)}; expected {want}")
+            continue
+        setattr(kernel, attr, True)
 
 
 def _raw_call(kernel: Kernel, q, k, v) -> Any:

@@ -385,6 +385,15 @@ class ClaimsSession:
                           f"{', '.join(att['dtypes'])}); judged by "
                           f"{', '.join(c for c in res['claims'] if c in KERNEL_TRIAL_CLAIMS) or 'no claim'}; the "
                           "other claims do not judge a kernel yet (skipped, each with its reason)")
+        if res.get("attention"):
+            from harness.report.findings import failing_properties
+
+            failing = failing_properties(res)
+            tr.write_line("failing properties, each with its smallest counterexample (claim verdicts below):"
+                          if failing else "no property of the kernel fails (claim verdicts below)",
+                          **({"red": True} if failing else {"green": True}))
+            for line in failing:
+                tr.write_line(f"  {line}", red=True)
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))

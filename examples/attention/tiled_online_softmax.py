@@ -1,10 +1,11 @@
-"""Correct: a flash-style kernel in plain torch: keys in tiles, an online softmax (running max and sum), causal
-bottom-right as flash-attn's (query i sees keys j <= i + S - L)."""
+"""Correct: a flash-style kernel in plain torch: keys in tiles of 128 (a tile of flash-attn's forward), an online
+softmax (running max and sum, the accumulator rescaled whenever the max moves), causal bottom-right as flash-attn's
+(query i sees keys j <= i + S - L)."""
 import math
 
 import torch
 
-BLOCK = 4   # keys per tile: small, so that every probe crosses tiles
+BLOCK_N = 128   # keys per tile, as a real kernel's: the probes draw key counts above 2 x 128 and between multiples
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
@@ -14,8 +15,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     row_max = torch.full(query.shape[:-1] + (1,), -math.inf, device=query.device)
     row_sum = torch.zeros_like(row_max)
     acc = torch.zeros(query.shape[:-1] + (value.shape[-1],), device=query.device)
-    for start in range(0, S, BLOCK):
-        stop = min(start + BLOCK, S)
+    for start in range(0, S, BLOCK_N):
+        stop = min(start + BLOCK_N, S)
         scores = q @ key[..., start:stop, :].float().transpose(-2, -1)
         if attn_mask is not None:
             m = attn_mask[..., start:stop]

@@ -4,7 +4,9 @@ from harness.profiles.merge import overrides
 
 # The probe-level trial of a user's kernel (issue 27, harness/measure/kernel_probes.py; M0, R1, R2, R3 with
 # --attention):
-# cases Hypothesis draws for R1's exactness (a failing one is shrunk; more cases, more shapes seen), the d_k grid
+# cases Hypothesis draws for R1's exactness (a failing one is shrunk; more cases, more shapes seen); their query and
+# key counts, short (1..max_len) or as often long and ragged (max_len+1..long_len: long_len above 2 x 128 keys, so
+# that a kernel with flash-attn's 64- or 128-key tiles runs three tiles or more, the last one partial); the d_k grid
 # of the scale law and the saturation check (the paper's 8..256), query and key counts of the weight readout,
 # and R3's timed sizes (the suite's R3 layer: batch 8, h 4, d_k 64). Target: <= 60 s a kernel on 2 CPU cores.
 # training: R1's kernel_trains_as_reference (not under --fast), the kernel and the reference as two arms of the
@@ -14,7 +16,7 @@ from harness.profiles.merge import overrides
 # Smoke is small so that `pytest --attention ... --profile smoke -n 2` stays well inside 10 minutes: 3 seeds (R1
 # has 5) and one tuning seed (C3 has 2), C3's smoke steps (300 key-value lookup, 150 delayed copy); 2 arms x 2
 # tasks x 2 d_k, 6-9 runs each. Standard and full: C3's tuning blocks and steps, 5 seeds.
-SMOKE = {"cases": 60, "max_len": 9, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 16, "n_keys": 32, "seeds": 3,
+SMOKE = {"cases": 60, "max_len": 9, "long_len": 300, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 16, "n_keys": 32, "seeds": 3,
          "speed": {"sizes": [[8, 4, 128, 64]], "reps": 3},
          "training": {"sweep_from": "C3", "seeds": 3,
                       "tuning": {"points": 3, "span": 16.0, "seeds": 1, "extend": 3}, "train": {}}}

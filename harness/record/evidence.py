@@ -62,6 +62,10 @@ class Criterion:
     exact_measured: Any = None
     unmeasured_reason: str = ""
     detail: str = ""
+    #: what a kernel on trial breaks when this fails (issue 39: masks, head layout, scale, precision, tiling), and
+    #: the smallest case that shows it; set with ``about``, shown first in the trial's summary
+    kernel_property: str = ""
+    counterexample: str = ""
     _on_record: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -125,6 +129,12 @@ class Criterion:
         self.exact_measured = to_jsonable(measured)
         return self._finish(detail)
 
+    def about(self, property: str, counterexample: str = "") -> "Criterion":
+        """The property of a kernel this criterion checks and, where it fails, its smallest counterexample (neither
+        enters the fingerprint nor the decision: they name what failed)."""
+        self.kernel_property, self.counterexample = str(property), str(counterexample)
+        return self
+
     def _measured(self, measurements: list[dict[str, Any]], detail: str) -> "Criterion":
         if self.rule.kind == "exact":
             raise EvidenceError(f"{self.where}: an exact criterion is recorded with check(holds)")
@@ -168,6 +178,8 @@ class Criterion:
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
                 "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
                 "falsified_by": list(self.falsified_by), "detail": self.detail,
+                **({"property": self.kernel_property} if self.kernel_property else {}),
+                **({"counterexample": self.counterexample} if self.counterexample else {}),
                 "fingerprint": decision.fingerprint(self.definition())}
 
 

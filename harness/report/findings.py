@@ -213,6 +213,27 @@ def effect_text(criterion: Mapping[str, Any] | None) -> str:
     return _comparison(c, kind or "")
 
 
+#: the order in which a kernel's failing properties are named (issue 39): the cause a maintainer looks for first
+PROPERTY_ORDER = ("head layout", "masks", "tiling", "scale", "precision")   # a layout bug breaks masks too
+
+
+def failing_properties(res: Mapping[str, Any]) -> list[str]:
+    """One line per failing criterion of a kernel trial that names the property it checks, ordered by
+    ``PROPERTY_ORDER``: 'masks (causal)  R1 kernel_exact: float32: differs at ...'. Its smallest counterexample is
+    the criterion's own, else its detail. A run without a kernel on trial, or with no failing property: []."""
+    if not res.get("attention"):
+        return []
+    rows = [(c["property"], cid, c["name"], c.get("counterexample") or c.get("detail") or "")
+            for cid, claim in res.get("claims", {}).items() for c in claim.get("criteria", [])
+            if c.get("property") and c.get("outcome") == decision.REFUTED]
+
+    def rank(prop: str) -> int:
+        return next((i for i, p in enumerate(PROPERTY_ORDER) if prop.startswith(p)), len(PROPERTY_ORDER))
+    rows.sort(key=lambda r: (rank(r[0]), r[1], r[2]))
+    width = max((len(r[0]) for r in rows), default=0)
+    return [f"{prop:<{width}}  {cid} {name}: {example}" for prop, cid, name, example in rows]
+
+
 def strip_own_id(cid: str, text: str | None) -> str:
     """'R3 — Prefer…' -> 'Prefer…': a statement never repeats its own id."""
     return re.sub(rf"^\s*{re.escape(str(cid))}\s*[—–:-]\s*", "", text or "")

@@ -191,7 +191,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "not_run": [(cid, text) for cid, text in NOTE_ITEMS.items() if cid not in results["claims"]],
         "practices": [{**p, "badge_verdicts": {cid: badge_class(v if v != "not run" else None)
                                                for cid, v in p["verdicts"].items()}}
-                      for p in verdicts.practice_dispositions(verdict_by_id)],
+                      for p in verdicts.practice_dispositions(
+                          verdict_by_id, kernel=(results.get("attention") or {}).get("name"))],
         "benchmarks": load_benchmarks(report_dir),
         "sensitivity": load_sensitivity(report_dir, list(results["claims"])),
         "run_items": [(k, v) for k, v in run.items() if k != "skipped"],

@@ -1,4 +1,6 @@
-"""The gallery on trial (issue 27): every bug refuted by the claim it is about, every correct kernel by none.
+"""The gallery on trial (issue 27), in float32 and bfloat16 (issue 39): every bug refuted by the claim it is about,
+every correct kernel by none. A bug of one dtype only (``examples.attention.BUGGY_DTYPES``) is refuted there, and by
+no claim in the others.
 
 Each gallery kernel goes through the claim modules' own test functions (M0, R1, R2, R3 with ``attention`` set, at
 smoke budgets, as ``pytest --attention ... --fast`` runs them), and each claim's record is judged by
@@ -19,16 +21,18 @@ import claims.test_m0_model_checks as m0
 import claims.test_r1_scale_by_sqrt_dk as r1
 import claims.test_r2_saturation_check as r2
 import claims.test_r3_matmul as r3
-from examples.attention import BUGGY, CORRECT
+from examples.attention import BROKEN_PROPERTY, BUGGY, BUGGY_DTYPES, CORRECT
 from harness import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
+from harness.report import findings
 from harness.profiles import get_profile
 from tests.conftest import REPO
 
 torch.set_num_threads(1)
 CLAIMS = ("M0", "R1", "R2", "R3")
 SEEDS = [0, 1, 2]
+DTYPES = ("float32", "bfloat16")
 
 
 def _quiet(msg, force=False):
@@ -36,26 +40,29 @@ def _quiet(msg, force=False):
 
 
 @lru_cache(maxsize=None)
-def trial(name: str) -> dict[str, str]:
+def trial(name: str, dtype: str = "float32") -> dict[str, str]:
     """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (or of ``name`` itself when it
-    reads ``pkg.module:callable``), and "time" -> its trial's wall time. The kernel trials write no file."""
+    reads ``pkg.module:callable``) probed in ``dtype``, and "time" -> its trial's wall time. The kernel trials write
+    no file."""
     import tempfile
     from pathlib import Path
 
     report_dir = tempfile.gettempdir()
-    kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention")
+    kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention", dtypes=dtype)
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
     runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel, None),
             "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
             "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
-    out, t0 = {}, time.perf_counter()
+    out, records, t0 = {}, {}, time.perf_counter()
     for cid, run in runs.items():
         ev = Evidence(Path(report_dir), claim_id=cid, fast=True)
         run(ev)
-        out[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)["verdict"]
+        records[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)
+        out[cid] = records[cid]["verdict"]
     out["time"] = f"{time.perf_counter() - t0:.1f} s"
+    out["failing"] = findings.failing_properties({"attention": kernel.describe(), "claims": records})
     return out
 
 
@@ -63,27 +70,56 @@ def refuted(verdict: str) -> bool:
     return verdicts.canonical(verdict) == verdicts.REFUTED
 
 
-@pytest.mark.parametrize("name", CORRECT)
-def test_a_correct_kernel_is_refuted_by_no_claim(name):
-    row = trial(name)
+def buggy_in(name: str, dtype: str) -> bool:
+    return name in BUGGY and dtype in BUGGY_DTYPES.get(name, (DTYPES,))[0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", CORRECT + tuple(n for n in sorted(BUGGY_DTYPES)))
+def test_a_correct_kernel_is_refuted_by_no_claim(name, dtype):
+    if buggy_in(name, dtype):
+        pytest.skip(f"{name} is a bug in {dtype}")
+    row = trial(name, dtype)
     judged = {cid: v for cid, v in row.items() if cid in ("M0", "R1", "R2")}
     assert not any(refuted(v) for v in judged.values()), row
     assert all(verdicts.canonical(v) == verdicts.SUPPORTED for v in judged.values()), row
+    assert not row["failing"], row["failing"]
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", sorted(BUGGY))
-def test_a_bug_is_refuted_by_the_claim_it_is_about(name):
-    row = trial(name)
+def test_a_bug_is_refuted_by_the_claim_it_is_about(name, dtype):
+    if not buggy_in(name, dtype):
+        pytest.skip(f"{name} is no bug in {dtype}: {BUGGY_DTYPES[name][1]}")
+    row = trial(name, dtype)
     assert refuted(row[BUGGY[name]]), row
+    assert row["failing"] and row["failing"][0].startswith(BROKEN_PROPERTY[name]), row["failing"]
 
 
-def matrix() -> str:
-    """The gallery x claim table (markdown), as docs/attention-trial.md shows it."""
+def test_the_probes_cross_real_tiles():
+    """The drawn cases include key counts above 2 x 128 that are no multiple of a 64- or 128-key tile, and the
+    correct tiled kernel (128-key tiles) is judged on them: the rescale bug cannot hide in one tile."""
+    from examples.attention import tiled_online_softmax
+    from harness.measure import kernel_probes
+
+    trial_ = get_profile("smoke").claim("kernel_trial")
+    report = kernel_probes.exactness(kernels.resolve("examples.attention.tiled_online_softmax:attention"),
+                                     cases=trial_["cases"], d_ks=trial_["d_ks"], max_len=trial_["max_len"],
+                                     long_len=trial_["long_len"])
+    tile = tiled_online_softmax.BLOCK_N
+    keys = [r.case.S for r in report.measured]
+    assert report.holds and tile >= 64
+    assert any(s > 2 * tile and s % 64 for s in keys), keys
+    assert any(0 < s % tile < tile - 1 and s > tile for s in keys), keys
+
+
+def matrix(dtype: str = "float32") -> str:
+    """The gallery x claim table (markdown) in ``dtype``, as docs/attention-trial.md shows it."""
     lines = ["| kernel | expected | " + " | ".join(CLAIMS) + " | time |", "|---" * (len(CLAIMS) + 3) + "|"]
     for name in (*CORRECT, *sorted(BUGGY)):
-        row = trial(name)
+        row = trial(name, dtype)
         cells = [f"**{row[c]}**" if refuted(row[c]) and c != "R3" else row[c] for c in CLAIMS]
-        lines.append(f"| {name} | {'refuted by ' + BUGGY[name] if name in BUGGY else 'none refuted'} | "
+        lines.append(f"| {name} | {'refuted by ' + BUGGY[name] if buggy_in(name, dtype) else 'none refuted'} | "
                      + " | ".join(cells) + f" | {row['time']} |")
     return "\n".join(lines)
 
@@ -124,10 +160,11 @@ def test_the_readmes_gallery_table_is_the_trials():
                                       "`python -m tests.kernel.test_gallery --write README.md`")
 
 
-def test_print_the_matrix(capsys):
-    text = matrix()
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_print_the_matrix(capsys, dtype):
+    text = matrix(dtype)
     with capsys.disabled():
-        print("\n" + text)
+        print(f"\n{dtype}\n" + text)
     assert text.count("\n") == len(CORRECT) + len(BUGGY) + 1
 
 
@@ -141,4 +178,5 @@ if __name__ == "__main__":
         path.write_text(findings.replace_between_markers(path.read_text(encoding="utf-8"), readme_matrix(),
                                                          "gallery"), encoding="utf-8")
     else:
-        print(matrix())
+        for dtype in DTYPES:
+            print(f"{dtype}\n{matrix(dtype)}\n")

@@ -42,6 +42,23 @@ BAD_KERNELS = textwrap.dedent('''
         return lambda query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None: \\
             F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
 
+    def self_only(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        if query.shape[-2] != key.shape[-2]:
+            raise ValueError("self-attention only")
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, is_causal=is_causal,
+                                              scale=scale)
+
+    class Opaque(torch.nn.Module):
+        """A module whose forward takes anything: its convention cannot be read."""
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(4, 4)
+
+        def forward(self, *args, **kwargs):
+            return F.scaled_dot_product_attention(*args, **kwargs)
+
+    opaque_module = Opaque()
+
     not_callable = 3
     ''')
 
@@ -75,7 +92,8 @@ def test_resolve_by_name_factory_and_override(user_pkg):
     assert forced.dtypes == ("float32", "bfloat16")
     assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
                                  "source_sha256": forced.source_sha256, "factory": False,
-                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}}
+                                 "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}, "gqa": False,
+                                 "dv": False}
     for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
         with pytest.raises(kernels.KernelError, match=match):
             kernels.resolve(name, path=str(user_pkg))
@@ -108,6 +126,7 @@ def test_one_call_form_for_both_conventions():
     (["--attention", "userkern:wrong_dtype"], "returned torch.float64 for float32 inputs; expected float32"),
     (["--attention", "userkern:hf_not_transposed", "--attention-convention", "hf"], "expected (B, L, H, D)"),
     (["--attention", "userkern:build"], "fits no convention"),         # a factory named without --attention-factory
+    (["--attention", "userkern:opaque_module"], "Opaque.forward(*args, **kwargs) fits no convention; expected sdpa"),
     (["--attention-path", "somewhere"], "--attention-path needs --attention"),
 ])
 def test_preflight_errors_are_one_line_exit_4(user_pkg, args, expected):
@@ -130,6 +149,7 @@ def test_a_kernel_on_trial_is_recorded_in_results_json(tmp_path):
     assert res["attention"]["convention"] == "sdpa" and res["attention"]["dtypes"] == ["float32"]
     assert {c["name"] for c in res["claims"]["M0"]["criteria"]} == {"kernel_masks", "kernel_heads_independent"}
     assert "attention on trial: examples.attention.sdpa_wrapper:attention" in proc.stdout
+    assert proc.stdout.index("no property of the kernel fails") < proc.stdout.index("M0  supported")
     assert active_kernel() is None
     html = (tmp_path / "index.html").read_text()
     assert "Attention on trial: <code>examples.attention.sdpa_wrapper:attention</code>" in html
@@ -153,6 +173,80 @@ def test_a_dtype_the_kernel_rejects_is_dropped_at_preflight_and_said():
         kernels.preflight(only)
 
 
+def test_a_module_is_read_off_its_forward_and_hashed_by_its_class(user_pkg):
+    """An nn.Module instance, or a class built by --attention-factory: the convention comes from ``forward`` (not
+    ``Module.__call__``'s ``(*args, **kwargs)``), the module is put in eval mode, and source_sha256 is its class's."""
+    from examples.attention import sdpa_module
+
+    inst = kernels.resolve("examples.attention.sdpa_module:attention")
+    built = kernels.resolve("examples.attention.sdpa_module:SDPAttention", factory=True)
+    assert inst.convention == built.convention == "sdpa" and not inst.fn.training
+    assert inst.source_sha256 == built.source_sha256 == kernels.source_hash(sdpa_module.SDPAttention)
+    with pytest.raises(kernels.KernelError) as err:
+        kernels.resolve("userkern:opaque_module", path=str(user_pkg))
+    message = str(err.value)
+    assert "\n" not in message and "Linear" not in message                  # one line, no module repr
+    assert message.endswith("or name its convention with --attention-convention {sdpa,hf}")
+    forced = kernels.resolve("userkern:opaque_module", path=str(user_pkg), convention="sdpa")
+    kernels.preflight(forced)
+    assert forced.source_sha256 is not None
+
+
+def test_a_self_attention_only_kernel_is_tried_on_what_it_accepts(user_pkg):
+    """A kernel that raises on L != S passes the pre-flight on the square input; the cross-attention cases are
+    recorded as not supported by this kernel, the others judged (here: it holds)."""
+    k = kernels.resolve("userkern:self_only", path=str(user_pkg), dtypes="float32,bfloat16")
+    kernels.preflight(k)
+    assert k.dtypes == ("float32", "bfloat16") and k.self_attention_only
+    assert k.describe()["unsupported"][kernels.CROSS_ATTENTION] == "ValueError: self-attention only"
+    report = kernel_probes.exactness(k, cases=30, max_len=9, long_len=40)
+    assert report.holds and report.measured and report.rejected, report.detail()
+    assert all(r.case.L == r.case.S for r in report.measured)
+    assert all(r.case.L != r.case.S and r.rejected == "ValueError: self-attention only" for r in report.rejected)
+    assert "not supported by this kernel" in report.detail()
+    assert kernel_probes.causal_alignment(k).startswith("not applicable")
+    assert kernel_probes.scale_law(k, [8, 16, 32], [0]).exponent is not None
+
+
+def test_gqa_is_drawn_for_a_kernel_that_takes_it_and_said_for_one_that_does_not():
+    """A kernel that takes fewer key/value heads (sdpa: enable_gqa; hf: module.num_key_value_groups) is drawn GQA and
+    MQA cases and holds; one that does not (SDPA called without enable_gqa) says so in ``unsupported`` and is
+    drawn none; the wrong head-group mapping is shrunk to the smallest GQA case."""
+    takes = {}
+    for name in ("gqa", "hf_eager", "sdpa_wrapper"):
+        k = kernels.resolve(f"examples.attention.{name}:attention")
+        kernels.preflight(k)
+        report = kernel_probes.exactness(k, cases=30)
+        takes[name] = {r.case.kv_groups for r in report.measured}
+        assert report.holds, report.detail()
+        assert k.describe()["gqa"] == k.gqa and (k.gqa or kernels.GQA in k.unsupported)
+    assert takes["gqa"] == takes["hf_eager"] == set(kernel_probes.KV_GROUPS) and takes["sdpa_wrapper"] == {1}
+    bug = kernels.resolve("examples.attention.gqa_wrong_groups:attention")
+    kernels.preflight(bug)
+    assert kernel_probes.exactness(bug, cases=30).counterexample.startswith(
+        "differs at B=1, H=4, H_kv=2, L=1, S=1, d_k=8, no mask, scale=None: max error")
+
+
+def test_a_value_head_dim_other_than_d_k_is_drawn_where_taken():
+    """d_v != d_k (MLA's 128 against 192) is drawn for a kernel that took it at pre-flight; the scale taken from d_v
+    is exact at d_v = d_k and refuted at the smallest case with d_v != d_k."""
+    k = kernels.resolve("examples.attention.sdpa_wrapper:attention")
+    kernels.preflight(k)
+    report = kernel_probes.exactness(k, cases=30)
+    assert k.dv and report.holds and {r.case.d_v > 0 for r in report.measured} == {True, False}, report.detail()
+    bug = kernels.resolve("examples.attention.scale_from_dv:attention")
+    kernels.preflight(bug)
+    assert kernel_probes.exactness(bug, cases=30, dv=False).holds
+    assert kernel_probes.exactness(bug, cases=30).counterexample.startswith(
+        "differs at B=1, H=1, L=1, S=2, d_k=8, d_v=4, no mask, scale=None: max error")
+
+
+def test_a_self_attention_only_kernel_is_no_usage_error(user_pkg):
+    proc = run_pytest(user_pkg, "--co", "-q", "--attention-path", str(user_pkg), "--attention", "userkern:self_only",
+                      timeout=120)
+    assert proc.returncode == 5 and "ERROR" not in proc.stderr, proc.stdout + proc.stderr   # 5: no tests there
+
+
 # ---------------------------------------------------------------------------------------------- failing well
 def test_a_kernel_that_raises_or_returns_nan_on_some_cells_is_recorded_there():
     """A head dim the kernel rejects and a shape where it returns NaN are recorded on those cases with the kernel's
@@ -169,7 +263,7 @@ def test_a_kernel_that_raises_or_returns_nan_on_some_cells_is_recorded_there():
     assert "ValueError: head dim 256 is not supported by this kernel" in messages
     assert "returned NaN or inf on inputs whose reference is finite" in messages
     assert report.measured and report.holds, report.detail()
-    assert "rejected e.g. at" in report.detail()
+    assert "not supported e.g. at" in report.detail()
 
 
 def test_a_shrunk_counterexample_names_the_smallest_case():
@@ -178,6 +272,15 @@ def test_a_shrunk_counterexample_names_the_smallest_case():
     assert report.counterexample.startswith("differs at B=1, H=1, L=1, S=2, d_k=8, no mask, scale=None: max error")
     again = kernel_probes.exactness(k, cases=40)
     assert again.counterexample == report.counterexample               # derandomised: the same run twice
+
+
+def test_a_counterexample_drawn_at_a_tile_edge_is_shortened():
+    """Hypothesis leaves a causal off-by-one at S = 63 (the tile-edge branch); ``shorten`` finds S = 3, the shortest
+    where query 0 of one sees neither key 0 alone (top-left) nor every key (bottom-right)."""
+    k = kernels.resolve("examples.attention.causal_off_by_one:attention")
+    report = kernel_probes.exactness(k, cases=60, long_len=300)
+    assert report.counterexample.startswith("differs at B=1, H=1, L=1, S=3, d_k=8, causal, scale=None"), \
+        report.counterexample
 
 
 # ---------------------------------------------------------------------------------------------- the model switch

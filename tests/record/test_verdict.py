@@ -95,6 +95,13 @@ def test_sota_050_disposition_follows_c3_c4_r1(verdicts, expected):
     assert set(row["verdicts"]) == {"C3", "C4", "R1"}
 
 
+def test_a_kernel_trial_does_not_dispose_of_the_practice():
+    """Issue 39: R1 refuted on a kernel with a mask bug judges the kernel, not 1/sqrt(head_dim)."""
+    (row,) = V.practice_dispositions({"R1": "refuted", "R2": "supported"}, kernel="pkg.mod:attention")
+    assert row["disposition"] == "not judged: these verdicts judge the kernel pkg.mod:attention, not the practice"
+    assert row["verdicts"]["R1"] == "refuted"
+
+
 def test_explain_names_the_failing_criterion():
     judged = V.judge_record([crit("slope_ci", refuted=True), crit("wide")])["criteria"]
     judged[0] |= {"ci": [0.1, 0.2], "p_value": 0.001}

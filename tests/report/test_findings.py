@@ -153,3 +153,22 @@ def test_a_claim_not_testable_here_says_which_premise_and_its_effect():
     assert effect == ("not testable here: premise h1_averages refuted: top-slot share of the single head = 0.875 "
                       "[0.8, 0.95] on position (band ≤ 0.5)"), effect
     assert F.findings_rows(results(C5=c5))[0]["verdict"] == "inconclusive (firmness not estimated)"
+
+
+def test_a_kernel_trials_failing_properties_come_first_with_their_counterexample():
+    """Issue 39: the trial's summary names what the kernel breaks (head layout before masks, since a layout bug
+    breaks masks too), each with its smallest counterexample (else its detail); passing criteria, criteria without
+    a property and runs without a kernel name nothing."""
+    def crit(name, outcome, prop="", example="", detail="d"):
+        return {"name": name, "outcome": outcome, "detail": detail, **({"property": prop} if prop else {}),
+                **({"counterexample": example} if example else {})}
+    res = {"attention": {"name": "k"}, "claims": {
+        "R1": {"criteria": [crit("kernel_exact", "refuted", "masks (causal)", "float32: differs at B=1, causal"),
+                            crit("kernel_scale_exponent", "passed", "scale")]},
+        "M0": {"criteria": [crit("kernel_heads_independent", "refuted", "head layout", detail="heads mixed"),
+                            crit("model_check", "refuted")]}}}
+    lines = F.failing_properties(res)
+    assert [line.split()[0] for line in lines] == ["head", "masks"]
+    assert lines[0].endswith("M0 kernel_heads_independent: heads mixed")
+    assert lines[1].endswith("R1 kernel_exact: float32: differs at B=1, causal")
+    assert F.failing_properties({**res, "attention": None}) == []
