@@ -109,6 +109,10 @@ DRY_RUN_WALL_BUDGET_S = {"standard": 15, "full": 75}
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
 #: (causal_leak: decoder_is_causal, whose trained decoders would read the next target)
 REFUTED_BY_FAULTS = ("uniform_attention", "causal_leak", "no_positional_encoding")
+#: fault -> why this claim's verdict may move under it, though the claim is not about it
+SIDE_EFFECTS = {"scale_inverted": "sqrt(d_k) for 1/sqrt(d_k) saturates every softmax of C1's Transformers from "
+                                  "init, and they fail to learn reversal (fast matrix, master seed 0: refuted); a "
+                                  "model that cannot learn fails the quality claim, which is not about the scale"}
 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True

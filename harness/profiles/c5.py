@@ -62,7 +62,11 @@ DRY_RUN_WALL_BUDGET_S = {"standard": 5, "full": 5}
 REFUTED_BY_FAULTS = ("uniform_attention",)
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"no_positional_encoding": "C5's position-bound retrieval binds slots to positions, which the fault "
-                                          "removes"}
+                                          "removes",
+                "single_head": "tied heads make the h arms one head each, so resolution no longer rises with h "
+                               "(fast matrix, master seed 0: slope [-0.013, 0.009]), which a direction reads as not "
+                               "shown; in training distinct_slots is refuted by it (reports/falsifiers.json), and M0's "
+                               "heads_distinct catches it fast"}
 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True

@@ -20,7 +20,7 @@ DRY_RUN_WALL_BUDGET_S = {"standard": 1, "full": 1}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
 #: (single_head: its heads_distinct check exists for it; no_positional_encoding: its positional_encoding check)
-REFUTED_BY_FAULTS = ("single_head", "causal_leak", "no_positional_encoding", "padding_leak")
+REFUTED_BY_FAULTS = ("single_head", "causal_leak", "no_positional_encoding", "padding_leak", "local_window")
 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True

@@ -22,7 +22,10 @@ REFUTED_BY_FAULTS = ("no_scale", "scale_by_dk", "scale_inverted")
 SIDE_EFFECTS = {"uniform_attention": "R1's exact check compares the module with softmax(QK^T/sqrt(d_k))V; any "
                                      "change to the attention operation fails it",
                 "single_head": "R1's exact check compares every head with the reference multi-head attention",
-                "causal_leak": "R1's exact check includes causal-masked attention, compared with SDPA's causal mask"}
+                "causal_leak": "R1's exact check includes causal-masked attention, compared with SDPA's causal mask",
+                "padding_leak": "R1's exact check includes a key-padding mask, compared with SDPA's",
+                "local_window": "R1's exact check compares the module with attention over every key; a window "
+                                "zeroes the far ones"}
 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True
