@@ -33,11 +33,11 @@ from harness.suite import sensitivity
 BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
 
-def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print, fast: bool = True
-            ) -> dict[int, dict[str, Any]]:
+def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print, fast: bool = True,
+            claim_ids: Sequence[str] | None = None) -> dict[int, dict[str, Any]]:
     """{master seed: results.json's claim records} of the fast criteria (``fast=False``: every criterion at smoke
-    budgets), no fault."""
-    ids = sensitivity.matrix_claims(claims_dir)
+    budgets), no fault; ``claim_ids``: only those claims (default every claim module)."""
+    ids = list(claim_ids) if claim_ids else sensitivity.matrix_claims(claims_dir)
     with tempfile.TemporaryDirectory(prefix="calibration-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {m: pool.submit(sensitivity.run_fast, ids, fault=None, master_seed=m,
@@ -102,8 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
     parser.add_argument("--trained", action="store_true",
                         help="every counted criterion and verdict at smoke budgets, not only the fast criteria")
+    parser.add_argument("--claims", default="", help="comma-separated claim ids (default every claim)")
     parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    known = sensitivity.matrix_claims(Path(args.claims_dir))
+    claim_ids = [c.strip().upper() for c in args.claims.split(",") if c.strip()]
+    if set(claim_ids) - set(known):
+        parser.error(f"unknown claim id(s) {sorted(set(claim_ids) - set(known))}; valid: {', '.join(known)}")
     try:
         seeds = [int(s) for s in args.master_seeds.split(",") if s.strip()]
     except ValueError:
@@ -111,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(seeds) < 2 or args.jobs < 1:
         parser.error("--master-seeds needs at least 2 seeds and --jobs a positive integer")
     runs = collect(seeds, claims_dir=Path(args.claims_dir), jobs=args.jobs,
-                   progress=lambda m: print(m, file=sys.stderr, flush=True), fast=not args.trained)
+                   progress=lambda m: print(m, file=sys.stderr, flush=True), fast=not args.trained,
+                   claim_ids=claim_ids)
     print(markdown(rows(runs, fast=not args.trained), seeds, fast=not args.trained,
                    commit=sensitivity.clean_commit(sensitivity.ROOT)))
     return 0
