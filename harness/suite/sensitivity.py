@@ -166,10 +166,11 @@ def verdicts_and_flaky(claim_ids: Sequence[str], claims: Mapping[str, Mapping[st
 def falsifier_outcomes(record: Mapping[str, Any], fault: str | None) -> dict[str, str]:
     """{criterion: outcome} of a claim record's counted criteria that name ``fault`` (None: "none") among their
     falsifiers; an unmeasured or errored criterion reads as its outcome or "not measured"."""
-    name = fault or "none"
+    from harness.record.verdict import COUNTED, role_of
+
+    name = fault or NO_FAULT
     return {c["name"]: c.get("outcome") or "not measured" for c in record.get("criteria", [])
-            if c.get("role", "counted" if c.get("counts", True) else "reported") == "counted"
-            and name in (c.get("falsified_by") or ())}
+            if role_of(c) == COUNTED and name in (c.get("falsified_by") or ())}
 
 
 def flakiness(record: Mapping[str, Any], below: float = FLAKY_BELOW) -> str:

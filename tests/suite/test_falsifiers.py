@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from harness.record.verdict import COUNTED
+from harness.record.verdict import COUNTED, role_of
 from harness.suite import sensitivity
 from tests.conftest import REPO
 
@@ -20,7 +20,7 @@ BASELINE = REPO / "reports" / "baseline.json"
 def _counted_in_baseline() -> list[tuple[str, dict]]:
     doc = json.loads(BASELINE.read_text(encoding="utf-8"))
     return [(cid, c) for cid, claim in doc["claims"].items() for c in claim["criteria"]
-            if c.get("role", COUNTED if c.get("counts", True) else "reported") == COUNTED and c.get("recorded", True)
+            if role_of(c) == COUNTED and c.get("recorded", True)
             and not c.get("fast")]
 
 
