@@ -655,6 +655,13 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
             n_unrecorded += bool(cm)
             continue
         rule = rule_from_dict(c["rule"])
+        if rule.kind == "exact" and c.get("exact_holds") is None and c.get("unmeasured"):
+            why = c["unmeasured"]                    # an exact check not made: inconclusive, never refuted
+            out[i] = {"outcome": INCONCLUSIVE, "firmness": None, "firmness_reason": f"not measured: {why}",
+                      "seeds_for_firm": None, "level": None, "decision_note": f"not measured: {why}"}
+            if cm:
+                exact_codes.append(1)
+            continue
         if rule.kind == "exact":
             o = PASSED if c.get("exact_holds") else REFUTED
             out[i] = {"outcome": o, "firmness": None, "firmness_reason": "deterministic check: nothing to simulate",

@@ -426,6 +426,19 @@ def test_an_unmeasured_criterion_is_inconclusive_and_says_why(tmp_path):
     assert "only 1 seed ran" in judged["criteria"][1]["decision_note"]
 
 
+def test_an_unmeasured_exact_check_is_inconclusive_not_refuted(tmp_path):
+    """A deterministic check that could not be made (a kernel rejected every mask; a model that declares no causal
+    attention) says nothing against the claim: inconclusive, with the reason, never refuted."""
+    from harness.record.evidence import Evidence
+
+    ev = Evidence(tmp_path)
+    ev.claim("C9", title="t", statement="s", strength="strong")
+    ev.criterion("a", rule=D.exact(), prediction="p", metric="m").unmeasured("the model is bidirectional")
+    judged = V.judge_record(ev.to_record()["criteria"])
+    assert judged["criteria"][0]["outcome"] == "inconclusive" and judged["verdict"] == "inconclusive"
+    assert "bidirectional" in judged["criteria"][0]["decision_note"]
+
+
 # ------------------------------------------------------------------------------------------ a live foil
 LN2 = math.log(2)
 
