@@ -40,7 +40,7 @@ from harness.schedule import PlannedGroupScheduling
 from harness.session import (EVIDENCE_KEY, STATE_KEY, ClaimsSession, Progress, claim_marker_id,
                              sigterm_as_interrupt)
 from harness.settings import (DEVICE_CHOICES, DRY_RUN_SEEDS, DRY_RUN_STEPS, SEED_STRIDE, choose_fp_path, derive_seeds,
-                              faults_module, load_kernel, parse_settings, resolve_device, worker_threads)
+                              faults_module, load_kernel, load_model, parse_settings, resolve_device, worker_threads)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,6 +83,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="sdpa or hf (default: read off the kernel's signature)")
     group.addoption("--attention-dtypes", default="float32", metavar="LIST",
                     help="dtypes the kernel is probed in, comma-separated (default float32; e.g. float32,bfloat16)")
+    group.addoption("--model", default=None, metavar="PKG.MODULE:BUILDER",
+                    help="put this model on trial (issue 40; docs/model-trial.md): build_model(**overrides) -> "
+                         "nn.Module; M0, R1, R2, C3 and C4 probe its own attention, layer by layer")
+    group.addoption("--model-config", default=None, metavar="CONFIG",
+                    help="a transformers config class (LlamaConfig) or a config.json to build the model on trial from")
+    group.addoption("--model-override", action="append", default=None, metavar="KEY=VALUE",
+                    help="passed to the builder (or set on the config); repeatable")
+    group.addoption("--model-path", default=None, metavar="DIR",
+                    help="a directory to prepend to sys.path before resolving --model")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -100,6 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
         faults_module().set_fault(settings.inject_fault)
     state = ClaimsSession(config, settings, baseline)
     state.kernel = load_kernel(settings, state.worker_id)
+    state.model_trial = load_model(settings)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "attention_claims_session")
     state.previous_sigterm = sigterm_as_interrupt()
@@ -138,7 +148,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadgroup" or s.fast:
         return None
     return PlannedGroupScheduling(config, log, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run,
-                                                                       attention=bool(s.attention)))
+                                                                       attention=bool(s.attention),
+                                                                       model=bool(s.model or s.model_config)))
 
 
 # -- fixtures ---------------------------------------------------------------------------------
@@ -200,6 +211,12 @@ def fast(pytestconfig: pytest.Config) -> bool:
 def attention(pytestconfig: pytest.Config):
     """The kernel under trial (``harness.kernel.Kernel``, from ``--attention``), or None: the model's own attention."""
     return _state(pytestconfig).kernel
+
+
+@pytest.fixture
+def model_on_trial(pytestconfig: pytest.Config):
+    """The user's model under trial (``harness.model_trial.ModelUnderTrial``, from ``--model``), or None."""
+    return _state(pytestconfig).model_trial
 
 
 @pytest.fixture

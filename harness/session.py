@@ -42,7 +42,8 @@ from harness import fp_path
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
-from harness.profiles import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS, get_profile, wall_budget
+from harness.profiles import (KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS, MODEL_NOT_YET, MODEL_TRIAL_CLAIMS, get_profile,
+                              wall_budget)
 from harness.schedule import first_test_carries
 from harness.settings import DRY_RUN_SEEDS, MAX_SEEDS, Settings, derive_seeds, resolve_device
 
@@ -161,6 +162,7 @@ class ClaimsSession:
         self.results: dict[str, Any] | None = None
         self.messages: list[str] = []
         self.kernel = None  # harness.kernel.Kernel under trial (--attention), set by pytest_configure
+        self.model_trial = None  # harness.model_trial.ModelUnderTrial (--model), set by pytest_configure
         # a worker writes claim files to its own staging folder and ships them back (see ship_files)
         self.staging: Path | None = None
         if self.worker_id is not None:
@@ -183,10 +185,14 @@ class ClaimsSession:
                 if self.settings.attention and cid and cid not in KERNEL_TRIAL_CLAIMS:
                     item.add_marker(pytest.mark.skip(reason=f"{cid} does not judge an external kernel yet: "
                                                      + KERNEL_NOT_YET.get(cid, KERNEL_NOT_YET["*"])))
+                if self.model_trial is not None and cid and cid not in MODEL_TRIAL_CLAIMS:
+                    item.add_marker(pytest.mark.skip(reason=f"{cid} does not judge a user's model yet: "
+                                                     + MODEL_NOT_YET.get(cid, MODEL_NOT_YET["*"])))
         s = self.settings
         if not s.fast:
             items[:] = longest_first(items, lambda cid: wall_budget(s.profile, cid, dry=s.dry_run,
-                                                                    attention=bool(s.attention)))
+                                                                    attention=bool(s.attention),
+                                                                    model=bool(s.model or s.model_config)))
 
     # outcome -----------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -329,7 +335,8 @@ class ClaimsSession:
         regressions = baseline_gate.compare_results(claims, base_claims) if s.gate_active else {}
         for cid, claim in claims.items():
             claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid, dry=s.dry_run,
-                                                                attention=bool(s.attention))
+                                                                attention=bool(s.attention),
+                                                                model=bool(s.model or s.model_config))
             if cid in regressions:
                 claim["regression"] = regressions[cid]
         devices = sorted({p["device"] for p in self.parts if p.get("device")})
@@ -366,7 +373,8 @@ class ClaimsSession:
             if other_path and other_path not in self.messages:
                 self.messages.append(other_path)
         return {"schema_version": results_io.SCHEMA_VERSION, "run": run, "claims": claims,
-                "attention": self.kernel.describe() if self.kernel is not None else None}
+                "attention": self.kernel.describe() if self.kernel is not None else None,
+                **({"model": self.model_trial.describe()} if self.model_trial is not None else {})}
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.worker_id is not None or self.results is None:
@@ -385,6 +393,12 @@ class ClaimsSession:
                           f"{', '.join(att['dtypes'])}); judged by "
                           f"{', '.join(c for c in res['claims'] if c in KERNEL_TRIAL_CLAIMS) or 'no claim'}; the "
                           "other claims do not judge a kernel yet (skipped, each with its reason)")
+        if res.get("model"):
+            mod = res["model"]
+            tr.write_line(f"model on trial: {mod['spec']} ({mod['class']}, tapped through {mod['tap']}, "
+                          f"{mod['attention_calls']} attention calls); judged by "
+                          f"{', '.join(c for c in res['claims'] if c in MODEL_TRIAL_CLAIMS) or 'no claim'}; the "
+                          "other claims do not judge a model yet (skipped, each with its reason)")
         if res.get("attention"):
             from harness.report.findings import failing_properties
 

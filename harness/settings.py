@@ -63,6 +63,10 @@ class Settings:
     attention_factory: bool = False
     attention_convention: str | None = None
     attention_dtypes: str = "float32"
+    model: str | None = None                # --model pkg.module:builder (issue 40)
+    model_config: str | None = None         # --model-config ConfigClass or path/to/config.json
+    model_overrides: tuple[str, ...] = ()   # --model-override key=value (repeatable)
+    model_path: str | None = None
 
     @property
     def gate_active(self) -> bool:
@@ -120,6 +124,14 @@ def parse_settings(config: pytest.Config) -> Settings:
     if fast and profile != "smoke":
         raise pytest.UsageError(f"--fast runs at smoke budgets; it cannot be combined with --profile {profile}")
     dry_run = bool(opt.dry_run)
+    on_trial = [flag for flag, used in (("--attention", getattr(opt, "attention", None)),
+                                        ("--model", getattr(opt, "model", None) or getattr(opt, "model_config", None)))
+                if used]
+    if len(on_trial) > 1:
+        raise pytest.UsageError("--attention and --model put different things on trial; give one of them")
+    if (getattr(opt, "model_override", None) or getattr(opt, "model_path", None)) and not (
+            getattr(opt, "model", None) or getattr(opt, "model_config", None)):
+        raise pytest.UsageError("--model-override and --model-path need --model or --model-config")
     for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
         if dry_run and used:
             raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
@@ -147,7 +159,10 @@ def parse_settings(config: pytest.Config) -> Settings:
                     attention=getattr(opt, "attention", None), attention_path=getattr(opt, "attention_path", None),
                     attention_factory=bool(getattr(opt, "attention_factory", False)),
                     attention_convention=getattr(opt, "attention_convention", None),
-                    attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32")
+                    attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32",
+                    model=getattr(opt, "model", None), model_config=getattr(opt, "model_config", None),
+                    model_overrides=tuple(getattr(opt, "model_override", None) or ()),
+                    model_path=getattr(opt, "model_path", None))
 
 
 def _unwritable(path: Path) -> str | None:
@@ -192,6 +207,21 @@ def resolve_device(spec: str, worker_id: str | None = None) -> str:
 
     available = torch.cuda.is_available()
     return pick_device(spec, worker_id, available, torch.cuda.device_count() if available else 0)
+
+
+def load_model(settings: Settings):
+    """--model (or --model-config) resolved, built and tapped once (``harness.model_trial.preflight``); a user's
+    mistake, or a model the trial cannot tap, is a usage error (exit 4, one line). None without --model."""
+    if not (settings.model or settings.model_config):
+        return None
+    from harness import model_trial
+
+    try:
+        trial = model_trial.resolve(settings.model, config=settings.model_config,
+                                    overrides=list(settings.model_overrides), path=settings.model_path)
+        return model_trial.preflight(trial)
+    except model_trial.ModelError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def load_kernel(settings: Settings, worker_id: str | None = None):

@@ -30,7 +30,7 @@ DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 KERNEL_NOT_YET_DEFAULT = ("its measurements read the logits/weights taps inside the attention, which a black-box "
                           "kernel does not expose, or train arms the kernel is not part of (docs/attention-trial.md)")
 #: budget blocks that are not a claim's: the kernel trial's, read by the claims that judge a kernel
-SHARED_BLOCKS = ("kernel_trial",)
+SHARED_BLOCKS = ("kernel_trial", "model_trial")
 CLAIM_FILE = re.compile(r"[a-z]\d+")
 
 
@@ -57,6 +57,12 @@ DRY_RUN_CLAIM_CAPS: dict[str, dict[str, int]] = {c: f.DRY_RUN_CAPS for c, f in _
 KERNEL_TRIAL_CLAIMS = tuple(c for c, f in _FILES.items() if f.KERNEL_TRIAL is True)
 KERNEL_NOT_YET = {**{c: f.KERNEL_TRIAL for c, f in _FILES.items() if isinstance(f.KERNEL_TRIAL, str)},
                   "*": KERNEL_NOT_YET_DEFAULT}
+#: the claims that judge a user's model under --model (issue 40), and why each other claim does not yet
+MODEL_TRIAL_CLAIMS = tuple(c for c, f in _FILES.items() if getattr(f, "MODEL_TRIAL", None) is True)
+MODEL_NOT_YET_DEFAULT = ("it trains this project's model on its own tasks; the model trial probes a user's model "
+                         "at init (docs/model-trial.md)")
+MODEL_NOT_YET = {**{c: f.MODEL_TRIAL for c, f in _FILES.items() if isinstance(getattr(f, "MODEL_TRIAL", None), str)},
+                 "*": MODEL_NOT_YET_DEFAULT}
 #: the fault matrix's facts, by claim: faults that must refute it, and the reasons an off-target or flaky cell is known
 REFUTED_BY_FAULTS = {c: tuple(f.REFUTED_BY_FAULTS) for c, f in _FILES.items()}
 SIDE_EFFECTS = {c: dict(getattr(f, "SIDE_EFFECTS", {})) for c, f in _FILES.items()}
@@ -153,9 +159,13 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
     return Profile(name=name, n_seeds=n_seeds or DEFAULT_SEEDS[name], blocks=blocks)
 
 
-def wall_budget(profile: str, claim_id: str, dry: bool = False, attention: bool = False) -> float | None:
+def wall_budget(profile: str, claim_id: str, dry: bool = False, attention: bool = False,
+                model: bool = False) -> float | None:
     """The expected wall time of ``claim_id`` under ``profile`` (its dry run's when ``dry``; a kernel trial's when
-    ``attention``, dry or not; None when not stated)."""
+    ``attention``, a model trial's when ``model``, dry or not; None when not stated)."""
+    if model:
+        return None if dry else importlib.import_module(f"{__name__}.model_trial").WALL_BUDGET_S.get(
+            profile, {}).get(claim_id)
     if attention:
         return None if dry else KERNEL_TRIAL_WALL_BUDGET_S.get(profile, {}).get(claim_id)
     return (DRY_RUN_WALL_BUDGET_S if dry else WALL_BUDGET_S).get(profile, {}).get(claim_id)

@@ -40,3 +40,6 @@ REFUTED_BY_FAULTS = ()
 KERNEL_TRIAL = ("its part (a) on the kernel is R1's kernel_scale_exponent and kernel_logit_variance (the "
                 "1/sqrt(d_k) law read out of the black box); its alpha sweep sets the scale inside the project's "
                 "own attention")
+
+#: under --model this claim judges the user's model (issue 40; docs/model-trial.md)
+MODEL_TRIAL = True

@@ -30,3 +30,6 @@ SIDE_EFFECTS = {"uniform_attention": "R1's exact check compares the module with 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True
 KERNEL_TRIAL_WALL_BUDGET_S = {"smoke": 175}
+
+#: under --model this claim judges the user's model (issue 40; docs/model-trial.md)
+MODEL_TRIAL = True

@@ -24,3 +24,6 @@ REFUTED_BY_FAULTS = ()
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True
 KERNEL_TRIAL_WALL_BUDGET_S = {"smoke": 5}
+
+#: under --model this claim judges the user's model (issue 40; docs/model-trial.md)
+MODEL_TRIAL = True

@@ -1,0 +1,296 @@
+"""A user's model on trial (issue 40): taken by name, built at random init, tapped, and described.
+
+``--model pkg.module:build_model`` names a builder, ``build_model(**overrides) -> nn.Module`` (resolved with
+``pkgutil.resolve_name``, as ``--attention``); ``--model-config`` names a transformers config class
+(``LlamaConfig`` or ``transformers:LlamaConfig``) or a local ``config.json`` (or a folder holding one), built with
+``AutoModel.from_config``. ``--model-override key=value`` (repeatable; the value read as a Python literal, else as a
+string) is passed to the builder or set on the config.
+
+The trial reads the model's own attention through ``harness.measure.model_probes`` and never edits it. Before any
+claim runs, ``preflight`` builds the model, picks the tap whose output equals the default and reads what the claims
+need to know: whether the model declares causal attention (an attention module's ``is_causal``, or the module's
+own ``is_causal``) and how a family is swept (``sweep``). A model the trial cannot build, feed or tap is a
+``ModelError`` with one line naming what was tried; the plugin turns it into a usage error (exit 4).
+
+**Family sweeps** (C4, R2): ``ModelUnderTrial.build(seed, dim=value)`` builds the family member with
+``head_dim`` or ``width`` set to a value. For a transformers model the overrides are the config's own keys, the
+rest of the shape held (head_dim: ``head_dim``, ``d_kv``, or the head count at a fixed width; width: the hidden
+size with the head dim, the head groups and the MLP ratio held). For another module the builder is called with
+``head_dim=`` or ``width=`` where its signature takes them; where not, the sweep is unmeasured, with the reason.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import torch
+from torch import nn
+
+from harness.measure import model_probes
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SWEEP_DIMS = ("head_dim", "width")
+
+
+class ModelError(ValueError):
+    """The user's model cannot be put on trial as given; the message is one line naming what was expected."""
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``key=value`` strings -> a dict; each value a Python literal where it reads as one, else the string."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = str(item).partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ModelError(f"--model-override {item!r} is not key=value (e.g. num_hidden_layers=2)")
+        try:
+            out[key.strip()] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            out[key.strip()] = raw
+    return out
+
+
+def _resolve_config(spec: str) -> Callable[..., nn.Module]:
+    try:
+        import transformers
+    except ImportError:
+        raise ModelError("--model-config needs transformers (pip install 'attention-claims[models]')") from None
+    path = Path(spec)
+    if path.exists():
+        target = path if path.is_dir() else path.parent
+        if not (target / "config.json").is_file():
+            raise ModelError(f"--model-config {spec}: no config.json there")
+
+        def build(**overrides):
+            config = transformers.AutoConfig.from_pretrained(str(target), **overrides)
+            return transformers.AutoModel.from_config(config)
+        return build
+    name = spec.split(":")[-1].split(".")[-1]
+    cls = getattr(transformers, name, None)
+    if cls is None or not (isinstance(cls, type) and issubclass(cls, transformers.PretrainedConfig)):
+        raise ModelError(f"--model-config {spec!r} is neither a transformers config class (e.g. LlamaConfig) nor "
+                         "a path to a config.json")
+
+    def build(**overrides):
+        return transformers.AutoModel.from_config(cls(**overrides))
+    return build
+
+
+def _source_sha256(obj: Any) -> str | None:
+    try:
+        return hashlib.sha256(inspect.getsource(obj).encode()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def _config_sha256(model: nn.Module) -> str | None:
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        return None
+    text = json.dumps(config.to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def declared_causal(model: nn.Module) -> bool | None:
+    """True when the model declares causal self-attention (the top module's ``is_causal``, or any attention
+    module's), False when its attention modules all declare bidirectional, None when nothing says."""
+    own = getattr(model, "is_causal", None)
+    if isinstance(own, bool):
+        return own
+    flags = [m.is_causal for m in model.modules() if m is not model and isinstance(getattr(m, "is_causal", None), bool)]
+    return any(flags) if flags else None
+
+
+def _accepts(fn: Callable, key: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD or p.name == key for p in params)
+
+
+def _transformers_sweep(config: Any, dim: str, value: int) -> dict[str, Any]:
+    """The config overrides that set ``dim`` to ``value`` with the rest of the attention's shape held."""
+    d = config.to_dict()
+    hidden, heads = int(config.hidden_size), int(config.num_attention_heads)
+    kv = int(getattr(config, "num_key_value_heads", None) or heads)
+    groups = max(heads // kv, 1)
+    if "d_kv" in d:
+        head_dim_key = "d_kv"
+    elif d.get("head_dim") is not None:
+        head_dim_key = "head_dim"
+    else:
+        head_dim_key = None
+    head_dim = int(d[head_dim_key]) if head_dim_key else hidden // heads
+    kv_key = {"num_key_value_heads": kv} if "num_key_value_heads" in d and d["num_key_value_heads"] is not None else {}
+    if dim == "head_dim":
+        if head_dim_key:
+            return {head_dim_key: value}
+        if hidden % value or (hidden // value) % groups:
+            raise ModelError(f"head_dim {value} does not divide hidden size {hidden} into whole head groups")
+        new_heads = hidden // value
+        return {"num_attention_heads": new_heads, **({"num_key_value_heads": new_heads // groups} if kv_key else {})}
+    new_heads = max(value // head_dim, groups)
+    out: dict[str, Any] = {"hidden_size": value, "num_attention_heads": new_heads}
+    if kv_key:
+        out["num_key_value_heads"] = max(new_heads // groups, 1)
+    for key in ("intermediate_size", "d_ff", "n_inner"):
+        if d.get(key):
+            out[key] = int(round(d[key] * value / hidden))
+    return out
+
+
+@dataclass
+class ModelUnderTrial:
+    """A resolved model builder and what pre-flight found about it."""
+    spec: str
+    builder: Callable[..., nn.Module]
+    overrides: dict[str, Any] = field(default_factory=dict)
+    model_class: str = ""
+    kind: str = "module"               # "transformers" or "module"
+    source_sha256: str | None = None
+    config_sha256: str | None = None
+    backend: str | None = None         # the tap pre-flight chose (model_probes.BACKENDS)
+    causal: bool | None = None
+    preflight_diff: float | None = None
+    calls: int = 0
+    tried: dict[str, str] = field(default_factory=dict)
+    sweep_reasons: dict[str, str] = field(default_factory=dict)   # dim -> why it cannot be swept
+
+    def build(self, seed: int = 0, **dims: int) -> nn.Module:
+        """The model at random init (``torch.manual_seed(seed)``), eval mode, float32; ``dims``: a family member
+        (``head_dim=`` or ``width=``)."""
+        extra: dict[str, Any] = {}
+        if dims:
+            base = self._built if hasattr(self, "_built") else None
+            for dim, value in dims.items():
+                if dim in self.sweep_reasons:
+                    raise ModelError(self.sweep_reasons[dim])
+                if self.kind == "transformers" and base is not None:
+                    extra.update(_transformers_sweep(base.config, dim, int(value)))
+                else:
+                    extra[dim] = int(value)
+        torch.manual_seed(seed)
+        try:
+            model = self.builder(**{**self.overrides, **extra})
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"{self.spec}({_kw({**self.overrides, **extra})}) raised "
+                             f"{type(exc).__name__}: {_first(exc)}") from None
+        if not isinstance(model, nn.Module):
+            raise ModelError(f"{self.spec} returned {type(model).__name__}, not a torch.nn.Module")
+        return model.float().eval()
+
+    def describe(self) -> dict[str, Any]:
+        return {"spec": self.spec, "class": self.model_class, "kind": self.kind, "overrides": self.overrides,
+                "config_sha256": self.config_sha256, "source_sha256": self.source_sha256, "tap": self.backend,
+                "causal": self.causal, "preflight_max_diff": self.preflight_diff, "attention_calls": self.calls,
+                "not_swept": self.sweep_reasons,
+                "versions": {"torch": torch.__version__,
+                             "transformers": getattr(sys.modules.get("transformers"), "__version__", None)}}
+
+
+def _kw(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in d.items())
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def resolve(spec: str | None = None, *, config: str | None = None, overrides: list[str] | None = None,
+            path: str | None = None) -> ModelUnderTrial:
+    """The builder named by ``--model`` (or ``--model-config``), with its overrides; not yet built."""
+    if (spec is None) == (config is None):
+        raise ModelError("give one of --model PKG.MODULE:BUILDER and --model-config CONFIG")
+    parsed = parse_overrides(overrides)
+    if path:
+        sys.path.insert(0, str(Path(path).resolve()))
+    if config is not None:
+        return ModelUnderTrial(f"config {config}", _resolve_config(config), parsed)
+    if ":" not in spec:
+        raise ModelError(f"--model {spec!r} is not PKG.MODULE:BUILDER (e.g. my_pkg.models:build_model)")
+    try:
+        builder = pkgutil.resolve_name(spec)
+    except Exception as exc:
+        raise ModelError(f"--model {spec!r} cannot be imported: {type(exc).__name__}: {_first(exc)}") from None
+    if not callable(builder):
+        raise ModelError(f"--model {spec!r} is a {type(builder).__name__}, not a callable that builds a model")
+    return ModelUnderTrial(spec, builder, parsed, source_sha256=_source_sha256(inspect.getmodule(builder)))
+
+
+def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> ModelUnderTrial:
+    """Build once, feed once, pick the tap (``model_probes.preflight``), and read what the claims need; a
+    ``ModelError`` (one line) when any of it fails."""
+    model = trial.build(0)
+    trial._built = model                                   # the base config the sweeps start from
+    trial.model_class = f"{type(model).__module__}.{type(model).__qualname__}"
+    trial.kind = "transformers" if model_probes.is_transformers(model) else "module"
+    trial.config_sha256 = _config_sha256(model)
+    if trial.source_sha256 is None:
+        trial.source_sha256 = _source_sha256(type(model))
+    try:
+        inputs = model_probes.model_inputs(model, batch, length, 0)
+        found = model_probes.preflight(model, inputs)
+    except model_probes.TapError as exc:
+        raise ModelError(f"{trial.spec}: {exc}") from None
+    except Exception as exc:
+        raise ModelError(f"{trial.spec}: the model raised on a {batch}x{length} input: {type(exc).__name__}: "
+                         f"{_first(exc)}") from None
+    trial.backend, trial.calls, trial.preflight_diff, trial.tried = found.backend, found.calls, found.max_diff, \
+        found.tried
+    trial.causal = declared_causal(model)
+    if trial.kind != "transformers":
+        for dim in SWEEP_DIMS:
+            if not _accepts(trial.builder, dim):
+                trial.sweep_reasons[dim] = f"the builder {trial.spec} takes no {dim}= keyword"
+    return trial
+
+
+def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
+          scale_multiplier: Any = None) -> "pd.DataFrame":
+    """``model_probes.probe`` at each seed's random init: one row per (seed, call, head)."""
+    import pandas as pd
+
+    frames = []
+    for seed in seeds:
+        model = trial.build(seed)
+        inputs = model_probes.model_inputs(model, batch, length, seed)
+        frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed,
+                                         scale_multiplier=scale_multiplier).assign(seed=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def future_dependency(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int) -> dict[int, float]:
+    """Seed -> ``model_probes.future_dependency`` of the untapped model (the mask seen from outside)."""
+    out = {}
+    for seed in seeds:
+        model = trial.build(seed)
+        out[seed] = model_probes.future_dependency(model, model_probes.model_inputs(model, batch, length, seed), seed)
+    return out
+
+
+def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int], batch: int,
+          length: int) -> tuple["pd.DataFrame | None", str]:
+    """(one row per (value, seed) of ``model_probes.family``, "") or (None, why the family cannot be swept)."""
+    if dim in trial.sweep_reasons:
+        return None, trial.sweep_reasons[dim]
+    try:
+        df = model_probes.family(lambda value, seed: trial.build(seed, **{dim: value}), values, seeds,
+                                 trial.backend, batch, length, label=dim)
+    except ModelError as exc:
+        return None, str(exc)
+    except model_probes.TapError as exc:
+        return None, f"a family member could not be tapped: {exc}"
+    return df, ""

@@ -1,0 +1,99 @@
+"""The model trial's tap, pre-flight and frame (issue 40, harness/measure/model_probes.py, harness/model_trial.py),
+in-process on the small example builders."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from harness import model_trial
+from harness.measure import model_probes
+
+transformers = pytest.importorskip("transformers", reason="the transformers examples need .[models]")
+
+
+def trial(name: str) -> model_trial.ModelUnderTrial:
+    return model_trial.preflight(model_trial.resolve(f"examples.models.{name}:build_model"))
+
+
+@pytest.mark.parametrize("name, backend", [("llama", "transformers"), ("t5", "transformers"),
+                                           ("gpt_neo", "functions"), ("tiny_decoder", "functions")])
+def test_the_tap_leaves_the_output_as_it_was(name, backend):
+    t = trial(name)
+    assert t.backend == backend and t.calls >= 2 and t.preflight_diff <= model_probes.PREFLIGHT_RTOL
+
+
+def test_registered_in_the_attention_interface_only_a_llama_loses_its_mask():
+    """The feasibility study's trap: a recording function in transformers' AttentionInterface alone gets no mask,
+    and Llama then attends to future tokens. The trial registers the mask interface too, and its pre-flight would
+    refuse the model otherwise; here the trap is shown to exist."""
+    from transformers import AttentionInterface
+
+    model = trial("llama").build(0)
+    inputs = model_probes.model_inputs(model, 2, 12, 0)
+    with torch.no_grad():
+        ref = model_probes.forward(model, inputs)
+        AttentionInterface.register("attention_interface_only", model_probes._transformers_tap)
+        model.set_attn_implementation("attention_interface_only")
+        leaky = model_probes.forward(model, inputs)
+        model.set_attn_implementation("eager")
+    assert float((leaky - ref).abs().max()) > 1e-2
+
+
+def test_a_model_with_no_attention_is_refused_in_one_line_naming_what_was_tried():
+    t = model_trial.ModelUnderTrial("mlp", lambda **_: nn.Sequential(nn.Embedding(16, 8), nn.Linear(8, 8)))
+    t.builder().vocab_size = 16
+    with pytest.raises(model_trial.ModelError, match="no vocab_size"):
+        model_trial.preflight(t)
+
+    class MLP(nn.Module):
+        vocab_size = 16
+
+        def __init__(self):
+            super().__init__()
+            self.embed, self.out = nn.Embedding(16, 8), nn.Linear(8, 8)
+
+        def forward(self, input_ids):
+            return self.out(self.embed(input_ids))
+
+    with pytest.raises(model_trial.ModelError) as info:
+        model_trial.preflight(model_trial.ModelUnderTrial("mlp", lambda **_: MLP()))
+    assert "functions: no attention call captured" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_frame_reads_the_scale_the_law_and_the_mask():
+    t = trial("llama")
+    df = model_trial.frame(t, [0], 2, 16)
+    assert set(model_probes.COLUMNS) <= set(df.columns) and len(df) == 2 * 4       # 2 layers x 4 heads
+    assert (df.scale * df.d_k.pow(0.5) - 1).abs().max() < 1e-9
+    assert df.law_ratio.between(0.7, 1.4).all() and (df.future_weight_max == 0).all()
+    leaky = trial("tiny_decoder_no_causal")
+    assert model_trial.future_dependency(leaky, [0], 2, 16)[0] > 1e-3
+
+
+def test_a_sweep_holds_the_rest_of_the_shape():
+    t = trial("mistral")
+    base = t._built.config
+    assert model_trial._transformers_sweep(base, "width", 128) == {
+        "hidden_size": 128, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 256}
+    assert model_trial._transformers_sweep(trial("gpt2")._built.config, "head_dim", 32) == {"num_attention_heads": 2}
+    assert model_trial._transformers_sweep(trial("t5")._built.config, "head_dim", 32) == {"d_kv": 32}
+    fam, why = model_trial.sweep(t, "head_dim", [8, 32], [0], 2, 16)
+    assert why == "" and sorted(fam.d_k) == [8, 32] and math.isclose(fam.scale.iloc[0], 8 ** -0.5)
+
+
+def test_a_builder_without_the_keyword_is_not_swept_and_says_why():
+    from examples.models.tiny_decoder import TinyDecoder
+
+    t = model_trial.preflight(model_trial.ModelUnderTrial("fixed", lambda: TinyDecoder()))
+    fam, why = model_trial.sweep(t, "width", [64, 128], [0], 2, 8)
+    assert fam is None and why == "the builder fixed takes no width= keyword"
+
+
+@pytest.mark.parametrize("items, expected", [(["a=2", "b=x", "c=[1, 2]"], {"a": 2, "b": "x", "c": [1, 2]})])
+def test_overrides_read_as_literals(items, expected):
+    assert model_trial.parse_overrides(items) == expected
+    with pytest.raises(model_trial.ModelError, match="not key=value"):
+        model_trial.parse_overrides(["nokey"])
