@@ -504,19 +504,82 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend_size: float):
     return fig
 
 
-# ============================================================================== the test
-def test_c4_scaling(evidence, profile, device, seeds, progress, fast):
-    if fast:
-        pytest.skip("C4 counts no fast criterion: its check of the default scale is reported (R1 counts it), its "
-                    "init-variance checks are premises, and what it counts trains")
-    budget = profile.claim(CLAIM_ID)
-    ev = evidence
+def _claim(ev) -> None:
+    """C4 as the note states it (the same declaration with or without a model on trial)."""
     ev.claim(CLAIM_ID, title="1/sqrt(d_k) is the right scale", statement="1/√d_k is the right scale",
              strength="strong", kind="claim",
              limitation=("The variance argument holds at initialization, where components are plausibly independent "
                          "with unit variance. Whether it holds after training is not addressed, and is the "
                          "assumption everything downstream inherits."))
     ev.answer_objections(OBJECTIONS)
+
+
+# ========================================================================= a model on trial (issue 40)
+#: the footnote's law read per attention call of the user's model, and the scale's purpose over its head-dim family
+LAW_MARGIN = math.log(1.25)
+MODEL_CRITERIA = {
+    "model_variance_law": dict(
+        rule=decision.band(-LAW_MARGIN, LAW_MARGIN, reason="ln(measured / predicted logit std) within ln 1.25: a "
+                           "factor the sqrt(d_k) law would mispredict by at a d_k 1.56x off, under one doubling"),
+        metric="ln(logit std / (s sqrt(d_k E[q^2] E[k^2]))) per attention call, mean over heads, per seed",
+        falsified_by=("llama_qk_bias",),
+        prediction="at random init every attention call's logit std (q.k times the applied scaling s, over the "
+                   "allowed keys) is s sqrt(d_k E[q^2] E[k^2]) (the footnote: components independent, mean 0) "
+                   "within a factor 1.25"),
+    "model_flat_in_head_dim": dict(
+        rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="a flat trend: under 7% a doubling of "
+                                             "d_k (R2's min_slope)"),
+        metric="log-log slope of the model-wide logit std against head_dim (seeds as replicates)",
+        falsified_by=("llama_unscaled", "llama_inverse_dk"),
+        prediction="the model's scale holds the logit std flat as head_dim grows over {head_dims}: log-log slope "
+                   "within +-{min_slope:g} (unscaled it grows as d_k^0.5, over 1/d_k it falls as d_k^-0.5)"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """C4 on a user's model (``--model``): the footnote's law per attention call, and the logit std over the
+    head-dim family."""
+    from harness import model_trial as trials
+
+    crits = ev.declare(MODEL_CRITERIA, head_dims=block["head_dims"], min_slope=block["min_slope"])
+    progress(f"model {trial.spec}: the variance law per call over seeds {seeds}", force=True)
+    df = trials.frame(trial, seeds, block["batch"], block["length"])
+    ev.table("model_attention", df)
+    if df.law_ratio.isna().all():
+        crits["model_variance_law"].unmeasured("the tap reads no q and k (or no scaling) at any call")
+    else:
+        per = df.assign(ln_ratio=np.log(df.law_ratio)).groupby(["call", "module", "seed"]).ln_ratio.mean()
+        parts = {f"call {c} ({m})": per.xs((c, m), level=("call", "module")).to_numpy()
+                 for c, m in per.index.droplevel("seed").unique()}
+        crits["model_variance_law"].sample_each(parts, detail="measured / predicted logit std per call: " + ", ".join(
+            f"{k}: {np.exp(v.mean()):.3f}" for k, v in parts.items()))
+        ev.metric("model_variance_law/max_abs_ln_ratio", float(max(abs(v.mean()) for v in parts.values())))
+    progress(f"model {trial.spec}: logit std over head_dim {block['head_dims']}", force=True)
+    fam, why = trials.sweep(trial, "head_dim", block["head_dims"], seeds, block["batch"], block["length"])
+    if fam is None:
+        crits["model_flat_in_head_dim"].unmeasured(f"the head-dim family cannot be built: {why}")
+        return
+    ev.table("model_logit_std_vs_head_dim", fam)
+    fit = stats.replicate_slope(fam.d_k, fam.logit_std, fam.seed)
+    crits["model_flat_in_head_dim"].about("scale", "" if abs(fit.slope) <= block["min_slope"] else
+                                          f"logit std ~ head_dim^{fit.slope:.2f} over {block['head_dims']}")
+    crits["model_flat_in_head_dim"].fit(fit, detail=f"logit std ~ head_dim^{fit.slope:.3f} "
+                                                    f"[{fit.lo:.3f}, {fit.hi:.3f}] over {block['head_dims']}")
+    ev.metric("model_logit_std_slope/head_dim", fit.slope)
+    ev.headline("model_logit_std_slope/head_dim")
+
+
+# ============================================================================== the test
+def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_trial):
+    if model_on_trial is not None:
+        _claim(evidence)
+        return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)
+    if fast:
+        pytest.skip("C4 counts no fast criterion: its check of the default scale is reported (R1 counts it), its "
+                    "init-variance checks are premises, and what it counts trains")
+    budget = profile.claim(CLAIM_ID)
+    ev = evidence
+    _claim(ev)
     iid_b, model_b, alpha_b = budget["iid"], budget["model"], budget["alpha"]
     # (c) trains through the sweep C3 and R1 share (same budget block, same memoised runs in one process)
     sweep_src = profile.claim(alpha_b["sweep_from"])

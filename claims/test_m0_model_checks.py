@@ -325,8 +325,58 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
     ev.headline(KERNEL_CRITERIA["kernel_masks"]["metric"])
 
 
+#: a model on trial's criteria (issue 40): the tap must leave the model as it was (a premise: pre-flight refuses a
+#: model where it does not), and a model that declares causal attention must have its mask
+MODEL_CRITERIA = {
+    "model_tap_faithful": dict(
+        role="premise", rule=decision.exact("the tapped forward is the model's own: pre-flight refuses a model "
+                                            "whose tapped output differs from its default"),
+        metric="model_tap/max_relative_diff",
+        prediction="the tapped output equals the model's default output within {rtol:g} of its largest entry"),
+    "model_causal_mask": dict(
+        rule=_STRUCTURAL_ZERO, fast=True, metric="model_causal/future_dependency",
+        falsified_by=("tiny_decoder_no_causal",),
+        prediction="a model that declares causal attention is causal: its outputs before the last position do not "
+                   "change when the last token is redrawn, and its tapped causal self-attention gives exactly 0 "
+                   "weight to every later key"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """M0 on a user's model (``--model``): the tap's faithfulness and the causal mask, per seed's random init."""
+    from harness import model_trial as trials
+    from harness.measure.model_probes import PREFLIGHT_RTOL
+
+    crits = ev.declare(MODEL_CRITERIA, rtol=PREFLIGHT_RTOL)
+    crits["model_tap_faithful"].check(trial.preflight_diff <= PREFLIGHT_RTOL, measured=trial.preflight_diff,
+                                      detail=f"{trial.calls} attention calls tapped through {trial.backend}; "
+                                             f"max relative difference {trial.preflight_diff:.3g}")
+    ev.metric(MODEL_CRITERIA["model_tap_faithful"]["metric"], trial.preflight_diff)
+    if not trial.causal:
+        crits["model_causal_mask"].unmeasured(
+            "the model declares bidirectional attention (no module says is_causal=True): nothing to mask"
+            if trial.causal is False else "nothing in the model says whether it is causal (no is_causal attribute)")
+        return
+    progress(f"model {trial.spec}: causal mask over seeds {seeds}", force=True)
+    future = trials.future_dependency(trial, seeds, block["batch"], block["length"])
+    df = trials.frame(trial, seeds, block["batch"], block["length"])
+    causal_rows = df[df.causal.isna() | df.causal.astype(object).eq(True)] if len(df) else df
+    weight = float(causal_rows.future_weight_max.max()) if len(causal_rows) else 0.0
+    leak = max(future.values())
+    crits["model_causal_mask"].about("causal mask", "" if leak == 0 and weight == 0 else (
+        f"seed {max(future, key=future.get)}: an output before the last position moved by {leak:.3g} (relative) "
+        f"when the last token was redrawn; largest tapped weight on a later key {weight:.3g}"))
+    crits["model_causal_mask"].check(leak == 0.0 and weight == 0.0, measured=leak,
+                                     detail=f"future dependency {leak:.3g} (relative, largest over seeds), largest "
+                                            f"weight on a later key {weight:.3g} over {len(causal_rows)} causal "
+                                            "(call, head, seed) rows")
+    ev.metric(MODEL_CRITERIA["model_causal_mask"]["metric"], leak)
+    ev.table("model_attention", df)
+    ev.headline(MODEL_CRITERIA["model_causal_mask"]["metric"])
+
+
 # -------------------------------------------------------------------------------------------------- the test
-def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, attention):
+def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Model sanity: the implementation computes what the paper defines",
@@ -338,6 +388,8 @@ def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, atten
     ev.answer_objections(OBJECTIONS)
     if attention is not None:
         return kernel_trial(ev, attention, device, progress)
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     checks = ev.declare(CRITERIA, fast=fast)
     ev.gate(CRITERIA["causal_mask"]["metric"], direction="lower", tolerance=0.0)
     ev.gate(CRITERIA["positional_encoding"]["metric"], direction="lower", tolerance=PE_ABS_TOL)

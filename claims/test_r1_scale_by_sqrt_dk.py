@@ -440,7 +440,54 @@ def exactness_property(reports: dict, max_len: int, scale_fails: bool) -> tuple[
     return prop, f"{dt}: {report.counterexample}"
 
 
-def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads):
+#: a model on trial's criterion (issue 40): the scaling the model applies, read at every attention call by the tap
+MODEL_CRITERIA = {
+    "model_scale_is_inverse_sqrt_dk": dict(
+        rule=decision.exact("the applied scaling is a number the model computes: it is d_k ** -0.5 or it is not"),
+        fast=True, metric="model_scale/exponent", falsified_by=("llama_unscaled", "llama_inverse_dk"),
+        prediction="the model scales q.k by d_k ** -0.5: at its own d_k every attention call's applied scaling times "
+                   "sqrt(d_k) is 1 (within {tol:g}), and over the head-dim family {head_dims} the scaling falls as "
+                   "d_k ** -0.5 (log-log slope -0.5 within {tol:g})"),
+}
+SCALE_TOL = 1e-6
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """R1 on a user's model (``--model``): the scaling it applies, read by the tap, at its own d_k and over its
+    head-dim family."""
+    from harness import model_trial as trials
+
+    crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
+    progress(f"model {trial.spec}: the applied scaling, and over head_dim {block['head_dims']}", force=True)
+    df = trials.frame(trial, seeds[:1], block["batch"], block["length"])
+    if df.scale.isna().any():
+        crit.unmeasured("the tap cannot read the applied scaling of "
+                        f"{', '.join(sorted(set(df[df.scale.isna()].module)))} (a softmax with no q k^T product before it)")
+        return
+    off = (df.scale * np.sqrt(df.d_k) - 1.0).abs()
+    fam, why = trials.sweep(trial, "head_dim", block["head_dims"], seeds[:1], block["batch"], block["length"])
+    slope = None
+    if fam is not None and not fam.scale.isna().any():
+        slope = float(np.polyfit(np.log(fam.d_k), np.log(fam.scale), 1)[0])
+        ev.table("model_scale_vs_head_dim", fam)
+    at_own = bool((off <= SCALE_TOL).all())
+    holds = at_own and (slope is None or abs(slope + 0.5) <= SCALE_TOL)
+    own = ", ".join(f"{m}: {s:.4g} at d_k={d:g}" for (m, d), s in df.groupby(["module", "d_k"]).scale.first().items())
+    detail = (f"applied scaling {own}; " + (f"over head_dim {block['head_dims']}: scaling ~ d_k^{slope:.3f}" if
+                                            slope is not None else f"the family not swept: {why}"))
+    crit.about("scale", "" if holds else detail)
+    crit.check(holds, measured=slope if slope is not None else float(np.log(df.scale.iloc[0]) / np.log(df.d_k.iloc[0])),
+               detail=detail)
+    ev.metric("model_scale/exponent", slope if slope is not None else float(np.log(df.scale.iloc[0]) /
+                                                                         np.log(df.d_k.iloc[0])))
+    ev.headline("model_scale/exponent")
+
+
+def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads,
+                             model_on_trial):
+    if model_on_trial is not None:
+        _claim(evidence)
+        return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
         _claim(evidence)
         trial = profile.claim("kernel_trial")

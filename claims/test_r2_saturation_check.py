@@ -270,8 +270,48 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
     ev.headline("saturation_kernel_logit_std_slope_scale=None")
 
 
+#: a model on trial's criterion (issue 40): R2's check along the model's width, through its own init and attention
+MODEL_CRITERIA = {
+    "model_width_not_flagged": dict(
+        rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="the check's own band: flat is under 7% "
+                                             "a doubling (min_slope)"),
+        metric="log-log slope of the model-wide logit std against width (seeds as replicates)",
+        falsified_by=("tiny_decoder_fixed_init",),
+        prediction="at random init the model's compatibility function does not grow with its width over {widths} "
+                   "(head dim held): the check says 'not flagged' (log-log slope within +-{min_slope:g})"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """R2 on a user's model (``--model``): the check along width, and what the growth does to the softmax's
+    gradient (reported beside it)."""
+    from harness import model_trial as trials
+
+    crit = ev.declare(MODEL_CRITERIA, widths=block["widths"], min_slope=block["min_slope"])["model_width_not_flagged"]
+    progress(f"model {trial.spec}: logit std over width {block['widths']}", force=True)
+    fam, why = trials.sweep(trial, "width", block["widths"], seeds, block["batch"], block["length"])
+    if fam is None:
+        crit.unmeasured(f"the width family cannot be built: {why}")
+        return
+    ev.table("model_logit_std_vs_width", fam)
+    fit = stats.replicate_slope(fam.width, fam.logit_std, fam.seed)
+    grad = stats.replicate_slope(fam.width, fam.grad_mean_abs, fam.seed)
+    top = fam[fam.width == max(block["widths"])]
+    crit.about("init scale", "" if abs(fit.slope) <= block["min_slope"] else
+               f"logit std ~ width^{fit.slope:.2f} over {block['widths']}")
+    crit.fit(fit, detail=f"logit std ~ width^{fit.slope:.3f} [{fit.lo:.3f}, {fit.hi:.3f}]; mean |dL/dlogits| ~ "
+                         f"width^{grad.slope:.3f} [{grad.lo:.3f}, {grad.hi:.3f}]; at width {max(block['widths'])} the "
+                         f"logit std is {top.logit_std.mean():.3g} and entropy / ln n {top.entropy_ratio.mean():.3f}")
+    ev.metric("model_logit_std_slope/width", fit.slope)
+    ev.metric("model_grad_slope/width", grad.slope)
+    ev.note("What the growth does to the softmax's gradients (R2's question), reported: mean |dL/dlogits| ~ "
+            f"width^{grad.slope:.2f} over {block['widths']} at random init. A logit std that grows as width^s reaches "
+            "the saturating range (std ~ 2, C3) at a width the slope extrapolates to; the report gives the table.")
+    ev.headline("model_logit_std_slope/width")
+
+
 # ================================================================================================ the test
-def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, attention):
+def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Check what a growing compatibility function does to the softmax",
@@ -283,6 +323,8 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
                          "The check here is at init, on iid N(0,1) q and k."))
     ev.answer_objections(OBJECTIONS)
     min_slope = float(budget["min_slope"])
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
         return kernel_trial(ev, attention, profile.claim("kernel_trial"), min_slope, seeds, device, progress)
     if fast:

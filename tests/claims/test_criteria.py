@@ -14,10 +14,10 @@ MODULES = sorted(p.stem for p in (REPO / "claims").glob("test_*_*.py"))
 
 
 def declared_rules(module) -> list[tuple[str, decision.Rule]]:
-    """(criterion name, rule) for every entry of CRITERIA and KERNEL_CRITERIA; a rule given as a callable of the
+    """(criterion name, rule) for every entry of CRITERIA, KERNEL_CRITERIA and MODEL_CRITERIA; a rule given as a callable of the
     profile's numbers is called with a stand-in for each (0.1, the size of every margin it takes)."""
     out = []
-    for table in ("CRITERIA", "KERNEL_CRITERIA"):
+    for table in ("CRITERIA", "KERNEL_CRITERIA", "MODEL_CRITERIA"):
         for name, spec in getattr(module, table, {}).items():
             rule = spec["rule"]
             if callable(rule) and not isinstance(rule, decision.Rule):
@@ -64,3 +64,17 @@ def test_every_counted_criterion_names_the_fault_that_refutes_it(stem):
             assert named, f"{stem}/{name} is counted but names no falsifier"
         else:
             assert not named, f"{stem}/{name} is not counted: a falsifier proves nothing about the verdict"
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_every_counted_model_criterion_names_the_planted_bug_that_refutes_it(stem):
+    """Issue 40: a model on trial's counted criterion names in ``falsified_by`` the example builders
+    (``examples/models``) under which it must come out refuted; tests/model_trial/test_examples.py runs them."""
+    from harness.record.verdict import COUNTED, role_of
+
+    examples = {p.stem for p in (REPO / "examples" / "models").glob("*.py") if not p.stem.startswith("_")}
+    module = importlib.import_module(f"claims.{stem}")
+    for name, spec in getattr(module, "MODEL_CRITERIA", {}).items():
+        named = tuple(spec.get("falsified_by", ()))
+        assert set(named) <= examples, f"{stem}/{name}: falsified_by names {sorted(set(named) - examples)}"
+        assert bool(named) == (role_of(spec) == COUNTED), f"{stem}/{name}: a falsifier iff counted"

@@ -1,0 +1,107 @@
+"""What the model trial says about each example architecture (issue 40): one pytest run per builder in
+``examples/models``, the claims that judge a model, and a table of their verdicts and counted criteria.
+
+    python -m harness.suite.model_table --jobs 2                 # every example; markdown to stdout
+    python -m harness.suite.model_table llama t5 --json out.json # some, and the records too
+
+Each run is the user's command (``pytest --model examples.models.<name>:build_model``) in a subprocess, at smoke
+budgets, master seed 0. docs/model-trial.md holds the table this prints, and tests/model_trial/test_examples.py
+checks the verdicts it reads against what each example is built to show.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import profiles
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_DIR = ROOT / "examples" / "models"
+CLAIMS = profiles.MODEL_TRIAL_CLAIMS
+
+
+def examples() -> list[str]:
+    """The example builders' names (``examples/models/<name>.py``)."""
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.stem.startswith("_"))
+
+
+def run(name: str, report_dir: Path, extra_args: tuple[str, ...] = ()) -> dict[str, Any]:
+    """results.json of ``pytest --model examples.models.<name>:build_model`` over the claims that judge a model."""
+    modules = [str(p) for cid in CLAIMS for p in sorted((ROOT / "claims").glob(f"test_{cid.lower()}_*.py"))]
+    cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
+           "--rootdir", str(ROOT), "--profile", "smoke", "--report-dir", str(report_dir),
+           "--model", f"examples.models.{name}:build_model", "-q", "-p", "no:cacheprovider", *extra_args]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    path = report_dir / "results.json"
+    if not path.is_file():
+        raise RuntimeError(f"{name}: pytest wrote no results.json (exit {proc.returncode}):\n{proc.stdout[-2000:]}"
+                           f"\n{proc.stderr[-2000:]}")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["wall_s"] = round(time.monotonic() - start, 1)
+    return doc
+
+
+def rows(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (claim, counted criterion) of one example's run."""
+    out = []
+    for cid, claim in doc["claims"].items():
+        for c in claim["criteria"]:
+            if c.get("role") != "counted":
+                continue
+            out.append({"example": name, "claim": cid, "verdict": claim["verdict"], "criterion": c["name"],
+                        "outcome": c.get("outcome"), "measured": c.get("measured"), "detail": c.get("detail", "")})
+    return out
+
+
+def markdown(docs: dict[str, dict[str, Any]]) -> str:
+    """The verdict table: one row per example, one column per claim, and the versions it ran on."""
+    lines = ["| example | " + " | ".join(CLAIMS) + " | wall (s) |", "|---" * (len(CLAIMS) + 2) + "|"]
+    for name, doc in docs.items():
+        cells = []
+        for cid in CLAIMS:
+            claim = doc["claims"].get(cid)
+            if claim is None:
+                cells.append("-")
+                continue
+            head = claim.get("headline")
+            value = claim.get("metrics", {}).get(head) if head else None
+            cells.append(claim["verdict"] + (f" ({value:.3g})" if isinstance(value, (int, float)) else ""))
+        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {doc.get('wall_s', '')} |")
+    any_doc = next(iter(docs.values()), {})
+    versions = (any_doc.get("model") or {}).get("versions", {})
+    lines.append("")
+    lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) +
+                 f"; commit {any_doc.get('run', {}).get('git_commit', '?')[:7]}.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.suite.model_table", description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", help="examples to run (default: every one in examples/models)")
+    parser.add_argument("--jobs", type=int, default=1, help="pytest subprocesses side by side (default 1)")
+    parser.add_argument("--json", type=Path, default=None, help="also write {example: results.json} here")
+    args = parser.parse_args(argv)
+    names = args.names or examples()
+    unknown = sorted(set(names) - set(examples()))
+    if unknown:
+        parser.error(f"no example {', '.join(unknown)} in {EXAMPLES_DIR}; known: {', '.join(examples())}")
+    with tempfile.TemporaryDirectory(prefix="model-table-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max(args.jobs, 1)) as pool:
+            futures = {n: pool.submit(run, n, Path(tmp) / n) for n in names}
+            docs = {n: f.result() for n, f in futures.items()}
+    if args.json:
+        args.json.write_text(json.dumps(docs, indent=1, default=str), encoding="utf-8")
+    print(markdown(docs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
