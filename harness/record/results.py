@@ -14,6 +14,7 @@ import math
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -243,6 +244,15 @@ def validate(data: Any, source: str = "results") -> dict[str, Any]:
         if not isinstance(claim["figures"], list):
             _fail(source, f"{where}.figures", "not a list")
     return data
+
+
+def load_or_say(path: Path) -> dict[str, Any] | None:
+    """``load(path)``, or None once the reason it cannot be read is printed to stderr (a command then exits 2)."""
+    try:
+        return load(path)
+    except ResultsFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def load(path: Path, what: str = "results file") -> dict[str, Any]:

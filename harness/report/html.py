@@ -375,10 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--times", action="store_true",
                         help="print each module's measured wall time against its budget instead of writing HTML")
     args = parser.parse_args(argv)
-    try:
-        results = results_io.load(args.results)
-    except results_io.ResultsFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    results = results_io.load_or_say(args.results)
+    if results is None:
         return 2
     if args.times:
         print(times_table(results))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -47,10 +46,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
     parser.add_argument("--write", action="store_true", help="store the re-decided file in place of RESULTS")
     args = parser.parse_args(argv)
-    try:
-        old = results_io.load(args.results)
-    except results_io.ResultsFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    old = results_io.load_or_say(args.results)
+    if old is None:
         return 2
     new = results_io.rejudge(old)
     moved = changes(old, new)
