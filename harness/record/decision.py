@@ -638,11 +638,12 @@ def _observed_p(members: Sequence[_Member]) -> tuple[list[np.ndarray], list[np.n
 
 def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *, alpha: float = ALPHA,
           seed: int = 0, n_sim: int | None = None, firmness: bool = True, predictive: bool = True,
-          search_seeds: bool = True) -> Judged:
+          search_seeds: bool = True, shared: bool = True) -> Judged:
     """Decide every protocol criterion record (``rule`` + ``measurements`` / ``exact_holds``): support at alpha per
     criterion, refutation by Holm over the parts of the counted statistical ones; firmness per criterion and for
     the claim from one simulation of the whole family (``harness.record.firmness.judge_firmness``: ``seed``, ``n_sim``
-    simulated seed sets, default ``firmness.N_SIM``; ``predictive=False``: the plug-in simulation).
+    simulated seed sets, default ``firmness.N_SIM``; ``predictive=False``: the plug-in simulation; ``shared=False``:
+    measurements on the same seeds drawn independently, the rule before issue 38).
 
     Returns, per criterion, a dict of the derived fields (outcome, level, refute_level, p_support, p_refute,
     p_value, ci, measured, deciding_part, parts, short_of_margin, firmness, firmness_reason, seeds_for_firm,
@@ -731,7 +732,7 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         return Judged(out, verdict, None, None, None, "not estimated")
     from harness.record import firmness as firm  # it builds on this module, so it is imported here, not at the top
     return firm.judge_firmness(members, out, exact_codes, n_unrecorded, verdict, alpha, seed=seed, n_sim=n_sim,
-                               predictive=predictive, search_seeds=search_seeds)
+                               predictive=predictive, search_seeds=search_seeds, shared=shared)
 
 
 # ========================================================================================== texts

@@ -15,6 +15,36 @@ number of fresh seeds removes it.) Its calibration is
 checked in tests/record/test_decision.py on synthetic claims and, on this suite's own criteria, by
 ``python -m harness.suite.calibration``.
 
+**Criteria that share runs share their draws** (issue 38, finding 10). A claim's criteria often read the same
+runs: C3's ``c_large_dk_additive_beats_unscaled`` and ``c_large_dk_scaled_beats_unscaled`` both subtract from the
+very same unscaled runs at d_k 256, whose spread is nearly all of theirs. Drawn independently, a fresh seed set
+that is unlucky for one is lucky for the other, and the claim's simulated verdict (every criterion must pass)
+came out near the *product* of its criteria's firmness, where the truth is near their *minimum* (at smoke on an
+AVX-512 box C3 was predicted 0.20, the product of three criteria's 0.57-0.62, and repeated 3 of 3). The rule:
+
+* a **cell** is a claim's seed set: every measurement handed over as per-seed samples (one arm, or paired arms'
+  differences) with the same number of seeds is on the same seeds, in the same order (seed i is
+  ``M*1000 + i``, docs/profiles.md), whether it reads the same runs, other arms of the same seeds or another
+  metric of them. The records need no key for it: the per-seed values are the cell's evidence;
+* within a cell, the simulated draws are correlated by the **observed correlation of the per-seed values**
+  (Pearson, over the seeds): the normals that draw each measurement's posterior mean and its fresh mean by that
+  correlation ρ, the uniforms that draw the chi-squares (its posterior SD and its fresh sample SD) through a
+  Gaussian copula by ρ², the correlation of two sample variances of a bivariate normal. Every measurement keeps
+  its marginal distribution, so a criterion of one part is simulated as before (up to Monte Carlo error); what
+  changes is what is decided jointly: the claim's verdict, Holm over the counted parts, and a criterion whose
+  parts (two tasks, several d_k) are on the same seeds;
+* measurements with no per-seed values (estimates: slopes, proportions), a degenerate or invalid one, an
+  unpaired comparison (its arms are declared not aligned by seed) and samples over two seeds (where ρ is ±1
+  whatever the truth) stay independent, as before.
+
+Why the observed correlation and not "the same cell, the same draw" (perfect correlation): two criteria that share
+an arm with opposite signs (a − b and b − c) are negatively correlated, and a criterion on the same seeds but
+another task or metric may barely be correlated at all; a common draw would get both wrong, while ρ measured on the
+same seeds gets the sign and the size. It is one more plug-in, from as few as three seeds; on synthetic claims
+(``tests/record/test_decision.py``) it is calibrated where independent draws are not (three criteria sharing an
+arm), and where the truth is independent runs on the same seeds the spurious ρ of three seeds costs nothing
+overall (Brier score 0.091 against 0.096 with independent draws; 0.081 against 0.081 at five seeds).
+
 API: ``judge_firmness(...)``, which ``harness.record.decision.judge`` calls (``firmness=True``) on the family it has
 just decided, and fills in each criterion's ``firmness``, ``firmness_reason`` and ``seeds_for_firm`` and the claim's
 (``Judged.firmness``, ``seeds_for_firm``, ``n_seeds``); ``FRAGILE_BELOW`` (a firmness under it is marked fragile in
@@ -53,6 +83,19 @@ class _Sim:
         # per arm: standard normals for the posterior mean and the fresh mean, uniforms for the two chi-squares
         self.z = rng.standard_normal((arms, 2, n_sim))
         self.u = rng.random((arms, 2, n_sim))
+
+    def per_seed(self) -> list[np.ndarray | None]:
+        """Per simulated arm (each row of ``z``), the per-seed values it is drawn for, in seed order: the one
+        sample or the paired differences, or each arm of an unpaired comparison; None for an estimate (no
+        per-seed values) and for a degenerate or invalid measurement (nothing simulated from it)."""
+        m = self.m
+        if m["source"] == "estimate" or self.base.degenerate:
+            return [None] * self.z.shape[0]
+        a = np.asarray(m["a"], float)
+        if m.get("b") is None:
+            return [a]
+        # unpaired arms are, as the module declared them, not aligned by seed: neither is shared with anything
+        return [a - np.asarray(m["b"], float)] if m.get("paired") else [None, None]
 
     def _arm(self, k: int, mean: float, sd: float, n: int, scale: float, predictive: bool
              ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -94,6 +137,41 @@ class _Sim:
         return ma - mb, np.sqrt(sa + sb), df
 
 
+def share_draws(sims: Sequence[_Sim]) -> list[list[int]]:
+    """Correlate the simulated draws of measurements taken on the same seeds (see the module docstring, "Criteria
+    that share runs"), in place; returns the cells (lists of indices into the flat list of simulated arms) that
+    were correlated. Every arm's draws keep their marginal distribution, so a criterion alone is simulated as
+    before; the first arm of each cell keeps its very draws."""
+    slots = [(sim, k, v) for sim in sims for k, v in enumerate(sim.per_seed())]
+    by_n: dict[int, list[int]] = {}
+    for i, (_, _, v) in enumerate(slots):
+        if v is not None and v.size >= 3 and float(v.std()) > 0:
+            by_n.setdefault(v.size, []).append(i)
+    cells = [idx for idx in by_n.values() if len(idx) > 1]
+    for idx in cells:
+        r = np.corrcoef(np.stack([slots[i][2] for i in idx]))
+        for which, corr in ((0, r), (1, r * r)):          # normals: rho; the chi-square draws: rho^2 (see docstring)
+            mix = _mixing(corr)
+            for j in range(2):
+                if which == 0:
+                    e = np.stack([slots[i][0].z[slots[i][1], j] for i in idx])
+                    for row, i in zip(mix @ e, idx):
+                        slots[i][0].z[slots[i][1], j] = row
+                else:
+                    e = sps.norm.ppf(np.stack([slots[i][0].u[slots[i][1], j] for i in idx]))
+                    for row, i in zip(sps.norm.cdf(mix @ e), idx):
+                        slots[i][0].u[slots[i][1], j] = row
+    return cells
+
+
+def _mixing(corr: np.ndarray) -> np.ndarray:
+    """A lower-triangular L with L L^T = corr (a correlation matrix, possibly singular: more arms than seeds) and
+    unit rows, so that L e has unit variances and the first row of L e is e's first row."""
+    k = corr.shape[0]
+    chol = np.linalg.cholesky(corr + 1e-9 * np.eye(k))
+    return chol / np.linalg.norm(chol, axis=1, keepdims=True)
+
+
 def _scaled(n: int, scale: float) -> int:
     return int(min(MAX_SEEDS, max(2, round(n * scale))))
 
@@ -123,16 +201,20 @@ def _target_code(outcome: str, rule: Rule, s: Stat) -> int:
 
 def judge_firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_codes: list[int], n_unrecorded: int,
                    verdict: int, alpha: float, *, seed: int = 0, n_sim: int | None = None, predictive: bool = True,
-                   search_seeds: bool = True) -> Judged:
+                   search_seeds: bool = True, shared: bool = True) -> Judged:
     """Firmness of every statistical criterion and of the claim, from one family simulation per seed count.
 
     ``decision.judge`` calls it on the family it decided: its members (in criterion order), the derived fields
     ``out`` (filled in here: firmness, firmness_reason, seeds_for_firm), the codes of the counted exact and
     unmeasured criteria, the count of counted criteria never recorded and the verdict code. The simulated seed
-    sets (``n_sim``, default ``N_SIM``) are drawn from ``numpy.random.default_rng(seed)``, member by member."""
+    sets (``n_sim``, default ``N_SIM``) are drawn from ``numpy.random.default_rng(seed)``, member by member, and
+    measurements on the same seeds share them (``share_draws``; ``shared=False``: every measurement independent,
+    the rule before issue 38, kept to show what it misses)."""
     rng = np.random.default_rng(seed)
     n_sim = N_SIM if n_sim is None else n_sim
     sims = [[_Sim(m, rng, n_sim, predictive) for m in mem.measurements] for mem in members]
+    if shared:
+        share_draws([sim for mem_sims in sims for sim in mem_sims])
     for mem in members:
         if mem.untestable:
             out[mem.index]["firmness_reason"] = f"not simulated: {mem.untestable}"

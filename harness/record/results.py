@@ -14,6 +14,7 @@ import math
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -169,10 +170,27 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
         if p.get("interrupted"):
             claim["interrupted"] = True
     errored = any(p.get("verdict") == "error" for p in parts)
-    verdicts.apply_judgement(claim, errored=errored, fast_only=bool(claim["fast"]))
-    claim["objections"] = verdicts.objections(claim)
+    judge_claim(claim, errored=errored)
     claim["error"] = "; ".join(claim.pop("errors")) or None
     return claim
+
+
+def judge_claim(claim: dict[str, Any], *, errored: bool) -> dict[str, Any]:
+    """Decide a merged claim record in place from its criteria records: verdict, firmness, scope and objections."""
+    verdicts.apply_judgement(claim, errored=errored, fast_only=bool(claim.get("fast")))
+    claim["objections"] = verdicts.objections(claim)
+    return claim
+
+
+def rejudge(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A results file's claims decided again from their recorded criteria (rules and per-seed measurements), under
+    this checkout's decision rules, without running anything: a copy of ``data`` with each claim's verdict,
+    firmness, criteria outcomes and objections recomputed. With the rules unchanged it is ``data`` itself (the
+    firmness simulation is seeded), so it shows what a change of the rules does to stored runs."""
+    out = json.loads(json.dumps(to_jsonable(data), allow_nan=False))
+    for claim in out["claims"].values():
+        judge_claim(claim, errored=claim.get("verdict") == verdicts.ERROR)
+    return to_jsonable(out)
 
 
 def _fail(source: str, where: str, problem: str) -> None:
@@ -226,6 +244,15 @@ def validate(data: Any, source: str = "results") -> dict[str, Any]:
         if not isinstance(claim["figures"], list):
             _fail(source, f"{where}.figures", "not a list")
     return data
+
+
+def load_or_say(path: Path) -> dict[str, Any] | None:
+    """``load(path)``, or None once the reason it cannot be read is printed to stderr (a command then exits 2)."""
+    try:
+        return load(path)
+    except ResultsFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
 
 
 def load(path: Path, what: str = "results file") -> dict[str, Any]:

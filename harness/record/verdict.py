@@ -46,8 +46,10 @@ HOW_VERDICTS_ARE_DECIDED = (
     "Firmness is the replication probability, estimated from this run's seeds, conditional on the tuned rates: "
     "the share of simulated fresh, equally sized seed sets that give the same outcome, each drawn from the "
     "predictive distribution (each arm's mean and spread first drawn from their posterior at the observed n), "
-    "with the whole rule applied in every simulated run. It is not estimated (null, with the reason) for exact "
-    "checks, for degenerate, invalid or unmeasured criteria, and for an inconclusive verdict that rests on one. "
+    "with the whole rule applied in every simulated run; criteria measured on the same seeds are drawn together, "
+    "correlated as their per-seed values are, so criteria that share runs pass or fail together. It is not "
+    "estimated (null, with the reason) for exact checks, for degenerate, invalid or unmeasured criteria, and for "
+    "an inconclusive verdict that rests on one. "
     "'Seeds for firm' is a planning number: the seed count at which the outcome would reach 0.9 if the observed "
     "means and spreads were the truth. Below 0.8 a verdict is marked fragile.",
 )

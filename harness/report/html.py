@@ -2,7 +2,8 @@
 
 ``python -m harness.report reports/results.json`` rebuilds the page without rerunning anything;
 ``... compare OLD NEW`` prints what moved between two runs; ``... findings RESULTS [--write README.md]`` prints the
-findings table (``harness.report.findings``, the summary's effects in words) as Markdown.
+findings table (``harness.report.findings``, the summary's effects in words) as Markdown; ``... rejudge RESULTS``
+decides a stored run again under this checkout's rules (``harness.report.rejudge``).
 
 The page embeds everything (CSS inline, figures as base64 PNG) and fetches nothing. Every string
 from data goes through jinja2 autoescape, so a statement like ``<script>`` renders as text.
@@ -358,21 +359,24 @@ def main(argv: list[str] | None = None) -> int:
         return compare_main(argv[1:])
     if argv[:1] == ["findings"]:
         return findings_main(argv[1:])
+    if argv[:1] == ["rejudge"]:
+        from harness.report import rejudge  # a subcommand's own module, imported when asked for
+        return rejudge.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m harness.report",
                                      description="Rebuild index.html from a results.json without rerunning. "
                                                  "`python -m harness.report compare OLD NEW`: what moved between "
                                                  "two results files (see `compare --help`); "
                                                  "`python -m harness.report findings RESULTS [--write README.md]`: "
-                                                 "the findings table as Markdown (see `findings --help`).")
+                                                 "the findings table as Markdown (see `findings --help`); "
+                                                 "`python -m harness.report rejudge RESULTS [--write]`: decide a "
+                                                 "stored run again under this checkout's rules (see `rejudge --help`).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",
                         help="print each module's measured wall time against its budget instead of writing HTML")
     args = parser.parse_args(argv)
-    try:
-        results = results_io.load(args.results)
-    except results_io.ResultsFormatError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    results = results_io.load_or_say(args.results)
+    if results is None:
         return 2
     if args.times:
         print(times_table(results))
