@@ -359,11 +359,51 @@ def figure_training_grads(sweep: pd.DataFrame, d_ks):
 
 
 # ------------------------------------------------------------------------------------------------- test
-def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast, claim_threads):
-    _run(evidence, profile.claim("C3"), device, seeds, progress, fast)
+# ========================================================================= a model on trial (issue 40)
+#: the user's model at random init, with its own scale and with the scale removed: does unscaling push its softmax
+#: towards saturation? Reported: C3 is about d_k growing, and one model has one d_k
+MODEL_CRITERIA = {
+    "model_unscaled_saturates_at_init": dict(
+        role="reported", rule=decision.band(0.01, None, null=0.0, reason="removing the scale lowers the mean "
+                                            "entropy by more than 1% of ln(allowed keys)"),
+        metric="mean entropy / ln(allowed keys) with the model's scale minus with scale 1, per seed, at init",
+        prediction="at random init, removing the model's scale lowers its attention entropy by more than 1% of "
+                   "ln(allowed keys) (the softmax moves towards saturation)"),
+}
 
 
-def _run(ev, budget, device, seeds, progress, fast):
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """C3 on a user's model (``--model``): entropy, saturated rows and softmax gradient at init, scaled and not."""
+    from harness import model_trial as trials
+    from harness.measure.model_probes import TapError
+
+    crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]
+    progress(f"model {trial.spec}: its scale and none, at init, seeds {seeds}", force=True)
+    scaled = trials.frame(trial, seeds, block["batch"], block["length"])
+    try:
+        bare = trials.frame(trial, seeds, block["batch"], block["length"], unscaled=True)
+    except TapError as exc:
+        crit.unmeasured(str(exc))
+        return
+    a, b = scaled.groupby("seed").entropy_ratio.mean(), bare.groupby("seed").entropy_ratio.mean()
+    crit.sample((a - b).to_numpy(), detail=(
+        f"entropy / ln n {a.mean():.3f} scaled, {b.mean():.3f} unscaled; saturated rows "
+        f"{scaled.saturated_rows.mean():.3f} -> {bare.saturated_rows.mean():.3f}; mean |dL/dlogits| "
+        f"{scaled.grad_mean_abs.mean():.3g} -> {bare.grad_mean_abs.mean():.3g}; logit std "
+        f"{scaled.logit_std.mean():.3g} -> {bare.logit_std.mean():.3g}"))
+    ev.metric("model_entropy_drop_unscaled", float((a - b).mean()))
+    ev.table("model_attention_scaled_and_unscaled", pd.concat([scaled.assign(arm="scaled"),
+                                                               bare.assign(arm="unscaled")]))
+    ev.headline("model_entropy_drop_unscaled")
+
+
+def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast, claim_threads,
+                               model_on_trial):
+    _run(evidence, profile.claim("C3"), device, seeds, progress, fast, model_on_trial=model_on_trial,
+         model_block=profile.claim("model_trial"))
+
+
+def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_block=None):
     ev.claim("C3", title="Unscaled dot products saturate the softmax at large d_k",
              statement="Unscaled dot products saturate the softmax at large d_k (\u201cwe suspect that for large "
                        "values of d_k, the dot products grow large in magnitude, pushing the softmax function into "
@@ -373,6 +413,8 @@ def _run(ev, budget, device, seeds, progress, fast):
                         "gradient magnitudes. The variance argument holds at initialization; whether it holds "
                         "after training is not addressed.")
     ev.answer_objections(OBJECTIONS)
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, model_block, seeds, progress)
     probe_dks, sweep_dks = budget["probe_d_ks"], budget["sweep_d_ks"]
     small_dk, large_dk = min(sweep_dks), max(sweep_dks)
     crit = ev.declare(CRITERIA, fast=fast, probe_dks=probe_dks, small_dk=small_dk, large_dk=large_dk,

@@ -331,7 +331,39 @@ def figure_attention_maps(maps: dict[tuple[str, int, int], dict[str, Any]], M: i
 
 
 # ============================================================================================ the claim
-def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast, attention):
+# ========================================================================= a model on trial (issue 40)
+#: after a short training of the user's model: do its heads attend differently (GQA groups kept apart)?
+MODEL_CRITERIA = {
+    "model_heads_diverge": dict(
+        role="reported", rule=decision.band(0.05, None, null=0.0, reason="the mean total-variation distance "
+                                            "between two heads' rows grows by more than 0.05 (of 1)"),
+        metric="mean head distance after training minus at init, per seed",
+        prediction="after {steps} steps of next-token training the model's heads attend differently: the mean "
+                   "total-variation distance between two heads' weight rows grows by more than 0.05 over init"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """C5 on a user's model (``--model``): head distances at init and after a short training (reported)."""
+    from harness import model_trial as trials
+
+    crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_heads_diverge"]
+    progress(f"model {trial.spec}: {block['train']['steps']} training steps, seeds {seeds}", force=True)
+    df, losses, why = trials.trained(trial, seeds, block)
+    if df is None:
+        crit.unmeasured(why)
+        return
+    init = trials.frame(trial, seeds, block["batch"], block["length"])
+    after, before = df.groupby("seed").head_distance.mean(), init.groupby("seed").head_distance.mean()
+    crit.sample((after - before).to_numpy(), detail=(
+        f"mean head distance {before.mean():.3f} at init -> {after.mean():.3f} after training; within a GQA "
+        f"group {df.group_head_distance.mean():.3f}"))
+    ev.metric("model_head_distance/after_training", float(after.mean()))
+    ev.table("model_attention_after_training", df)
+    ev.note(trials.loss_note(losses, 1.0, block))
+    ev.headline("model_head_distance/after_training")
+
+def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
     budget = profile.claim(CLAIM_ID)
     ev = evidence
     # a kernel on trial (issue 27) runs inside every model's attention (the session's kernel); whether it returns
@@ -345,6 +377,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
              limitation="Argued and ablated (Table 3 rows A), not isolated analytically; 2017 translation "
                         "benchmarks. Here: one synthetic retrieval task in two bindings, one layer, d_model 64.")
     ev.answer_objections(OBJECTIONS)
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
         ev.note(f"The attention under trial is {attention.name} ({attention.convention} convention): every model here "
                 "calls it in place of its own score-softmax-value step (projections, taps on q, k, v and the heads' "

@@ -242,7 +242,47 @@ def figure_init_logit_std(init: pd.DataFrame):
 
 
 # ================================================================================================ the test
-def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_threads):
+# ========================================================================= a model on trial (issue 40)
+#: attention-logit growth and entropy collapse after a short training at the rate and at rate_high x it (Wortsman
+#: et al. 2023 and Zhai et al. 2023: what QK-norm is introduced to prevent)
+COLLAPSED = 0.1
+MODEL_CRITERIA = {
+    "model_no_entropy_collapse": dict(
+        role="reported", rule=decision.band(COLLAPSED, None, level=True, reason="a head whose mean entropy is under "
+                                            "10% of ln(allowed keys) has collapsed onto single keys"),
+        metric="the lowest entropy / ln(allowed keys) over every (call, head), per seed, after training at "
+               "{rate_high:g}x the rate",
+        prediction="after {steps} steps of next-token training at {rate_high:g}x the rate no head of the model "
+                   "collapses: every head keeps a mean entropy above 10% of ln(allowed keys)"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """Q1 on a user's model (``--model``): logit growth and entropy after a short training, at the rate and at
+    ``rate_high`` x it (reported: the rates are not tuned)."""
+    from harness import model_trial as trials
+
+    high = block["train"]["rate_high"]
+    crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"], rate_high=high)["model_no_entropy_collapse"]
+    progress(f"model {trial.spec}: training at 1x and {high:g}x the rate, seeds {seeds}", force=True)
+    low, low_losses, why = trials.trained(trial, seeds, block, 1.0)
+    if low is None:
+        crit.unmeasured(why)
+        return
+    top, top_losses, _ = trials.trained(trial, seeds, block, high)
+    worst = top.groupby("seed").entropy_ratio.min()
+    crit.sample(worst.to_numpy(), detail=(
+        f"lowest head entropy / ln n: {low.groupby('seed').entropy_ratio.min().mean():.3f} at 1x, "
+        f"{worst.mean():.3f} at {high:g}x; largest logit std {low.logit_std.max():.3g} at 1x, "
+        f"{top.logit_std.max():.3g} at {high:g}x"))
+    ev.metric("model_entropy_min/high_rate", float(worst.mean()))
+    ev.metric("model_logit_std_max/high_rate", float(top.logit_std.max()))
+    ev.metric("model_logit_std_max/rate", float(low.logit_std.max()))
+    ev.table("model_attention_after_training", pd.concat([low.assign(rate=1.0), top.assign(rate=high)]))
+    ev.note(trials.loss_note(low_losses, 1.0, block) + "; " + trials.loss_note(top_losses, high, block))
+    ev.headline("model_entropy_min/high_rate")
+
+def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_threads, model_on_trial):
     if fast:
         pytest.skip("Q1 has no fast criteria: no fault of model.faults is Q1's to catch (issue 10)")
     budget = profile.claim(CLAIM_ID)
@@ -257,6 +297,8 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_thre
                         f"{sweep['train']['steps']} Adam steps at each arm's tuned rate; two QK-norm variants "
                         "(l2 with Henry's gain, RMSNorm with per-dimension gains), not a language model at scale.")
     ev.answer_objections(OBJECTIONS)
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     t = budget["tuning"]
     how = (f"d_k {d_k}, {len(seeds)} evaluation seeds; each arm's rate chosen on {t['seeds']} tuning seeds from "
            f"{t['points']} rates over {t['span']:g}x round {sweep['train']['lr']:g} (extended up to {t['extend']} "

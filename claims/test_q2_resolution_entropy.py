@@ -255,7 +255,41 @@ def figure_relations(heads: pd.DataFrame):
 
 
 # ============================================================================================ the question
-def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast):
+# ========================================================================= a model on trial (issue 40)
+#: after a short training of the user's model: do the heads that sink (mass on the first key) lose resolution?
+MODEL_CRITERIA = {
+    "model_sink_tracks_entropy": dict(
+        role="reported", rule=decision.band(None, -0.1, null=0.0, reason="a rank correlation below -0.1: the "
+                                            "sinking heads are the low-entropy ones, not a tie"),
+        metric="Spearman rho between sink mass over uniform and entropy / ln n over the (call, head)s, per seed",
+        prediction="after {steps} steps of next-token training, the heads that put more than their share on the "
+                   "first key are the low-entropy ones (rank correlation below -0.1)"),
+}
+
+
+def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
+    """Q2 on a user's model (``--model``): sinks against entropy over the heads after a short training (reported)."""
+    from scipy import stats as sps
+
+    from harness import model_trial as trials
+
+    crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_sink_tracks_entropy"]
+    progress(f"model {trial.spec}: {block['train']['steps']} training steps, seeds {seeds}", force=True)
+    df, losses, why = trials.trained(trial, seeds, block)
+    if df is None:
+        crit.unmeasured(why)
+        return
+    rho = df.groupby("seed").apply(lambda g: sps.spearmanr(g.sink_ratio, g.entropy_ratio)[0], include_groups=False)
+    crit.sample(rho.to_numpy(), detail=f"Spearman rho {rho.mean():.3f} over {df.groupby('seed').size().iloc[0]} "
+                                       f"heads; sink mass over uniform {df.sink_ratio.mean():.2f} (largest "
+                                       f"{df.sink_ratio.max():.2f}), entropy / ln n {df.entropy_ratio.mean():.3f}")
+    ev.metric("model_sink_entropy_rho", float(rho.mean()))
+    ev.metric("model_sink_ratio_max", float(df.sink_ratio.max()))
+    ev.table("model_attention_after_training", df)
+    ev.note(trials.loss_note(losses, 1.0, block))
+    ev.headline("model_sink_entropy_rho")
+
+def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast, model_on_trial):
     if fast:
         pytest.skip("Q2 has no fast criterion: no fault in model.faults is about it (issue 10)")
     budget = profile.claim(CLAIM_ID)
@@ -268,6 +302,8 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast)
              limitation="The note names the cost but gives no measure of it; here: one small decoder-only model on "
                         "one synthetic language, CPU budgets, resolution as C5's linear-probe decodability.")
     ev.answer_objections(OBJECTIONS)
+    if model_on_trial is not None:
+        return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     crits = ev.declare(CRITERIA)
     ev.gate("q2_entropy_sink_corr", direction="both", tolerance=0.35)
 

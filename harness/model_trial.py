@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -165,13 +166,14 @@ class ModelUnderTrial:
     calls: int = 0
     tried: dict[str, str] = field(default_factory=dict)
     sweep_reasons: dict[str, str] = field(default_factory=dict)   # dim -> why it cannot be swept
+    base: nn.Module | None = field(default=None, repr=False)      # the pre-flight's build: sweeps start from it
 
     def build(self, seed: int = 0, **dims: int) -> nn.Module:
         """The model at random init (``torch.manual_seed(seed)``), eval mode, float32; ``dims``: a family member
         (``head_dim=`` or ``width=``)."""
         extra: dict[str, Any] = {}
         if dims:
-            base = self._built if hasattr(self, "_built") else None
+            base = self.base
             for dim, value in dims.items():
                 if dim in self.sweep_reasons:
                     raise ModelError(self.sweep_reasons[dim])
@@ -234,7 +236,7 @@ def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> Model
     """Build once, feed once, pick the tap (``model_probes.preflight``), and read what the claims need; a
     ``ModelError`` (one line) when any of it fails."""
     model = trial.build(0)
-    trial._built = model                                   # the base config the sweeps start from
+    trial.base = model
     trial.model_class = f"{type(model).__module__}.{type(model).__qualname__}"
     trial.kind = "transformers" if model_probes.is_transformers(model) else "module"
     trial.config_sha256 = _config_sha256(model)
@@ -259,8 +261,8 @@ def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> Model
 
 
 def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
-          scale_multiplier: Any = None) -> "pd.DataFrame":
-    """``model_probes.probe`` at each seed's random init: one row per (seed, call, head)."""
+          unscaled: bool = False) -> "pd.DataFrame":
+    """``model_probes.probe`` at each seed's random init: one row per (seed, call, head) (``unscaled``: C3's arm)."""
     import pandas as pd
 
     frames = []
@@ -268,7 +270,7 @@ def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
         model = trial.build(seed)
         inputs = model_probes.model_inputs(model, batch, length, seed)
         frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed,
-                                         scale_multiplier=scale_multiplier).assign(seed=seed))
+                                         unscaled=unscaled).assign(seed=seed))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -294,3 +296,91 @@ def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int],
     except model_probes.TapError as exc:
         return None, f"a family member could not be tapped: {exc}"
     return df, ""
+
+
+# ------------------------------------------------------------------------------------------- a short training
+_TRAINED: dict[tuple, tuple[nn.Module, float, float]] = {}
+
+
+def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch: int, length: int,
+             vocab: int = 32) -> tuple[nn.Module, float, float]:
+    """(the model after ``steps`` of next-token training, its first and last training loss) on the suite's
+    ``MarkovLM`` (a fixed random Markov chain whose second half repeats the first: some tokens follow from the
+    previous one, some only from half a sequence back). A linear head on the model's first output is trained with
+    it; AdamW at ``lr``. For a causal model only (``trial.causal``): a bidirectional one would read the answer.
+    Memoised per (trial, seed, steps, lr, batch, length) in this process: the claims that read it share the runs."""
+    from harness.data.tasks import MarkovLM
+
+    key = (trial.spec, tuple(sorted(trial.overrides.items())), seed, steps, lr, batch, length, vocab)
+    if key in _TRAINED:
+        return _TRAINED[key]
+    if not trial.causal:
+        raise ModelError("next-token training needs a causal model: this one declares bidirectional attention"
+                         if trial.causal is False else "next-token training needs a model that declares is_causal")
+    if trial.base is not None and getattr(getattr(trial.base, "config", None), "is_encoder_decoder", False):
+        raise ModelError("next-token training of an encoder-decoder is not built (its encoder sees every token)")
+    task = MarkovLM(vocab=vocab, seq_len=length)
+    model = trial.build(seed)
+    probe_in = model_probes.model_inputs(model, 1, 2, seed)
+    if "input_ids" not in probe_in:
+        raise ModelError("next-token training needs a model that takes token ids")
+    model_vocab = int(getattr(getattr(model, "config", None), "vocab_size", 0) or getattr(model, "vocab_size", 0))
+    if model_vocab < task.src_vocab:
+        raise ModelError(f"next-token training needs a vocabulary of {task.src_vocab} tokens; the model has "
+                         f"{model_vocab}")
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    width = model_probes.forward(model, probe_in).shape[-1]
+    head = nn.Linear(width, task.tgt_vocab)
+    params = [p for p in model.parameters() if p.requires_grad] + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        b = task.train_batch(g, batch)
+        out = model_probes.forward(model, {"input_ids": b.x})
+        loss = nn.functional.cross_entropy(head(out).reshape(-1, task.tgt_vocab), b.y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        losses.append(float(loss.detach()))
+    model.eval()
+    _TRAINED[key] = (model, losses[0], float(np.mean(losses[-10:])))
+    return _TRAINED[key]
+
+
+def trained_frame(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0
+                  ) -> tuple["pd.DataFrame", dict[int, tuple[float, float]]]:
+    """``frame`` of each seed's model after ``train_lm`` at ``rate`` x the block's learning rate, probed on the
+    task's own sequences; and seed -> (first, last) training loss."""
+    import pandas as pd
+
+    from harness.data.tasks import MarkovLM
+
+    t = block["train"]
+    frames, losses = [], {}
+    for seed in seeds:
+        model, first, last = train_lm(trial, seed, steps=t["steps"], lr=t["lr"] * rate, batch=t["batch"],
+                                      length=t["length"])
+        task = MarkovLM(vocab=32, seq_len=t["length"])
+        inputs = {"input_ids": task.heldout(block["batch"]).x}
+        frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed).assign(seed=seed))
+        losses[seed] = (first, last)
+    return pd.concat(frames, ignore_index=True), losses
+
+
+def trained(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0
+            ) -> tuple["pd.DataFrame | None", dict[int, tuple[float, float]], str]:
+    """``trained_frame``, or (None, {}, why the model cannot be trained here)."""
+    try:
+        df, losses = trained_frame(trial, seeds, block, rate)
+    except ModelError as exc:
+        return None, {}, str(exc)
+    return df, losses, ""
+
+
+def loss_note(losses: dict[int, tuple[float, float]], rate: float, block: dict[str, Any]) -> str:
+    t = block["train"]
+    return (f"{t['steps']} steps of next-token training on MarkovLM at lr {t['lr'] * rate:g}: training loss "
+            + ", ".join(f"seed {s} {a:.2f} -> {b:.2f}" for s, (a, b) in losses.items()))

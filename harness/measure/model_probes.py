@@ -42,8 +42,8 @@ SATURATED = 0.99            # a row is saturated when its largest weight exceeds
 PREFLIGHT_RTOL = 1e-4       # tapped and default outputs agree within this, relative to the output's largest entry
 COLUMNS = ("call", "module", "head", "kv_group", "d_k", "scale", "q_rms", "k_rms", "logit_std", "row_logit_std",
            "predicted_std",
-           "law_ratio", "entropy_ratio", "saturated_rows", "grad_mean_abs", "sink_ratio", "future_weight_max",
-           "causal", "softcap", "rows")
+           "law_ratio", "independence_ratio", "entropy_ratio", "saturated_rows", "grad_mean_abs", "sink_ratio",
+           "head_distance", "group_head_distance", "future_weight_max", "causal", "softcap", "rows")
 
 
 class TapError(RuntimeError):
@@ -137,8 +137,9 @@ def _transformers_taps(model: nn.Module) -> Iterator[list[Call]]:
 class _FunctionTaps(TorchFunctionMode):
     """Records SDPA calls (written out) and 4-D last-dim softmaxes with the matmul that made their input."""
 
-    def __init__(self) -> None:
+    def __init__(self, unscaled: bool = False) -> None:
         super().__init__()
+        self.unscaled = unscaled
         self.calls: list[Call] = []
         self.last_mm: tuple[Tensor, Tensor, Tensor] | None = None
 
@@ -156,13 +157,15 @@ class _FunctionTaps(TorchFunctionMode):
             dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
             out = func(*args, **kwargs)
             if isinstance(x, Tensor) and x.dim() == 4 and dim in (-1, 3):
+                if self.unscaled:
+                    raise TapError("a softmax the tap only reads cannot be unscaled")
                 self._softmax(x, out)
             return out
         return func(*args, **kwargs)
 
     def _sdpa(self, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
-        s = D ** -0.5 if scale is None else float(scale)
+        s = 1.0 if self.unscaled else D ** -0.5 if scale is None else float(scale)
         ke, ve = _expand_kv(k, q.shape[1]), _expand_kv(v, q.shape[1])
         qk = torch.matmul(q, ke.transpose(-1, -2)) * s
         scores, allowed = qk, torch.ones(1, 1, L, S, dtype=torch.bool, device=q.device)
@@ -205,18 +208,22 @@ class _FunctionTaps(TorchFunctionMode):
 
 
 @contextmanager
-def _function_taps(model: nn.Module) -> Iterator[list[Call]]:
-    mode = _FunctionTaps()
+def _function_taps(model: nn.Module, unscaled: bool = False) -> Iterator[list[Call]]:
+    mode = _FunctionTaps(unscaled)
     with mode:
         yield mode.calls
 
 
 @contextmanager
-def tapped(model: nn.Module, backend: str) -> Iterator[list[Call]]:
-    """Every attention call of the forward passes run inside, recorded (``backend``: one of ``BACKENDS``)."""
-    taps = _transformers_taps if backend == "transformers" else _function_taps
-    with taps(model) as calls:
-        yield calls
+def tapped(model: nn.Module, backend: str, unscaled: bool = False) -> Iterator[list[Call]]:
+    """Every attention call of the forward passes run inside, recorded (``backend``: one of ``BACKENDS``;
+    ``unscaled``: the functions tap computes SDPA at scale 1)."""
+    if backend == "transformers":
+        with _transformers_taps(model) as calls:
+            yield calls
+    else:
+        with _function_taps(model, unscaled) as calls:
+            yield calls
 
 
 # ------------------------------------------------------------------------------------------------------ inputs
@@ -305,6 +312,10 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
     groups = H // call.k.shape[1] if call.k is not None else 1
     offset = S - L
     future = torch.arange(S)[None, :] > (torch.arange(L)[:, None] + offset)
+    # heads' weight maps: total variation between two heads' rows, averaged over the rows (C5's head distances)
+    tv = 0.5 * (wd[:, :, None] - wd[:, None, :]).abs().sum(-1)                      # (B, H, H, L)
+    rows_ok = valid.all(1)[:, None, None, :].expand_as(tv)
+    pair = (tv * rows_ok).sum((0, 3)) / rows_ok.sum((0, 3)).clamp(min=1)            # (H, H)
     for h in range(H):
         v = valid[:, h]
         nv = int(v.sum())
@@ -336,21 +347,38 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
             q2 = k2 = pred = math.nan
             d_k = call.q.shape[-1] if call.q is not None else math.nan
         fw = float(ww[:, future].max()) if bool(future.any()) else 0.0
+        others = [o for o in range(H) if o != h]
+        mates = [o for o in others if o // groups == h // groups]
+        dist = float(pair[h, others].mean()) if others else math.nan
+        gdist = float(pair[h, mates].mean()) if mates else math.nan
+        indep = _independence(q[:, h], k[:, h]) if q is not None and k is not None else math.nan
         rows.append(dict(call=None, module=call.module, head=h, kv_group=h // groups, d_k=d_k,
                          scale=call.scale if call.scale is not None else math.nan, q_rms=math.sqrt(q2),
                          k_rms=math.sqrt(k2), logit_std=logit_std, row_logit_std=row_std, predicted_std=pred,
                          law_ratio=logit_std / pred if pred and not math.isnan(pred) else math.nan,
-                         entropy_ratio=ent_ratio, saturated_rows=sat, grad_mean_abs=g, sink_ratio=sink,
-                         future_weight_max=fw, causal=call.causal, softcap=call.softcap, rows=nv))
+                         independence_ratio=indep, entropy_ratio=ent_ratio, saturated_rows=sat, grad_mean_abs=g, sink_ratio=sink,
+                         head_distance=dist, group_head_distance=gdist, future_weight_max=fw, causal=call.causal, softcap=call.softcap, rows=nv))
     return rows
 
 
+def _independence(q: Tensor, k: Tensor) -> float:
+    """Q3's ratio for one head: Var(q.k) over every (query, key) pair of a sequence over what independent
+    components predict from their own moments (``harness.measure.probes.qk_independence_ratio``)."""
+    qd, kd = q.double(), k.double()                                                # (B, L, D), (B, S, D)
+    dots = torch.matmul(qd, kd.transpose(-1, -2)).reshape(-1)
+    qs, ks = qd.reshape(-1, qd.shape[-1]), kd.reshape(-1, kd.shape[-1])
+    predicted = (qs.pow(2).mean(0) * ks.pow(2).mean(0) - qs.mean(0).pow(2) * ks.mean(0).pow(2)).sum()
+    return float(dots.var() / predicted.clamp_min(1e-300))
+
+
 def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int = 0,
-          scale_multiplier: float | None = None) -> pd.DataFrame:
-    """One tapped forward and backward: one row per (call, head) of ``COLUMNS``. ``scale_multiplier``: multiply
-    every call's applied scaling by it (C3's unscaled arm: sqrt(d_k)); transformers backend only."""
+          unscaled: bool = False) -> pd.DataFrame:
+    """One tapped forward and backward: one row per (call, head) of ``COLUMNS``. ``unscaled``: every call's
+    scaling set to 1 (C3's unscaled arm): the attention modules' ``scaling`` (transformers) or SDPA's ``scale``
+    (functions); a softmax the tap only reads cannot be unscaled (``TapError``)."""
     model.zero_grad(set_to_none=True)
-    with tapped(model, backend) as calls, _scaled(model, scale_multiplier):
+    with tapped(model, backend, unscaled) as calls, _unscaled(model if unscaled and backend == "transformers"
+                                                                 else None):
         out = forward(model, inputs)
         g = torch.Generator().manual_seed(10_000 + seed)
         direction = torch.randn(out.shape, generator=g) / math.sqrt(out[..., 0].numel())
@@ -367,17 +395,17 @@ def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int =
 
 
 @contextmanager
-def _scaled(model: nn.Module, multiplier: float | None):
-    """Every attention module's ``scaling`` times ``multiplier`` for the duration (transformers' modules)."""
-    if multiplier is None:
+def _unscaled(model: nn.Module | None):
+    """Every attention module's ``scaling`` set to 1 for the duration (transformers' modules); None: no change."""
+    if model is None:
         yield
         return
     touched = [(m, m.scaling) for m in model.modules() if isinstance(getattr(m, "scaling", None), (int, float))]
     if not touched:
-        raise TapError("no attention module exposes .scaling to change")
+        raise TapError("no attention module exposes .scaling to unscale")
     try:
-        for m, s in touched:
-            m.scaling = s * (multiplier(m) if callable(multiplier) else multiplier)
+        for m, _ in touched:
+            m.scaling = 1.0
         yield
     finally:
         for m, s in touched:
@@ -392,9 +420,9 @@ def future_dependency(model: nn.Module, inputs: dict[str, Tensor], seed: int = 0
     changed = dict(inputs)
     g = torch.Generator().manual_seed(20_000 + seed)
     if x.dtype in (torch.int64, torch.int32):
-        vocab = int(x.max()) + 2
+        top = int(x.max()) + 1                          # ids below the largest drawn one stay in the vocabulary
         y = x.clone()
-        y[:, -1] = (x[:, -1] + 1 + torch.randint(0, max(vocab - 1, 1), (x.shape[0],), generator=g)) % max(vocab, 2)
+        y[:, -1] = (x[:, -1] + 1 + torch.randint(0, max(top - 1, 1), (x.shape[0],), generator=g)) % max(top, 2)
     else:
         y = x.clone()
         y[:, -1] = torch.randn(y[:, -1].shape, generator=g)

@@ -94,3 +94,6 @@ SIDE_EFFECTS = {"uniform_attention": "C3 probes the softmax itself; with it repl
 KERNEL_TRIAL = ("its part (a) on the kernel is R2's saturation check through the kernel, and (b, c) are R1's "
                 "kernel_trains_as_reference (the kernel as an arm of C3's tuned sweep); its additive and unscaled "
                 "arms are the project's own")
+
+#: under --model this claim reads the user's model at init, scaled and unscaled, reported only (issue 40)
+MODEL_TRIAL = True

@@ -71,3 +71,6 @@ SIDE_EFFECTS = {"no_positional_encoding": "C5's position-bound retrieval binds s
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True
 KERNEL_TRIAL_WALL_BUDGET_S = {"smoke": 225}
+
+#: under --model this claim judges the user's model after a short training, reported only (issue 40)
+MODEL_TRIAL = True

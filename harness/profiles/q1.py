@@ -48,3 +48,6 @@ REFUTED_BY_FAULTS = ()
 
 #: under --attention this claim is skipped, for this reason
 KERNEL_TRIAL = "QK-norm stays the project's own attention, not the kernel's"
+
+#: under --model this claim judges the user's model after a short training, reported only (issue 40)
+MODEL_TRIAL = True

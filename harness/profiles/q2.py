@@ -33,3 +33,6 @@ REFUTED_BY_FAULTS = ()
 
 #: under --attention this claim is skipped, for this reason (the default: harness.profiles)
 KERNEL_TRIAL = None
+
+#: under --model this claim judges the user's model after a short training, reported only (issue 40)
+MODEL_TRIAL = True
