@@ -75,11 +75,11 @@ def test_the_frame_reads_the_scale_the_law_and_the_mask():
 
 def test_a_sweep_holds_the_rest_of_the_shape():
     t = trial("mistral")
-    base = t._built.config
+    base = t.base.config
     assert model_trial._transformers_sweep(base, "width", 128) == {
         "hidden_size": 128, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 256}
-    assert model_trial._transformers_sweep(trial("gpt2")._built.config, "head_dim", 32) == {"num_attention_heads": 2}
-    assert model_trial._transformers_sweep(trial("t5")._built.config, "head_dim", 32) == {"d_kv": 32}
+    assert model_trial._transformers_sweep(trial("gpt2").base.config, "head_dim", 32) == {"num_attention_heads": 2}
+    assert model_trial._transformers_sweep(trial("t5").base.config, "head_dim", 32) == {"d_kv": 32}
     fam, why = model_trial.sweep(t, "head_dim", [8, 32], [0], 2, 16)
     assert why == "" and sorted(fam.d_k) == [8, 32] and math.isclose(fam.scale.iloc[0], 8 ** -0.5)
 
@@ -97,3 +97,22 @@ def test_overrides_read_as_literals(items, expected):
     assert model_trial.parse_overrides(items) == expected
     with pytest.raises(model_trial.ModelError, match="not key=value"):
         model_trial.parse_overrides(["nokey"])
+
+
+def test_unscaled_arm_sets_every_scale_to_one_and_a_read_only_softmax_refuses():
+    for name in ("llama", "tiny_decoder"):
+        df = model_trial.frame(trial(name), [0], 2, 16, unscaled=True)
+        assert (df.scale == 1.0).all()
+    with pytest.raises(model_probes.TapError, match="cannot be unscaled"):
+        model_trial.frame(trial("gpt_neo"), [0], 2, 16, unscaled=True)
+
+
+def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
+    block = {"batch": 2, "length": 16, "train": {"steps": 30, "lr": 3e-3, "batch": 8, "length": 16}}
+    t = trial("tiny_decoder")
+    df, losses, why = model_trial.trained(t, [0], block)
+    assert why == "" and losses[0][1] < losses[0][0] and len(df) == 2 * 4
+    again = model_trial.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16)
+    assert again[0] is model_trial._TRAINED[next(k for k in model_trial._TRAINED if k[0] == t.spec)][0]
+    assert model_trial.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
+    assert "encoder-decoder" in model_trial.trained(trial("t5"), [0], block)[2]
