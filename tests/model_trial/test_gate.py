@@ -1,0 +1,37 @@
+"""--baseline gates a model's verdicts as it gates the suite's (issue 40): a baseline written on a correct model
+passes the same model and fails the model with the causal mask forgotten, naming the criterion."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.subprocess
+M0 = str(REPO / "claims" / "test_m0_model_checks.py")
+
+
+def _run(model: str, tmp_path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", M0, "-p", "no:cacheprovider", "-q", "--model",
+                           f"examples.models.{model}:build_model", "--report-dir", str(tmp_path / model), *extra],
+                          cwd=REPO, capture_output=True, text=True)
+
+
+def test_the_baseline_gate_catches_a_model_that_loses_its_mask(tmp_path):
+    base = str(tmp_path / "model-baseline.json")
+    assert _run("tiny_decoder", tmp_path, "--update-baseline", "--baseline", base).returncode == 0
+    assert _run("tiny_decoder", tmp_path, "--baseline", base).returncode == 0
+    broken = _run("tiny_decoder_no_causal", tmp_path, "--baseline", base)
+    assert broken.returncode == 1 and "M0 regressed against the baseline" in broken.stdout
+    assert "criterion model_causal_mask: exact check passed -> refuted" in broken.stdout
+
+
+def test_a_model_that_cannot_be_imported_is_one_line_exit_4(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", M0, "-p", "no:cacheprovider", "-q", "--model",
+                           "examples.models.nothere:build_model"], cwd=REPO, capture_output=True, text=True)
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert proc.returncode == 4 and lines == ["ERROR: --model 'examples.models.nothere:build_model' cannot be "
+                                              "imported: ModuleNotFoundError: No module named "
+                                              "'examples.models.nothere'"]
