@@ -61,23 +61,41 @@ def rows(name: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _cell(claim: dict[str, Any] | None) -> str:
+    """A claim that counts a criterion: its verdict and headline metric. One that only reports: its reported
+    criterion's outcome and the headline (reported readings are never a verdict)."""
+    if claim is None:
+        return "-"
+    head = claim.get("headline")
+    value = claim.get("metrics", {}).get(head) if head else None
+    shown = f" ({value:.3g})" if isinstance(value, (int, float)) else ""
+    counted = [c for c in claim["criteria"] if c.get("role") == "counted"]
+    if counted:
+        return claim["verdict"] + shown
+    reported = [c for c in claim["criteria"] if c.get("role") == "reported"]
+    if not reported:
+        return "-"
+    c = reported[0]
+    return (c.get("outcome") or "-") + ("" if c.get("measurements") or c.get("exact_holds") is not None
+                                        else " (not measured)") + shown
+
+
 def markdown(docs: dict[str, dict[str, Any]]) -> str:
-    """The verdict table: one row per example, one column per claim, and the versions it ran on."""
-    lines = ["| example | " + " | ".join(CLAIMS) + " | wall (s) |", "|---" * (len(CLAIMS) + 2) + "|"]
-    for name, doc in docs.items():
-        cells = []
-        for cid in CLAIMS:
-            claim = doc["claims"].get(cid)
-            if claim is None:
-                cells.append("-")
-                continue
-            head = claim.get("headline")
-            value = claim.get("metrics", {}).get(head) if head else None
-            cells.append(claim["verdict"] + (f" ({value:.3g})" if isinstance(value, (int, float)) else ""))
-        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {doc.get('wall_s', '')} |")
+    """Two tables: the claims that count a criterion (verdicts) and those that only report (readings), one row per
+    example, and the versions they ran on."""
+    counted = [c for c in CLAIMS if any(
+        any(k.get("role") == "counted" for k in d["claims"].get(c, {}).get("criteria", [])) for d in docs.values())]
+    reported = [c for c in CLAIMS if c not in counted]
+    lines = []
+    for title, cols, wall in (("verdicts", counted, True), ("readings (reported criteria)", reported, False)):
+        lines += [f"{title}:", "", "| example | " + " | ".join(cols) + (" | wall (s) |" if wall else " |"),
+                  "|---" * (len(cols) + 1 + wall) + "|"]
+        for name, doc in docs.items():
+            cells = [_cell(doc["claims"].get(cid)) for cid in cols]
+            lines.append(f"| `{name}` | " + " | ".join(cells) + (f" | {doc.get('wall_s', '')} |" if wall else " |"))
+        lines.append("")
     any_doc = next(iter(docs.values()), {})
     versions = (any_doc.get("model") or {}).get("versions", {})
-    lines.append("")
     lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) +
                  f"; commit {any_doc.get('run', {}).get('git_commit', '?')[:7]}.")
     return "\n".join(lines)
@@ -88,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="examples to run (default: every one in examples/models)")
     parser.add_argument("--jobs", type=int, default=1, help="pytest subprocesses side by side (default 1)")
     parser.add_argument("--json", type=Path, default=None, help="also write {example: results.json} here")
+    parser.add_argument("--from-json", type=Path, default=None, help="render the tables from such a file, run nothing")
     args = parser.parse_args(argv)
+    if args.from_json:
+        print(markdown(json.loads(args.from_json.read_text(encoding="utf-8"))))
+        return 0
     names = args.names or examples()
     unknown = sorted(set(names) - set(examples()))
     if unknown:
