@@ -348,11 +348,10 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_heads_diverge"]
-    progress(f"model {trial.spec}: {block['train']['steps']} training steps, seeds {seeds}", force=True)
-    df, losses, why = trials.trained(trial, seeds, block)
-    if df is None:
-        crit.unmeasured(why)
+    found = trials.read_trained(crit, trial, seeds, block, progress)
+    if found is None:
         return
+    df, losses = found
     init = trials.frame(trial, seeds, block["batch"], block["length"])
     after, before = df.groupby("seed").head_distance.mean(), init.groupby("seed").head_distance.mean()
     crit.sample((after - before).to_numpy(), detail=(

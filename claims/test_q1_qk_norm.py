@@ -264,12 +264,10 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
     high = block["train"]["rate_high"]
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"], rate_high=high)["model_no_entropy_collapse"]
-    progress(f"model {trial.spec}: training at 1x and {high:g}x the rate, seeds {seeds}", force=True)
-    low, low_losses, why = trials.trained(trial, seeds, block, 1.0)
-    if low is None:
-        crit.unmeasured(why)
+    found = trials.read_trained(crit, trial, seeds, block, progress)
+    if found is None:
         return
-    top, top_losses, _ = trials.trained(trial, seeds, block, high)
+    (low, low_losses), (top, top_losses) = found, trials.read_trained(crit, trial, seeds, block, progress, high)
     worst = top.groupby("seed").entropy_ratio.min()
     crit.sample(worst.to_numpy(), detail=(
         f"lowest head entropy / ln n: {low.groupby('seed').entropy_ratio.min().mean():.3f} at 1x, "

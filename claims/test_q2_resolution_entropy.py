@@ -274,11 +274,10 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_sink_tracks_entropy"]
-    progress(f"model {trial.spec}: {block['train']['steps']} training steps, seeds {seeds}", force=True)
-    df, losses, why = trials.trained(trial, seeds, block)
-    if df is None:
-        crit.unmeasured(why)
+    found = trials.read_trained(crit, trial, seeds, block, progress)
+    if found is None:
         return
+    df, losses = found
     rho = df.groupby("seed").apply(lambda g: sps.spearmanr(g.sink_ratio, g.entropy_ratio)[0], include_groups=False)
     crit.sample(rho.to_numpy(), detail=f"Spearman rho {rho.mean():.3f} over {df.groupby('seed').size().iloc[0]} "
                                        f"heads; sink mass over uniform {df.sink_ratio.mean():.2f} (largest "

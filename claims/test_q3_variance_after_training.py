@@ -258,11 +258,10 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_independence_after_training"]
-    progress(f"model {trial.spec}: {block['train']['steps']} training steps, seeds {seeds}", force=True)
-    df, losses, why = trials.trained(trial, seeds, block)
-    if df is None:
-        crit.unmeasured(why)
+    found = trials.read_trained(crit, trial, seeds, block, progress)
+    if found is None:
         return
+    df, losses = found
     ev.table("model_attention_after_training", df)
     per = df.assign(l2=np.log2(df.independence_ratio)).groupby(["call", "module", "seed"]).l2.mean()
     parts = {f"call {c} ({m})": per.xs((c, m), level=("call", "module")).to_numpy()

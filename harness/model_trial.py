@@ -380,6 +380,20 @@ def trained(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rat
     return df, losses, ""
 
 
+def read_trained(crit: Any, trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any],
+                 progress: Callable[..., None], rate: float = 1.0
+                 ) -> tuple["pd.DataFrame", dict[int, tuple[float, float]]] | None:
+    """What a reported reading after training starts with: progress shown, ``trained``; where the model cannot be
+    trained, ``crit`` is recorded unmeasured with the reason and None is returned."""
+    progress(f"model {trial.spec}: {block['train']['steps']} training steps at {rate:g}x the rate, seeds {seeds}",
+             force=True)
+    df, losses, why = trained(trial, seeds, block, rate)
+    if df is None:
+        crit.unmeasured(why)
+        return None
+    return df, losses
+
+
 def loss_note(losses: dict[int, tuple[float, float]], rate: float, block: dict[str, Any]) -> str:
     t = block["train"]
     return (f"{t['steps']} steps of next-token training on MarkovLM at lr {t['lr'] * rate:g}: training loss "

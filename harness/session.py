@@ -387,18 +387,16 @@ class ClaimsSession:
                           f"seeds {run['seeds']}{seed_overrides(res)}"
                           f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}"
                           f"{', DRY RUN: no verdicts (every path ran; numbers mean nothing)' if s.dry_run else ''}")
-        if res.get("attention"):
-            att = res["attention"]
-            tr.write_line(f"attention on trial: {att['name']} ({att['convention']} convention, dtypes "
-                          f"{', '.join(att['dtypes'])}); judged by "
-                          f"{', '.join(c for c in res['claims'] if c in KERNEL_TRIAL_CLAIMS) or 'no claim'}; the "
-                          "other claims do not judge a kernel yet (skipped, each with its reason)")
-        if res.get("model"):
-            mod = res["model"]
-            tr.write_line(f"model on trial: {mod['spec']} ({mod['class']}, tapped through {mod['tap']}, "
-                          f"{mod['attention_calls']} attention calls); judged by "
-                          f"{', '.join(c for c in res['claims'] if c in MODEL_TRIAL_CLAIMS) or 'no claim'}; the "
-                          "other claims do not judge a model yet (skipped, each with its reason)")
+        for key, what, judges in (("attention", "a kernel", KERNEL_TRIAL_CLAIMS), ("model", "a model",
+                                                                                   MODEL_TRIAL_CLAIMS)):
+            if res.get(key):
+                d = res[key]
+                on_trial = (f"{d['name']} ({d['convention']} convention, dtypes {', '.join(d['dtypes'])})"
+                            if key == "attention" else f"{d['spec']} ({d['class']}, tapped through {d['tap']}, "
+                                                       f"{d['attention_calls']} attention calls)")
+                tr.write_line(f"{key} on trial: {on_trial}; judged by "
+                              f"{', '.join(c for c in res['claims'] if c in judges) or 'no claim'}; the other "
+                              f"claims do not judge {what} yet (skipped, each with its reason)")
         if res.get("attention"):
             from harness.report.findings import failing_properties
 
