@@ -430,15 +430,17 @@ def practice_disposition(claim_ids: Sequence[str], verdicts: Mapping[str, str | 
     return "open"
 
 
-def practice_dispositions(verdicts: Mapping[str, str | None], kernel: str | None = None) -> list[dict[str, Any]]:
+def practice_dispositions(verdicts: Mapping[str, str | None], kernel: str | None = None,
+                          model: str | None = None) -> list[dict[str, Any]]:
     """One row per practice: the note's disposition beside this run's, with the deciding verdicts. With a ``kernel``
-    on trial the verdicts judge that kernel, not the practice (a mask bug refutes R1 on the kernel and says nothing
-    of 1/sqrt(head_dim), issue 39): the disposition says so instead."""
+    (or a ``model``, issue 40) on trial the verdicts judge that kernel or model, not the practice (a mask bug
+    refutes R1 on the kernel and says nothing of 1/sqrt(head_dim), issue 39): the disposition says so instead."""
+    judged = f"the kernel {kernel}" if kernel else f"the model {model}" if model else None
     rows = []
     for p in PRACTICES:
         rows.append({**p, "verdicts": {cid: verdicts.get(cid) or "not run" for cid in p["claims"]},
-                     "disposition": practice_disposition(p["claims"], verdicts) if kernel is None else
-                     f"not judged: these verdicts judge the kernel {kernel}, not the practice"})
+                     "disposition": practice_disposition(p["claims"], verdicts) if judged is None else
+                     f"not judged: these verdicts judge {judged}, not the practice"})
     return rows
 
 

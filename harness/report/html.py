@@ -182,6 +182,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
     return {
         "run": run,
         "attention": results.get("attention"),
+        "model_on_trial": results.get("model"),
         "claims": claims,
         "moves": moves,
         "moves_regressed": sum(1 for m in moves or () if m["regressed"]),
@@ -193,7 +194,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "practices": [{**p, "badge_verdicts": {cid: badge_class(v if v != "not run" else None)
                                                for cid, v in p["verdicts"].items()}}
                       for p in verdicts.practice_dispositions(
-                          verdict_by_id, kernel=(results.get("attention") or {}).get("name"))],
+                          verdict_by_id, kernel=(results.get("attention") or {}).get("name"),
+                          model=(results.get("model") or {}).get("spec"))],
         "benchmarks": load_benchmarks(report_dir),
         "sensitivity": load_sensitivity(report_dir, list(results["claims"])),
         "run_items": [(k, v) for k, v in run.items() if k != "skipped"],
@@ -262,10 +264,12 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[s
     for side, run in (("old", o), ("new", n)):
         if not run.get("complete", True):
             warnings.append(f"the {side} file is an incomplete run")
-    judged = [(r.get("attention") or {}).get("name") for r in (old, new)]
-    if judged[0] != judged[1]:
-        warnings.append("different attentions judged: " + " against ".join(
-            name or "this project's own MultiHeadAttention" for name in judged) + "; verdicts are not comparable")
+    for key, field_, what, own in (("attention", "name", "attentions", "this project's own MultiHeadAttention"),
+                                   ("model", "spec", "models", "this project's own model")):
+        judged = [(r.get(key) or {}).get(field_) for r in (old, new)]
+        if judged[0] != judged[1]:
+            warnings.append(f"different {what} judged: " + " against ".join(
+                name or own for name in judged) + "; verdicts are not comparable")
     other_path = fp_path.mismatch(n, o)
     if other_path:
         warnings.append(other_path)

@@ -26,6 +26,9 @@ def test_the_baseline_gate_catches_a_model_that_loses_its_mask(tmp_path):
     broken = _run("tiny_decoder_no_causal", tmp_path, "--baseline", base)
     assert broken.returncode == 1 and "M0 regressed against the baseline" in broken.stdout
     assert "criterion model_causal_mask: exact check passed -> refuted" in broken.stdout
+    page = (tmp_path / "tiny_decoder_no_causal" / "index.html").read_text(encoding="utf-8")
+    assert "Model on trial: <code>examples.models.tiny_decoder_no_causal:build_model</code>" in page
+    assert "not judged: these verdicts judge the model examples.models.tiny_decoder_no_causal" in page
 
 
 def test_a_model_that_cannot_be_imported_is_one_line_exit_4(tmp_path):
