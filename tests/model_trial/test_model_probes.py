@@ -116,3 +116,15 @@ def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
     assert again[0] is model_trial._TRAINED[next(k for k in model_trial._TRAINED if k[0] == t.spec)][0]
     assert model_trial.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
     assert "encoder-decoder" in model_trial.trained(trial("t5"), [0], block)[2]
+
+
+def test_a_config_class_or_a_config_json_builds_the_model(tmp_path):
+    small = ["hidden_size=32", "intermediate_size=64", "num_hidden_layers=1", "num_attention_heads=2",
+             "vocab_size=64"]
+    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=small))
+    assert t.model_class.endswith("LlamaModel") and t.backend == "transformers" and t.config_sha256
+    transformers.LlamaConfig(**model_trial.parse_overrides(small)).save_pretrained(tmp_path)
+    from_file = model_trial.preflight(model_trial.resolve(config=str(tmp_path / "config.json")))
+    assert from_file.config_sha256 and from_file.base.config.hidden_size == 32
+    with pytest.raises(model_trial.ModelError, match="neither a transformers config class"):
+        model_trial.resolve(config="NoSuchConfig")
