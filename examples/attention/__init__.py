@@ -1,10 +1,11 @@
-"""A gallery of attention kernels to put on trial (issue 27): seven correct, eleven with one documented bug each.
+"""A gallery of attention kernels to put on trial (issue 27): eight correct, eleven with one documented bug each.
 
 Each file is self-contained (torch only), so it can be copied into another repository. Name one as
 ``--attention examples.attention.<file>:attention`` from the repository root; ``docs/attention-trial.md`` shows
 the kernel x claim matrix that ``tests/kernel/test_gallery.py`` measures, in float32 and bfloat16.
 """
-CORRECT = ("sdpa_wrapper", "tiled_online_softmax", "hf_eager", "flex", "self_attention_only", "sdpa_module", "gqa")
+CORRECT = ("sdpa_wrapper", "tiled_online_softmax", "hf_eager", "flex", "self_attention_only", "sdpa_module", "gqa",
+           "query_loop")
 BUGGY = {   # file -> the claim that must refute it
     "scale_unused": "R1", "hardcoded_sqrt64": "R1", "inverse_dk": "R1", "mask_dropped": "M0",
     "causal_off_by_one": "M0", "softmax_fp16": "R1", "heads_view": "M0", "tiled_no_rescale": "R1",

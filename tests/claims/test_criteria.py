@@ -64,3 +64,17 @@ def test_every_counted_criterion_names_the_fault_that_refutes_it(stem):
             assert named, f"{stem}/{name} is counted but names no falsifier"
         else:
             assert not named, f"{stem}/{name} is not counted: a falsifier proves nothing about the verdict"
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_a_kernel_criterion_names_gallery_kernels_as_its_falsifiers(stem):
+    """A kernel criterion's ``falsified_by`` names kernels of ``examples.attention`` (a kernel on trial has no model
+    fault to inject); tests/kernel/test_gallery.py requires each to refute it. (M0's, R1's and R2's kernel criteria
+    name none yet: the gallery's bugs refute them claim by claim, ``examples.attention.BUGGY``.)"""
+    from examples.attention import BUGGY, CORRECT
+
+    module = importlib.import_module(f"claims.{stem}")
+    for name, spec in getattr(module, "KERNEL_CRITERIA", {}).items():
+        named = set(spec.get("falsified_by", ()))
+        unknown = sorted(named - set(CORRECT) - set(BUGGY))
+        assert not unknown, f"{stem}/{name}: falsified_by names {unknown}, not a gallery kernel"

@@ -61,6 +61,7 @@ def trial(name: str, dtype: str = "float32") -> dict[str, str]:
         run(ev)
         records[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)
         out[cid] = records[cid]["verdict"]
+        out.update({f"{cid}/{c['name']}": c["outcome"] for c in records[cid]["criteria"]})
     out["time"] = f"{time.perf_counter() - t0:.1f} s"
     out["failing"] = findings.failing_properties({"attention": kernel.describe(), "claims": records})
     return out
@@ -94,6 +95,29 @@ def test_a_bug_is_refuted_by_the_claim_it_is_about(name, dtype):
     row = trial(name, dtype)
     assert refuted(row[BUGGY[name]]), row
     assert row["failing"] and row["failing"][0].startswith(BROKEN_PROPERTY[name]), row["failing"]
+
+
+#: (claim, kernel criterion) -> the gallery kernels its ``falsified_by`` names: each must come out refuted there
+FALSIFIED_BY = {(cid, name): spec["falsified_by"] for cid, module in (("M0", m0), ("R1", r1), ("R2", r2), ("R3", r3))
+                for name, spec in getattr(module, "KERNEL_CRITERIA", {}).items() if spec.get("falsified_by")}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cid, criterion, name", [(c, n, k) for (c, n), ks in FALSIFIED_BY.items() for k in ks])
+def test_a_kernel_criterion_is_refuted_by_its_falsifier(cid, criterion, name, dtype):
+    """A kernel criterion nothing can refute would be a defect (issue 38): the gallery kernel it names must refute
+    it, in each dtype (R3's speed: the query loop, 10x SDPA, answers no to "the same speed" and "within 2x")."""
+    row = trial(name, dtype)
+    assert row[f"{cid}/{criterion}"] == "refuted", row
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ("sdpa_wrapper", "sdpa_module"))
+def test_a_wrapper_of_sdpa_reads_the_same_speed(name, dtype):
+    """Issue 39.7: a kernel that is SDPA answers yes to R3, by the equivalence band, in every run (not "FRAGILE" or
+    "inconclusive" as single timed calls made it)."""
+    row = trial(name, dtype)
+    assert row["R3/kernel_same_speed_as_sdpa"] == "passed" and row["R3"] == "answered yes", row
 
 
 def test_the_probes_cross_real_tiles():
