@@ -281,6 +281,15 @@ KERNEL_CRITERIA = {
                    "mask, finite ALiBi bias, scale=None and explicit scales) its output and its gradients w.r.t. q, k, v are as close to "
                    "the upcast reference as PyTorch's own computation in the dtype, within the rule",
         metric="the worst case's error over the rule's bound (<= 1 holds)"),
+    "kernel_dropout": dict(
+        fast=True, falsified_by=("dropout_unscaled",),
+        rule=decision.exact(f"dropout_p = 0 must be deterministic (bit for bit); at p > 0 a {kernel_probes.DROPOUT_Z:g}-"
+                            "standard-error bound on the mean of many seeded calls (a correct kernel misses it with "
+                            "probability ~1e-6, a kernel that forgets the 1/(1-p) rescale is ~20 away)"),
+        prediction="where the kernel takes dropout: at dropout_p = 0 two calls give the same output, and at dropout_p "
+                   "= {dropout_p:g} the mean output over {draws} calls is softmax(QK^T/sqrt(d_k))V (inverted dropout "
+                   "keeps the expectation)",
+        metric="the largest distance of the mean output from the reference, in standard errors"),
     "kernel_scale_exponent": dict(
         fast=True, rule=decision.exact(_EXPONENT_WHY),
         prediction="the kernel's effective scale at scale=None, recovered from its weights, goes as d_k^-0.5 over "
@@ -377,7 +386,9 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
                  sweep_block: dict | None = None) -> None:
     """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
     ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
-    crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"])
+    crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"],
+                       dropout_p=kernel_probes.DROPOUT_P, draws=kernel_probes.DROPOUT_DRAWS,
+                       skip=() if getattr(kernel, "dropout", False) else ("kernel_dropout",))
     if sweep_block is not None:
         crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block,
                                                                       trial["training"]["sweep_from"])
@@ -393,6 +404,12 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
             r.worst_error_over_bound() for r in measured.values()))
     else:
         crits["kernel_exact"].unmeasured(f"the kernel rejected every case: {detail}")
+    if "kernel_dropout" in crits:
+        drops = {dt: kernel_probes.dropout(kernel, dtype=DTYPES[dt], device=device) for dt in kernel.dtypes}
+        crits["kernel_dropout"].check(all(r.holds for r in drops.values()), measured=max(
+            r.max_z for r in drops.values()), detail=" | ".join(f"{dt}: {r.detail()}" for dt, r in drops.items()))
+        crits["kernel_dropout"].about("dropout", next((f"{dt}: {r.counterexample()}" for dt, r in drops.items()
+                                                      if r.counterexample()), ""))
     law = kernel_probes.scale_law(kernel, trial["d_ks"], seeds, n_queries=trial["n_queries"],
                                   n_keys=trial["n_keys"], dtype=DTYPES[kernel.dtypes[0]], device=device)
     if law.exponent is None:
