@@ -90,6 +90,14 @@ OBJECTIONS = {
     "selection": ("not applicable", "the default is fixed by the recommendation; none is chosen"),
     "second_task": ("answered", "never-worse on key-value lookup and delayed copy, decided only where both agree"),
 }
+#: the same objections where nothing trains (a --fast run: the default-scale check, or a kernel's probes)
+UNTRAINED_OBJECTIONS = {
+    "tuned_lr": ("not applicable", "nothing is trained in a --fast run: checks at fixed inputs against a float64 "
+                                   "reference"),
+    "ceiling": ("not applicable", "no bounded metric decides: errors against a float64 reference, and slopes"),
+    "selection": OBJECTIONS["selection"],
+    "second_task": ("not applicable", "task-free checks: random inputs over a grid of shapes and d_k"),
+}
 
 
 def _reference_sdpa_default(mha: MultiHeadAttention, x: torch.Tensor, memory: torch.Tensor | None,
@@ -459,26 +467,27 @@ def exactness_property(reports: dict, max_len: int, scale_fails: bool) -> tuple[
 
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads):
     if attention is not None:
-        _claim(evidence)
+        _claim(evidence, trained=not fast)
         trial = profile.claim("kernel_trial")
         return kernel_trial(evidence, attention, trial, seeds, device, progress, sweep_block=None if fast else
                             profile.claim(trial["training"]["sweep_from"]))
     _run(evidence, profile, profile.claim("R1"), device, seeds, progress, fast)
 
 
-def _claim(ev) -> None:
-    """R1 as the note states it (the same declaration with or without a kernel on trial)."""
+def _claim(ev, trained: bool = True) -> None:
+    """R1 as the note states it (the same declaration with or without a kernel on trial); its objections answered
+    for a run that trains (``trained``) or one that does not (--fast)."""
     ev.claim("R1", title="Scale dot-product attention by 1/sqrt(d_k)",
              statement="Scale dot-product attention by 1/\u221ad_k. Applies when: always; it is part of the "
                        "operation\u2019s definition.",
              strength="strong", kind="recommendation",
              limitation="The scaling argument assumes q and k components independent with mean 0 and variance 1, "
                         "true at initialization rather than throughout training; 2017 translation benchmarks.")
-    ev.answer_objections(OBJECTIONS)
+    ev.answer_objections(OBJECTIONS if trained else UNTRAINED_OBJECTIONS)
 
 
 def _run(ev, profile, budget, device, seeds, progress, fast):
-    _claim(ev)
+    _claim(ev, trained=not fast)
     d_ks, heads = budget["d_ks"], budget["heads"]
     sweep_block = profile.claim(budget["sweep_from"])
     crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],

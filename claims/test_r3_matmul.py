@@ -360,6 +360,7 @@ def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=Fal
     ev.answer_objections(OBJECTIONS)
     speed = trial["speed"]
     crits = ev.declare(KERNEL_CRITERIA, sizes=speed["sizes"], how=_TRIAL_TIMED.format(calls=speed["calls"]))
+    ev.no_seeds("timed rounds on fixed inputs; the rounds are the samples")
     progress(f"kernel {kernel.name}: time and memory against SDPA at {speed['sizes']}", force=True)
     with torch_threads(1):                 # both sides of the ratio on the same thread count
         table = kernel_probes.speed(kernel, speed["sizes"], reps=int(speed["reps"]), calls=int(speed["calls"]),

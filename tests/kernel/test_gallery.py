@@ -39,11 +39,16 @@ def _quiet(msg, force=False):
     pass
 
 
-@lru_cache(maxsize=None)
 def trial(name: str, dtype: str = "float32") -> dict[str, str]:
     """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (or of ``name`` itself when it
-    reads ``pkg.module:callable``) probed in ``dtype``, and "time" -> its trial's wall time. The kernel trials write
-    no file."""
+    reads ``pkg.module:callable``) probed in ``dtype``, "claim/criterion" -> its outcome, "time" -> the trial's
+    wall time and "failing" -> the failing properties. The kernel trials write no file."""
+    return trial_records(name, dtype)[0]
+
+
+@lru_cache(maxsize=None)
+def trial_records(name: str, dtype: str = "float32") -> tuple[dict[str, str], dict[str, dict], dict]:
+    """``trial``'s row, each claim's judged record, and the kernel's ``describe()``."""
     import tempfile
     from pathlib import Path
 
@@ -64,7 +69,7 @@ def trial(name: str, dtype: str = "float32") -> dict[str, str]:
         out.update({f"{cid}/{c['name']}": c["outcome"] for c in records[cid]["criteria"]})
     out["time"] = f"{time.perf_counter() - t0:.1f} s"
     out["failing"] = findings.failing_properties({"attention": kernel.describe(), "claims": records})
-    return out
+    return out, records, kernel.describe()
 
 
 def refuted(verdict: str) -> bool:
@@ -118,6 +123,28 @@ def test_a_wrapper_of_sdpa_reads_the_same_speed(name, dtype):
     "inconclusive" as single timed calls made it)."""
     row = trial(name, dtype)
     assert row["R3/kernel_same_speed_as_sdpa"] == "passed" and row["R3"] == "answered yes", row
+
+
+def test_a_fast_trials_report_says_only_what_ran(tmp_path):
+    """Issue 39.6: in a --fast trial R1 does not claim tuned arms or a second task (nothing trained), an exact check
+    shows no Holm p, the summary cell keeps the counterexample the terminal shows, and the claims that use no seed
+    (M0's deterministic checks, R3's timed rounds) list none."""
+    from harness.record import results as R
+    from harness.report import html as report
+
+    _, records, attention = trial_records("causal_off_by_one")
+    assert {a["status"] for k, a in records["R1"]["objection_answers"].items()
+            if k in ("tuned_lr", "second_task")} == {"not applicable"}
+    assert records["M0"].get("seedless") and records["R3"].get("seedless") and not records["R1"].get("seedless")
+    run = {"profile": "smoke", "device": "cpu", "seeds": SEEDS, "started_at": "2026-12-03T00:00:00+00:00",
+           "duration_s": 1.0, "complete": True, "fast": True}
+    claims = {cid: {**r, "seeds": None if r.get("seedless") else SEEDS} for cid, r in records.items()}
+    page = report.render_html({"schema_version": R.SCHEMA_VERSION, "run": run, "claims": claims,
+                               "attention": attention}, tmp_path)
+    assert "Holm p = ." not in page and "Holm p = <" not in page
+    counterexample = next(c["counterexample"] for c in records["R1"]["criteria"] if c["name"] == "kernel_exact")
+    assert findings.deciding_effect(records["R1"]) == f"fails: {counterexample}"
+    assert page.count("· seeds") == 2          # R1 and R2 (each claim's header), not M0 or R3
 
 
 def test_the_probes_cross_real_tiles():
