@@ -128,7 +128,11 @@ class Kernel:
         mask as transformers does, or with ``build_mask=False`` and no mask takes transformers' ``is_causal`` path
         (``module.is_causal``, ``is_causal=True``, ``attention_mask=None``)."""
         grouped = k.shape[-3] != q.shape[-3]
-        extra = {**({"sliding_window": int(window)} if window else {}), **({"softcap": float(softcap)} if softcap else {})}
+        extra: dict[str, Any] = {}
+        if window:
+            extra["sliding_window"] = int(window)
+        if softcap:
+            extra["softcap"] = float(softcap)
         if self.convention == "sdpa":     # GQA as SDPA takes it: enable_gqa=True, where the kernel names it
             gqa = {"enable_gqa": True} if grouped and _takes(self.fn, "enable_gqa") else {}
             return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa,

@@ -176,9 +176,9 @@ def case_strategy(d_ks: list[int], max_len: int, long_len: int | None = None, gq
     each serving ``KV_GROUPS`` query heads; with ``dv``, a value head dim of ``D_V``), one of ``MASK_KINDS`` and a
     scale. Causal cases take L > S too (a bottom-right mask then leaves the first L - S rows no key: not compared),
     and half of them are decode, L = 1 against S keys; every other mask leaves key 0 visible. With ``window``, causal
-    cases are drawn twice as often and draw a sliding window (``WINDOWS``, 0: none); with ``softcap``, a cap (``SOFTCAPS``); with ``hf_is_causal``
-    (an hf kernel that reads ``module.is_causal``), a causal case may go through transformers' is_causal path, no
-    mask built (mask "is_causal")."""
+    cases are drawn twice as often and draw a sliding window (``WINDOWS``, 0: none); with ``softcap``, a cap
+    (``SOFTCAPS``); with ``hf_is_causal`` (an hf kernel that reads ``module.is_causal``), a causal case may go through
+    transformers' is_causal path, no mask built (mask "is_causal")."""
     from hypothesis import strategies as st
 
     def shaped(c: Case, decode: bool, w: int, no_mask: bool) -> Case:
@@ -316,8 +316,8 @@ def measure_case(kernel: Callable, case: Case, dtype: torch.dtype = torch.float3
     leaves64 = [t.double().requires_grad_() for t in (x["q"], x["k"], x["v"])]
     mask64 = x["mask"].double() if x["mask"] is not None and x["mask"].dtype != torch.bool else x["mask"]
     leaves = [t.clone().requires_grad_(gradients) for t in (x["q"], x["k"], x["v"])]
-    features = {**({"window": case.window} if case.window else {}), **({"softcap": case.softcap} if case.softcap
-                                                                        else {}),
+    features = {**({"window": case.window} if case.window else {}),        # only what the case draws
+                **({"softcap": case.softcap} if case.softcap else {}),
                 **({"build_mask": False} if case.mask == "is_causal" else {})}
     try:
         out, _ = kernel(*leaves, mask=x["mask"], is_causal=x["is_causal"], scale=case.scale, **features)

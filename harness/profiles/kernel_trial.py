@@ -8,10 +8,10 @@ from harness.profiles.merge import overrides
 # key counts, short (1..max_len) or as often long and ragged (max_len+1..long_len: long_len above 2 x 128 keys, so
 # that a kernel with flash-attn's 64- or 128-key tiles runs three tiles or more, the last one partial); the d_k grid
 # of the scale law and the saturation check (the paper's 8..256), query and key counts of the weight readout,
-# and R3's timed sizes (the suite's R3 layer: batch 8, h 4, d_k 64), its rounds (`reps`: each interleaves kernel and SDPA,
-# `calls` calls a side, the fastest counting; 8 rounds put an SDPA wrapper's 90% interval within +-3% of its ratio
-# under 3 busy processes on 2 cores, against the +-25% band of "the same speed"). Target: <= 60 s a kernel on 2 CPU
-# cores.
+# and R3's timed sizes (the suite's R3 layer: batch 8, h 4, d_k 64), its rounds (`reps`: each interleaves kernel and
+# SDPA, `calls` calls a side, the fastest counting; 8 rounds put an SDPA wrapper's 90% interval within +-3% of its
+# ratio under 3 busy processes on 2 cores, against the +-25% band of "the same speed"). Target: <= 60 s a kernel on
+# 2 CPU cores.
 # training: R1's kernel_trains_as_reference (not under --fast), the kernel and the reference as two arms of the
 # tuned sweep of `sweep_from`'s tasks (C3's key-value lookup and delayed copy) at its smallest and largest d_k:
 # `seeds` evaluation seeds (the first of R1's), `tuning` as C3's block (points over span round the task's rate,
