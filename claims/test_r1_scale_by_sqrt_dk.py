@@ -291,9 +291,10 @@ KERNEL_CRITERIA = {
         metric="the worst case's error over the rule's bound (<= 1 holds)"),
     "kernel_dropout": dict(
         fast=True, falsified_by=("dropout_unscaled",),
-        rule=decision.exact(f"dropout_p = 0 must be deterministic (bit for bit); at p > 0 a {kernel_probes.DROPOUT_Z:g}-"
-                            "standard-error bound on the mean of many seeded calls (a correct kernel misses it with "
-                            "probability ~1e-6, a kernel that forgets the 1/(1-p) rescale is ~20 away)"),
+        rule=decision.exact(f"dropout_p = 0 must be deterministic (bit for bit); at p > 0 a "
+                            f"{kernel_probes.DROPOUT_Z:g}-standard-error bound on the mean of many seeded calls (a "
+                            "correct kernel misses it with probability ~1e-6, a kernel that undoes the 1/(1-p) rescale "
+                            "is 19 to 52 away)"),
         prediction="where the kernel takes dropout: at dropout_p = 0 two calls give the same output, and at dropout_p "
                    "= {dropout_p:g} the mean output over {draws} calls is softmax(QK^T/sqrt(d_k))V (inverted dropout "
                    "keeps the expectation)",
