@@ -56,10 +56,11 @@ def trial_records(name: str, dtype: str = "float32") -> tuple[dict[str, str], di
     kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention", dtypes=dtype)
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
-    runs = {"M0": lambda ev: _run(m0.test_m0_model_checks, ev, profile, device, SEEDS, _quiet, True, kernel),
-            "R1": lambda ev: _run(r1.test_r1_scale_by_sqrt_dk, ev, profile, device, SEEDS, _quiet, True, kernel, None),
-            "R2": lambda ev: _run(r2.test_r2_saturation_check, ev, profile, device, SEEDS, _quiet, True, kernel),
-            "R3": lambda ev: _run(r3.test_r3_matmul, ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
+    common = (profile, device, SEEDS, _quiet)
+    runs = {"M0": lambda ev: call_on_kernel(m0.test_m0_model_checks, ev, *common, True, kernel),
+            "R1": lambda ev: call_on_kernel(r1.test_r1_scale_by_sqrt_dk, ev, *common, True, kernel, None),
+            "R2": lambda ev: call_on_kernel(r2.test_r2_saturation_check, ev, *common, True, kernel),
+            "R3": lambda ev: call_on_kernel(r3.test_r3_matmul, ev, *common, Path(report_dir), True, kernel)}
     out, records, t0 = {}, {}, time.perf_counter()
     for cid, run in runs.items():
         ev = Evidence(Path(report_dir), claim_id=cid, fast=True)
@@ -72,7 +73,7 @@ def trial_records(name: str, dtype: str = "float32") -> tuple[dict[str, str], di
     return out, records, kernel.describe()
 
 
-def _run(test, *args):
+def call_on_kernel(test, *args):
     """A claim's test function called as the plugin calls it on a kernel; a module that also takes a model on trial
     (issue 40's ``model_on_trial`` fixture) gets None for it."""
     import inspect
