@@ -291,6 +291,7 @@ KERNEL_CRITERIA = {
 def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: None) -> None:
     """M0 on a kernel under trial: its criteria declared, measured in each of the kernel's dtypes, recorded."""
     crits = ev.declare(KERNEL_CRITERIA, tol=kernel_probes.MASKED_WEIGHT_MAX)
+    ev.no_seeds("deterministic checks of the kernel on fixed inputs")
     progress(f"kernel {kernel.name}: masks and heads in {', '.join(kernel.dtypes)}", force=True)
     found = {dt: (kernel_probes.masks(kernel, dtype=DTYPES[dt], device=device), kernel_probes.heads_independent(
         kernel, dtype=DTYPES[dt], device=device)) for dt in kernel.dtypes}

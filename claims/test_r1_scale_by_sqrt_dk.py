@@ -90,6 +90,14 @@ OBJECTIONS = {
     "selection": ("not applicable", "the default is fixed by the recommendation; none is chosen"),
     "second_task": ("answered", "never-worse on key-value lookup and delayed copy, decided only where both agree"),
 }
+#: the same objections where nothing trains (a --fast run: the default-scale check, or a kernel's probes)
+UNTRAINED_OBJECTIONS = {
+    "tuned_lr": ("not applicable", "nothing is trained in a --fast run: checks at fixed inputs against a float64 "
+                                   "reference"),
+    "ceiling": ("not applicable", "no bounded metric decides: errors against a float64 reference, and slopes"),
+    "selection": OBJECTIONS["selection"],
+    "second_task": ("not applicable", "task-free checks: random inputs over a grid of shapes and d_k"),
+}
 
 
 def _reference_sdpa_default(mha: MultiHeadAttention, x: torch.Tensor, memory: torch.Tensor | None,
@@ -281,6 +289,16 @@ KERNEL_CRITERIA = {
                    "mask, finite ALiBi bias, scale=None and explicit scales) its output and its gradients w.r.t. q, k, v are as close to "
                    "the upcast reference as PyTorch's own computation in the dtype, within the rule",
         metric="the worst case's error over the rule's bound (<= 1 holds)"),
+    "kernel_dropout": dict(
+        fast=True, falsified_by=("dropout_unscaled",),
+        rule=decision.exact(f"dropout_p = 0 must be deterministic (bit for bit); at p > 0 a "
+                            f"{kernel_probes.DROPOUT_Z:g}-standard-error bound on the mean of many seeded calls (a "
+                            "correct kernel misses it with probability ~1e-6, a kernel that undoes the 1/(1-p) rescale "
+                            "is 19 to 52 away)"),
+        prediction="where the kernel takes dropout: at dropout_p = 0 two calls give the same output, and at dropout_p "
+                   "= {dropout_p:g} the mean output over {draws} calls is softmax(QK^T/sqrt(d_k))V (inverted dropout "
+                   "keeps the expectation)",
+        metric="the largest distance of the mean output from the reference, in standard errors"),
     "kernel_scale_exponent": dict(
         fast=True, rule=decision.exact(_EXPONENT_WHY),
         prediction="the kernel's effective scale at scale=None, recovered from its weights, goes as d_k^-0.5 over "
@@ -377,7 +395,9 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
                  sweep_block: dict | None = None) -> None:
     """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
     ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
-    crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"])
+    crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"],
+                       dropout_p=kernel_probes.DROPOUT_P, draws=kernel_probes.DROPOUT_DRAWS,
+                       skip=() if getattr(kernel, "dropout", False) else ("kernel_dropout",))
     if sweep_block is not None:
         crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block,
                                                                       trial["training"]["sweep_from"])
@@ -393,6 +413,12 @@ def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, fo
             r.worst_error_over_bound() for r in measured.values()))
     else:
         crits["kernel_exact"].unmeasured(f"the kernel rejected every case: {detail}")
+    if "kernel_dropout" in crits:
+        drops = {dt: kernel_probes.dropout(kernel, dtype=DTYPES[dt], device=device) for dt in kernel.dtypes}
+        crits["kernel_dropout"].check(all(r.holds for r in drops.values()), measured=max(
+            r.max_z for r in drops.values()), detail=" | ".join(f"{dt}: {r.detail()}" for dt, r in drops.items()))
+        crits["kernel_dropout"].about("dropout", next((f"{dt}: {r.counterexample()}" for dt, r in drops.items()
+                                                      if r.counterexample()), ""))
     law = kernel_probes.scale_law(kernel, trial["d_ks"], seeds, n_queries=trial["n_queries"],
                                   n_keys=trial["n_keys"], dtype=DTYPES[kernel.dtypes[0]], device=device)
     if law.exponent is None:
@@ -489,26 +515,27 @@ def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, a
         _claim(evidence)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
-        _claim(evidence)
+        _claim(evidence, trained=not fast)
         trial = profile.claim("kernel_trial")
         return kernel_trial(evidence, attention, trial, seeds, device, progress, sweep_block=None if fast else
                             profile.claim(trial["training"]["sweep_from"]))
     _run(evidence, profile, profile.claim("R1"), device, seeds, progress, fast)
 
 
-def _claim(ev) -> None:
-    """R1 as the note states it (the same declaration with or without a kernel on trial)."""
+def _claim(ev, trained: bool = True) -> None:
+    """R1 as the note states it (the same declaration with or without a kernel on trial); its objections answered
+    for a run that trains (``trained``) or one that does not (--fast)."""
     ev.claim("R1", title="Scale dot-product attention by 1/sqrt(d_k)",
              statement="Scale dot-product attention by 1/\u221ad_k. Applies when: always; it is part of the "
                        "operation\u2019s definition.",
              strength="strong", kind="recommendation",
              limitation="The scaling argument assumes q and k components independent with mean 0 and variance 1, "
                         "true at initialization rather than throughout training; 2017 translation benchmarks.")
-    ev.answer_objections(OBJECTIONS)
+    ev.answer_objections(OBJECTIONS if trained else UNTRAINED_OBJECTIONS)
 
 
 def _run(ev, profile, budget, device, seeds, progress, fast):
-    _claim(ev)
+    _claim(ev, trained=not fast)
     d_ks, heads = budget["d_ks"], budget["heads"]
     sweep_block = profile.claim(budget["sweep_from"])
     crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],

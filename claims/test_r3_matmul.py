@@ -39,10 +39,15 @@ memoised, not retrained. The margin is the held-out loss margin of ``harness.rec
 
 **A kernel on trial** (``--attention``, issue 27): R3 becomes a question about the kernel ("does it map to optimized
 code as well as PyTorch's SDPA?"), so its answer is reported and never fails the run: the note's R3 compares
-formulations, and a kernel's speed is the user's business, not a claim of the paper. ``kernel_time_ratio_vs_sdpa``
-(fast): forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.measure.kernel_probes.speed``;
-forward only, on both sides, where the kernel has no backward on this device), per repetition, in logs, within 2x;
-the peak-memory ratio beside it (CUDA: max allocated; CPU: the torch profiler's allocator events).
+formulations, and a kernel's speed is the user's business, not a claim of the paper. Both criteria read
+forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.measure.kernel_probes.speed``;
+forward only, on both sides, where the kernel has no backward on this device), per round in logs: each round
+interleaves the two and keeps each side's fastest call, on CPU seconds (a process waiting for a core accrues none;
+issue 39: three single calls read a wrapper of SDPA at 0.90-1.42 from run to run). ``kernel_same_speed_as_sdpa``
+(fast, equivalence) answers "the same speed?": the ratio within [0.8, 1.25] (``KERNEL_SAME_SPEED_WHY``);
+``kernel_time_ratio_vs_sdpa`` (fast) "within 2x?". A kernel slower or faster beyond the band answers no, its detail
+says which. ``examples/attention/query_loop.py`` (one query row at a time, 10x) must answer no to both. The
+peak-memory ratio is beside them (CUDA: max allocated; CPU: the torch profiler's allocator events).
 
 Timings are ``time.perf_counter`` per call, not the pytest-benchmark fixture: one claim test times a whole grid
 of cells, the fixture times one callable per test and switches itself off under xdist. The numbers go to
@@ -308,36 +313,73 @@ CRITERIA = {
 
 # ============================================================================== the claim
 KERNEL_TIME_WHY = "within 2x of PyTorch's SDPA on the same device and sizes: a question, not a claim of the note"
-#: a kernel on trial's criterion (``{sizes}``: the trial's (B, H, L, D) sizes)
+SAME_SPEED = 1.25               # a time ratio within [1 / 1.25, 1.25] is "the same speed" (KERNEL_SAME_SPEED_WHY)
+KERNEL_SAME_SPEED_WHY = (
+    f"ln {SAME_SPEED:g} = {math.log(SAME_SPEED):.3f}, an equivalence band on the time ratio [{1 / SAME_SPEED:.2f}, "
+    f"{SAME_SPEED:g}]: a wrapper's own cost (a Python call, a transpose to its layout) is a few % at these sizes and "
+    "one round's spread on a shared CPU a few % more (SDPA wrapped against SDPA: sd of ln ratio 0.01-0.03 per round), "
+    "so a kernel that is SDPA lies well inside; a kernel doing more work than SDPA (an upcast copy, a Python loop) "
+    "lies outside")
+_TRIAL_TIMED = ("interleaved rounds on one torch thread: in each, kernel and SDPA called in turn, the fastest of "
+                "{calls} calls each counting; CPU seconds on a CPU, synchronised wall time on CUDA")
+#: a kernel on trial's criteria (``{sizes}``: the trial's (B, H, L, D) sizes; ``{calls}``: calls per side per
+#: round); ``falsified_by`` names the gallery kernel (``examples.attention``) that must come out refuted
+#: (tests/kernel/test_gallery.py)
 KERNEL_CRITERIA = {
     "kernel_time_ratio_vs_sdpa": dict(
         rule=decision.band(None, math.log(2.0), level=True, reason=KERNEL_TIME_WHY), fast=True,
+        falsified_by=("query_loop",),
         prediction="the kernel's forward+backward time is within 2x of SDPA's at sizes {sizes} (B, H, L, D)",
         metric="ln(kernel time / SDPA time), per repetition"),
+    "kernel_same_speed_as_sdpa": dict(
+        rule=decision.equivalence(math.log(SAME_SPEED), reason=KERNEL_SAME_SPEED_WHY), fast=True,
+        falsified_by=("query_loop",),
+        prediction=f"the kernel runs at the same speed as SDPA at sizes {{sizes}} (B, H, L, D): its forward+backward "
+                   f"time over SDPA's lies within [{1 / SAME_SPEED:.2f}, {SAME_SPEED:g}] (faster or slower beyond "
+                   "that is not the same speed)",
+        metric="ln(kernel time / SDPA time), per repetition"),
 }
+
+
+def speed_reading(rule: decision.Rule, lo: float, hi: float) -> str:
+    """How the interval (lo, hi) of ln(time ratio) reads against the equivalence rule's band, in words: 'the same
+    speed', 'slower', 'faster', or 'not shown' (it straddles an edge of the band)."""
+    if rule.lo < lo and hi < rule.hi:
+        return "the same speed"
+    return "slower" if lo > rule.hi else "faster" if hi < rule.lo else "not shown"
 
 
 def kernel_trial(ev, kernel, trial: dict, device, progress=lambda msg, force=False: None) -> None:
     """R3 on a kernel under trial, as a question: its time and memory against PyTorch's SDPA."""
     ev.claim(CLAIM_ID, title="Prefer the operation that maps to optimized matmul: does the kernel?",
              statement="R3 asked of the kernel on trial: does it map to optimized code as well as PyTorch's own "
-                       "scaled_dot_product_attention, at the same sizes on the same device?",
+                       "scaled_dot_product_attention, at the same sizes on the same device: the same speed (a time "
+                       f"ratio within [{1 / SAME_SPEED:.2f}, {SAME_SPEED:g}]), and within 2x?",
              strength="moderate", kind="question",
              limitation="One machine, a few repetitions; a plain-torch kernel on CPU is not what it is written for.")
     ev.answer_objections(OBJECTIONS)
-    crit = ev.declare(KERNEL_CRITERIA, sizes=trial["speed"]["sizes"])["kernel_time_ratio_vs_sdpa"]
-    progress(f"kernel {kernel.name}: time and memory against SDPA at {trial['speed']['sizes']}", force=True)
+    speed = trial["speed"]
+    crits = ev.declare(KERNEL_CRITERIA, sizes=speed["sizes"], how=_TRIAL_TIMED.format(calls=speed["calls"]))
+    ev.no_seeds("timed rounds on fixed inputs; the rounds are the samples")
+    progress(f"kernel {kernel.name}: time and memory against SDPA at {speed['sizes']}", force=True)
     with torch_threads(1):                 # both sides of the ratio on the same thread count
-        table = kernel_probes.speed(kernel, trial["speed"]["sizes"], reps=int(trial["speed"]["reps"]),
+        table = kernel_probes.speed(kernel, speed["sizes"], reps=int(speed["reps"]), calls=int(speed["calls"]),
                                     dtype=DTYPES[kernel.dtypes[0]], device=device)
     logs = kernel_probes.log_ratios(table)
     if logs.size >= 2:
-        crit.sample(logs, detail=f"geometric mean ratio {math.exp(logs.mean()):.3g} over {logs.size} repetitions; "
-                                 f"{table.note.iloc[0] or 'forward+backward'}")
-        ev.metric("kernel_time_ratio_vs_sdpa", float(math.exp(logs.mean())))
+        ci = stats.t_ci(logs, confidence=1 - 2 * decision.ALPHA)     # the interval the equivalence is decided on
+        ratio = math.exp(ci.mean)
+        how = f"over {logs.size} rounds; {table.note.iloc[0] or 'forward+backward'}"
+        same = crits["kernel_same_speed_as_sdpa"]
+        crits["kernel_time_ratio_vs_sdpa"].sample(logs, detail=f"geometric mean ratio {ratio:.3g} {how}")
+        same.sample(logs, detail=f"{speed_reading(same.rule, ci.lo, ci.hi)}: geometric mean ratio {ratio:.3g} "
+                                 f"[{math.exp(ci.lo):.3g}, {math.exp(ci.hi):.3g}] {how}")
+        ev.metric("kernel_time_ratio_vs_sdpa", ratio)
         ev.metric("kernel_memory_ratio_vs_sdpa", float(table.memory_ratio.median()))
     else:
-        crit.unmeasured("fewer than 2 timed repetitions: " + "; ".join(table.get("rejected", pd.Series([])).astype(str)))
+        why = "fewer than 2 timed repetitions: " + "; ".join(table.get("rejected", pd.Series([])).astype(str))
+        for crit in crits.values():
+            crit.unmeasured(why)
     ev.table("kernel_speed", table)
     ev.note("Peak memory: " + ("torch.cuda.max_memory_allocated" if torch.device(device).type == "cuda" else
                                "the torch profiler's allocator events on CPU (harness.measure.bench.peak_memory_bytes)"))

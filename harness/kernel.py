@@ -22,6 +22,10 @@ eval mode (as inference runs it), and its source hash is its class's. A kernel t
 (it raises when L != S, as a ViT block) passes the pre-flight on a square input; the shapes it rejects are recorded
 in ``Kernel.unsupported`` and on each probe case as not supported by this kernel, never as a failure.
 
+Optional shapes (GQA, d_v != d_k) and features (a sliding window, a logit soft-cap, dropout, transformers' mask-less
+``is_causal`` path) are tried once at pre-flight (``OPTIONAL_SHAPES``, ``OPTIONAL_FEATURES``); the probes draw
+only what the kernel took, and record the rest in ``Kernel.unsupported``.
+
 A user's mistake (an unresolvable name, a signature that fits no convention, a wrong output shape or dtype) is a
 ``KernelError`` whose one-line message names what was expected; the plugin turns it into a usage error (exit 4).
 """
@@ -55,6 +59,16 @@ DV = "a value head dim other than d_k (d_v != d_k)"
 #: input (B, H, H_kv, L, S, D, D_v)); the probes draw them only for a kernel that took them
 OPTIONAL_SHAPES = {"gqa": (GQA, dict(B=1, H=4, H_kv=2, L=4, S=4, D=16, D_v=16)),
                    "dv": (DV, dict(B=1, H=2, H_kv=2, L=4, S=4, D=16, D_v=8))}
+WINDOW = "sliding-window attention (sliding_window=W)"   # Kernel.unsupported's keys for the optional features
+SOFTCAP = "logit soft-capping (softcap=c: c tanh(logits / c))"
+HF_IS_CAUSAL = "transformers' is_causal path without a mask (module.is_causal, attention_mask=None)"
+DROPOUT = "attention dropout (dropout_p > 0)"
+#: the features a kernel may or may not take, tried once at pre-flight on a causal square input (B, H, L, D) =
+#: (1, 2, 8, 16): Kernel attribute -> (its unsupported key, the call's keywords). A kernel takes one when it runs
+#: with it and its output moves (a keyword swallowed by ``**kwargs`` and ignored is not taken); the probes draw it
+#: only then. ``hf_is_causal``: hf kernels only (an sdpa kernel's ``is_causal`` is always drawn)
+OPTIONAL_FEATURES = {"window": (WINDOW, dict(window=2)), "softcap": (SOFTCAP, dict(softcap=0.5)),
+                     "hf_is_causal": (HF_IS_CAUSAL, dict(build_mask=False)), "dropout": (DROPOUT, dict(dropout_p=0.5))}
 
 
 class KernelError(ValueError):
@@ -96,31 +110,48 @@ class Kernel:
     unsupported: dict[str, str] = field(default_factory=dict)       # shape class -> the kernel's message there
     gqa: bool = False                   # it took fewer key/value heads than query heads at pre-flight
     dv: bool = False                    # it took a value head dim other than d_k at pre-flight
+    window: bool = False                # it took sliding_window=W at pre-flight (OPTIONAL_FEATURES)
+    softcap: bool = False               # it took softcap=c
+    hf_is_causal: bool = False          # (hf) it reads module.is_causal when no mask is passed
+    dropout: bool = False               # its output moves with dropout_p > 0 (hf: dropout, module.training)
 
     @property
     def self_attention_only(self) -> bool:
         return CROSS_ATTENTION in self.unsupported
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, mask: torch.Tensor | None = None,
-                 is_causal: bool = False, scale: float | None = None,
-                 dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor | None]:
+                 is_causal: bool = False, scale: float | None = None, dropout_p: float = 0.0, window: int = 0,
+                 softcap: float = 0.0, build_mask: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``window`` (W > 0: a query sees itself and the W - 1 keys before it, transformers' ``sliding_window``)
+        and ``softcap`` (c > 0: logits c tanh(logits / c) after the scale, Gemma 2's) go to the kernel as the
+        keywords ``sliding_window`` and ``softcap``, only when set. hf: the trial builds the causal (and windowed)
+        mask as transformers does, or with ``build_mask=False`` and no mask takes transformers' ``is_causal`` path
+        (``module.is_causal``, ``is_causal=True``, ``attention_mask=None``)."""
         grouped = k.shape[-3] != q.shape[-3]
+        extra: dict[str, Any] = {}
+        if window:
+            extra["sliding_window"] = int(window)
+        if softcap:
+            extra["softcap"] = float(softcap)
         if self.convention == "sdpa":     # GQA as SDPA takes it: enable_gqa=True, where the kernel names it
             gqa = {"enable_gqa": True} if grouped and _takes(self.fn, "enable_gqa") else {}
-            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa), None
+            return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa,
+                           **extra), None
         L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
         scaling = 1.0 / math.sqrt(D) if scale is None else float(scale)
         additive = None if mask is None else mask.to(q.dtype) if mask.dtype != torch.bool else \
             additive_mask(mask, q.dtype)
-        if is_causal:
-            causal = torch.arange(S, device=q.device)[None, :] <= torch.arange(L, device=q.device)[:, None] + (S - L)
+        if is_causal and (build_mask or mask is not None):
+            causal = causal_allowed(L, S, q.device, window)
             additive = additive_mask(causal, q.dtype) if additive is None else \
                 additive.masked_fill(~causal, torch.finfo(q.dtype).min)
+        elif is_causal:
+            extra["is_causal"] = True
         if additive is not None:
             additive = additive.expand(q.shape[0], additive.shape[-3] if additive.dim() >= 3 else 1, L, S)
         module = HFModule(is_causal=is_causal, training=dropout_p > 0, scaling=scaling, head_dim=D,
                           num_key_value_groups=q.shape[-3] // k.shape[-3])   # GQA as transformers passes it
-        out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p)
+        out, weights = self.fn(module, q, k, v, additive, scaling=scaling, dropout=dropout_p, **extra)
         return out.transpose(1, 2), weights
 
     def returns_weights(self, device: torch.device | str = "cpu") -> bool:
@@ -143,7 +174,8 @@ class Kernel:
         """results.json's ``attention`` record."""
         return {"name": self.name, "convention": self.convention, "source_sha256": self.source_sha256,
                 "factory": self.factory, "dtypes": list(self.dtypes), "rejected_dtypes": dict(self.rejected_dtypes),
-                "unsupported": dict(self.unsupported), "gqa": self.gqa, "dv": self.dv}
+                "unsupported": dict(self.unsupported), "gqa": self.gqa, "dv": self.dv, "window": self.window,
+                "softcap": self.softcap, "hf_is_causal": self.hf_is_causal, "dropout": self.dropout}
 
 
 def identity(fn: Callable[..., Any] | None) -> str | None:
@@ -176,6 +208,15 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A bool mask (True = may attend) as transformers' eager masks: 0 where allowed, finfo(dtype).min where not."""
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed,
                                                                                        torch.finfo(dtype).min)
+
+
+def causal_allowed(L: int, S: int, device: torch.device | str = "cpu", window: int = 0,
+                   alignment: str = "bottom-right") -> torch.Tensor:
+    """(L, S) bool, True where query i may attend key j under a causal mask: j <= p, and j > p - ``window`` for a
+    sliding window W > 0; p is i top-left (SDPA's is_causal) or i + S - L bottom-right (flash-attn, a KV cache)."""
+    p = torch.arange(L, device=device)[:, None] + (S - L if alignment == "bottom-right" else 0)
+    j = torch.arange(S, device=device)[None, :]
+    return (j <= p) & (j > p - window) if window else j <= p
 
 
 def _takes(fn: Callable[..., Any], name: str) -> bool:
@@ -330,6 +371,7 @@ def preflight(kernel: Kernel, device: torch.device | str = "cpu") -> None:
         accepted.append(dname)
         if len(accepted) == 1:
             _preflight_optional(kernel, dtype, device, g)
+            _preflight_features(kernel, dtype, device, g)
     if not accepted:
         dname, message = next(iter(kernel.rejected_dtypes.items()))
         raise KernelError(f"{kernel.name} raised {message} on the pre-flight input (B, H, L, S, D) = (1, 2, 3, 4, 16) "
@@ -355,6 +397,29 @@ def _preflight_optional(kernel: Kernel, dtype: torch.dtype, device, g: torch.Gen
                                          f"{tuple(k.shape)}, v {tuple(v.shape)}; expected {want}")
             continue
         setattr(kernel, attr, True)
+
+
+def _preflight_features(kernel: Kernel, dtype: torch.dtype, device, g: torch.Generator) -> None:
+    """Does the kernel take each of ``OPTIONAL_FEATURES``? On a causal square input (self-attention: every kernel
+    takes it) it is called without the feature and with it: its attribute set where it runs and the output moves,
+    else its message, or that it ignored the feature, in ``kernel.unsupported``."""
+    q, k, v = (torch.randn(1, 2, 8, 16, generator=g).to(device=device, dtype=dtype) for _ in range(3))
+    for attr, (label, extra) in OPTIONAL_FEATURES.items():
+        if attr == "hf_is_causal" and kernel.convention != "hf":
+            continue
+        try:
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                plain = kernel(q, k, v, is_causal=attr != "hf_is_causal")[0]
+                out = kernel(q, k, v, is_causal=True, **extra)[0]
+        except Exception as exc:      # the user's kernel: its own message, on one line
+            kernel.unsupported[label] = first_line(exc)
+            continue
+        if tuple(out.shape) != tuple(plain.shape) or not torch.isfinite(out).all():
+            kernel.unsupported[label] = f"returned shape {tuple(out.shape)} or non-finite values with it"
+        elif torch.equal(out, plain):
+            kernel.unsupported[label] = "its output does not change with it (the keyword is ignored)"
+        else:
+            setattr(kernel, attr, True)
 
 
 def _raw_call(kernel: Kernel, q, k, v) -> Any:

@@ -249,7 +249,7 @@ class ClaimsSession:
         part.update(nodeid=item.nodeid, order=item.stash.get(ORDER_KEY, 0), module=module,
                     duration_s=round(duration, 3), error=error, interrupted=interrupted,
                     device=str(funcargs["device"]) if "device" in funcargs else None,
-                    seeds=funcargs.get("seeds"))
+                    seeds=None if part.get("seedless") else funcargs.get("seeds"))
         part["fp_capability"] = fp_path.capability()
         verdicts.apply_judgement(part, errored=errored, fast_only=self.settings.fast)
         if self.settings.gate_active:

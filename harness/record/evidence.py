@@ -209,6 +209,7 @@ class Evidence:
         self.objection_answers: dict[str, dict[str, str]] = {}
         self.gates: dict[str, dict[str, Any]] = {}
         self.headline_metric: str | None = None
+        self.seedless = ""              # why this claim used none of the run's seeds ('' when it did)
         self._first_measurement: str | None = None
 
     # -- declaration -------------------------------------------------------------------------
@@ -435,6 +436,13 @@ class Evidence:
         self._require_claim("ev.headline")
         self.headline_metric = metric
 
+    def no_seeds(self, why: str) -> None:
+        """Say that this claim used none of the run's seeds (deterministic checks; timing rounds), and why: its
+        record then lists no seeds (the header and the report show none for it)."""
+        if not isinstance(why, str) or not why.strip():
+            raise EvidenceError(f"claim {self.id}: no_seeds() needs the reason")
+        self.seedless = why
+
     # -- output ------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
         """The claim's results.json record, before the plugin adds verdict, duration and regression."""
@@ -448,6 +456,7 @@ class Evidence:
             "figures": list(self.figures), "tables": dict(self.tables), "notes": notes,
             "headline": self.headline_metric, "gates": dict(self.gates), "fast": self.fast,
             "objection_answers": dict(self.objection_answers),
+            **({"seedless": self.seedless} if self.seedless else {}),
         }
 
     # -- helpers -----------------------------------------------------------------------------

@@ -199,6 +199,8 @@ def effect_text(criterion: Mapping[str, Any] | None) -> str:
         return f"{c.get('name')}: never recorded"
     if kind == "exact":
         state = "holds" if c.get("passed") else "fails" if c.get("refuted") else "not decided"
+        if c.get("refuted") and c.get("counterexample"):      # a kernel's smallest case, as the terminal shows it
+            return f"{state}: {c['counterexample']}"
         clause = _first_clause(c.get("detail"), c.get("prediction"))
         return f"{state}: {clause}" if clause else state
     if kind == "band":

@@ -36,6 +36,20 @@ def test_every_one_sided_band_says_direction_or_level(stem):
     assert undeclared == [], f"{stem}: give null= or level=True to " + ", ".join(undeclared)
 
 
+@pytest.mark.parametrize("stem", MODULES)
+def test_a_kernel_criterion_names_gallery_kernels_as_its_falsifiers(stem):
+    """A kernel criterion's ``falsified_by`` names kernels of ``examples.attention`` (a kernel on trial has no model
+    fault to inject); tests/kernel/test_gallery.py requires each to refute it. (M0's, R1's and R2's kernel criteria
+    name none yet: the gallery's bugs refute them claim by claim, ``examples.attention.BUGGY``.)"""
+    from examples.attention import BUGGY, CORRECT
+
+    module = importlib.import_module(f"claims.{stem}")
+    for name, spec in getattr(module, "KERNEL_CRITERIA", {}).items():
+        named = set(spec.get("falsified_by", ()))
+        unknown = sorted(named - set(CORRECT) - set(BUGGY))
+        assert not unknown, f"{stem}/{name}: falsified_by names {unknown}, not a gallery kernel"
+
+
 def test_a_directional_band_refutes_only_beyond_its_null():
     falls = decision.band(None, -0.1, null=0.0, reason="slope")
     small = decision.decide_alone(falls, [decision.samples([-0.04, -0.05, -0.06, -0.05])])

@@ -39,11 +39,16 @@ def _quiet(msg, force=False):
     pass
 
 
-@lru_cache(maxsize=None)
 def trial(name: str, dtype: str = "float32") -> dict[str, str]:
     """claim id -> verdict of the kernel ``examples.attention.<name>:attention`` (or of ``name`` itself when it
-    reads ``pkg.module:callable``) probed in ``dtype``, and "time" -> its trial's wall time. The kernel trials write
-    no file."""
+    reads ``pkg.module:callable``) probed in ``dtype``, "claim/criterion" -> its outcome, "time" -> the trial's
+    wall time and "failing" -> the failing properties. The kernel trials write no file."""
+    return trial_records(name, dtype)[0]
+
+
+@lru_cache(maxsize=None)
+def trial_records(name: str, dtype: str = "float32") -> tuple[dict[str, str], dict[str, dict], dict]:
+    """``trial``'s row, each claim's judged record, and the kernel's ``describe()``."""
     import tempfile
     from pathlib import Path
 
@@ -51,19 +56,29 @@ def trial(name: str, dtype: str = "float32") -> dict[str, str]:
     kernel = kernels.resolve(name if ":" in name else f"examples.attention.{name}:attention", dtypes=dtype)
     kernels.preflight(kernel)
     profile, device = get_profile("smoke"), torch.device("cpu")
-    runs = {"M0": lambda ev: m0.test_m0_model_checks(ev, profile, device, SEEDS, _quiet, True, kernel),
-            "R1": lambda ev: r1.test_r1_scale_by_sqrt_dk(ev, profile, device, SEEDS, _quiet, True, kernel, None),
-            "R2": lambda ev: r2.test_r2_saturation_check(ev, profile, device, SEEDS, _quiet, True, kernel),
-            "R3": lambda ev: r3.test_r3_matmul(ev, profile, device, SEEDS, _quiet, Path(report_dir), True, kernel)}
+    common = (profile, device, SEEDS, _quiet)
+    runs = {"M0": lambda ev: call_on_kernel(m0.test_m0_model_checks, ev, *common, True, kernel),
+            "R1": lambda ev: call_on_kernel(r1.test_r1_scale_by_sqrt_dk, ev, *common, True, kernel, None),
+            "R2": lambda ev: call_on_kernel(r2.test_r2_saturation_check, ev, *common, True, kernel),
+            "R3": lambda ev: call_on_kernel(r3.test_r3_matmul, ev, *common, Path(report_dir), True, kernel)}
     out, records, t0 = {}, {}, time.perf_counter()
     for cid, run in runs.items():
         ev = Evidence(Path(report_dir), claim_id=cid, fast=True)
         run(ev)
         records[cid] = verdicts.apply_judgement(ev.to_record(), fast_only=True)
         out[cid] = records[cid]["verdict"]
+        out.update({f"{cid}/{c['name']}": c["outcome"] for c in records[cid]["criteria"]})
     out["time"] = f"{time.perf_counter() - t0:.1f} s"
     out["failing"] = findings.failing_properties({"attention": kernel.describe(), "claims": records})
-    return out
+    return out, records, kernel.describe()
+
+
+def call_on_kernel(test, *args):
+    """A claim's test function called as the plugin calls it on a kernel; a module that also takes a model on trial
+    (issue 40's ``model_on_trial`` fixture) gets None for it."""
+    import inspect
+
+    return test(*args, **({"model_on_trial": None} if "model_on_trial" in inspect.signature(test).parameters else {}))
 
 
 def refuted(verdict: str) -> bool:
@@ -94,6 +109,51 @@ def test_a_bug_is_refuted_by_the_claim_it_is_about(name, dtype):
     row = trial(name, dtype)
     assert refuted(row[BUGGY[name]]), row
     assert row["failing"] and row["failing"][0].startswith(BROKEN_PROPERTY[name]), row["failing"]
+
+
+#: (claim, kernel criterion) -> the gallery kernels its ``falsified_by`` names: each must come out refuted there
+FALSIFIED_BY = {(cid, name): spec["falsified_by"] for cid, module in (("M0", m0), ("R1", r1), ("R2", r2), ("R3", r3))
+                for name, spec in getattr(module, "KERNEL_CRITERIA", {}).items() if spec.get("falsified_by")}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cid, criterion, name", [(c, n, k) for (c, n), ks in FALSIFIED_BY.items() for k in ks])
+def test_a_kernel_criterion_is_refuted_by_its_falsifier(cid, criterion, name, dtype):
+    """A kernel criterion nothing can refute would be a defect (issue 38): the gallery kernel it names must refute
+    it, in each dtype (R3's speed: the query loop, 10x SDPA, answers no to "the same speed" and "within 2x")."""
+    row = trial(name, dtype)
+    assert row[f"{cid}/{criterion}"] == "refuted", row
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ("sdpa_wrapper", "sdpa_module"))
+def test_a_wrapper_of_sdpa_reads_the_same_speed(name, dtype):
+    """Issue 39.7: a kernel that is SDPA answers yes to R3, by the equivalence band, in every run (not "FRAGILE" or
+    "inconclusive" as single timed calls made it)."""
+    row = trial(name, dtype)
+    assert row["R3/kernel_same_speed_as_sdpa"] == "passed" and row["R3"] == "answered yes", row
+
+
+def test_a_fast_trials_report_says_only_what_ran(tmp_path):
+    """Issue 39.6: in a --fast trial R1 does not claim tuned arms or a second task (nothing trained), an exact check
+    shows no Holm p, the summary cell keeps the counterexample the terminal shows, and the claims that use no seed
+    (M0's deterministic checks, R3's timed rounds) list none."""
+    from harness.record import results as R
+    from harness.report import html as report
+
+    _, records, attention = trial_records("causal_off_by_one")
+    assert {a["status"] for k, a in records["R1"]["objection_answers"].items()
+            if k in ("tuned_lr", "second_task")} == {"not applicable"}
+    assert records["M0"].get("seedless") and records["R3"].get("seedless") and not records["R1"].get("seedless")
+    run = {"profile": "smoke", "device": "cpu", "seeds": SEEDS, "started_at": "2026-12-03T00:00:00+00:00",
+           "duration_s": 1.0, "complete": True, "fast": True}
+    claims = {cid: {**r, "seeds": None if r.get("seedless") else SEEDS} for cid, r in records.items()}
+    page = report.render_html({"schema_version": R.SCHEMA_VERSION, "run": run, "claims": claims,
+                               "attention": attention}, tmp_path)
+    assert "Holm p = ." not in page and "Holm p = <" not in page
+    counterexample = next(c["counterexample"] for c in records["R1"]["criteria"] if c["name"] == "kernel_exact")
+    assert findings.deciding_effect(records["R1"]) == f"fails: {counterexample}"
+    assert page.count("· seeds") == 2          # R1 and R2 (each claim's header), not M0 or R3
 
 
 def test_the_probes_cross_real_tiles():

@@ -93,7 +93,8 @@ def test_resolve_by_name_factory_and_override(user_pkg):
     assert forced.describe() == {"name": "examples.attention.sdpa_wrapper:attention", "convention": "sdpa",
                                  "source_sha256": forced.source_sha256, "factory": False,
                                  "dtypes": ["float32", "bfloat16"], "rejected_dtypes": {}, "unsupported": {}, "gqa": False,
-                                 "dv": False}
+                                 "dv": False, "window": False, "softcap": False, "hf_is_causal": False,
+                                 "dropout": False}
     for name, match in (("nope.nowhere:fn", "cannot be resolved"), ("userkern:not_callable", "not callable")):
         with pytest.raises(kernels.KernelError, match=match):
             kernels.resolve(name, path=str(user_pkg))
@@ -454,3 +455,61 @@ def test_the_skip_reason_check_sees_a_reason_pointing_nowhere():
     assert "kernel_trains_as_reference" in declared
     assert not kernel_criteria_named("its part runs in R1's kernel_trains_as_referance") <= declared
     assert not kernel_criteria_named("see kernel_made_up_criterion") <= declared
+
+
+def test_what_real_kernels_do_is_drawn_where_the_kernel_takes_it():
+    """Issue 39.8: causal with L > S and decode (L = 1, long S) for every kernel; a sliding window, a logit soft-cap
+    and transformers' mask-less is_causal path only for a kernel that takes them at pre-flight (it runs with the
+    keyword and its output moves); what it does not take is recorded in ``unsupported``, never a failure."""
+    from harness.measure import kernel_probes
+
+    def drawn(name):
+        k = kernels.resolve(name)
+        kernels.preflight(k)
+        report = kernel_probes.exactness(k, cases=60, d_ks=[8, 64], max_len=9, long_len=300)
+        cases = [r.case for r in report.measured]
+        return k, report, cases
+
+    k, report, cases = drawn("examples.attention.sdpa_wrapper:attention")
+    assert report.holds and not (k.window or k.softcap or k.hf_is_causal)
+    assert {kernels.WINDOW, kernels.SOFTCAP} <= set(k.unsupported) and kernels.HF_IS_CAUSAL not in k.unsupported
+    assert any(c.mask == "causal" and c.L > c.S for c in cases) and any(c.L == 1 and c.S > 9 for c in cases)
+    assert not any(c.window or c.softcap or c.mask == "is_causal" for c in cases)
+    k, report, cases = drawn("examples.attention.sliding_window:attention")
+    assert report.holds and k.window and any(c.window and c.window < c.S for c in cases)
+    k, report, cases = drawn("examples.attention.softcap:attention")
+    assert report.holds and k.softcap and any(c.softcap for c in cases)
+    k, report, cases = drawn("examples.attention.hf_eager:attention")    # eager reads the mask it is given only
+    assert report.holds and k.window and "ignored" in k.unsupported[kernels.HF_IS_CAUSAL]
+
+
+def test_the_mask_less_is_causal_path_is_judged_where_an_hf_kernel_takes_it():
+    """An hf kernel that reads module.is_causal when no mask is passed (transformers' sdpa_attention_forward) is
+    drawn that path, and a kernel that reads it wrong is refuted there."""
+    import math
+
+    import torch
+
+    from harness.measure import kernel_probes
+
+    def reads_is_causal(module, query, key, value, attention_mask, scaling=None, dropout=0.0, is_causal=None,
+                        **kwargs):
+        causal = attention_mask is None and bool(is_causal if is_causal is not None else module.is_causal)
+        out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask,
+                                                               is_causal=causal and query.shape[2] > 1, scale=scaling)
+        return out.transpose(1, 2), None
+
+    def off_by_one(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+        if attention_mask is None and module.is_causal:     # the diagonal left out of the causal mask
+            L, S = query.shape[-2], key.shape[-2]
+            attention_mask = torch.zeros(L, S, dtype=query.dtype).masked_fill(
+                torch.ones(L, S, dtype=torch.bool).tril(-1).logical_not(), -math.inf)
+            attention_mask[:, 0] = 0
+        return reads_is_causal(module, query, key, value, attention_mask, scaling)
+
+    for fn, holds in ((reads_is_causal, True), (off_by_one, False)):
+        k = kernels.Kernel(fn=fn, name=fn.__name__, convention="hf")
+        kernels.preflight(k)
+        report = kernel_probes.exactness(k, cases=60, d_ks=[8, 64], max_len=9, long_len=300)
+        assert k.hf_is_causal and report.holds == holds, report.detail()
+        assert holds or "is_causal" in report.counterexample, report.counterexample

@@ -19,6 +19,7 @@ from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
 from harness.profiles import Profile, get_profile
 from model.kernels import use_kernel
+from tests.kernel.test_gallery import call_on_kernel
 
 torch.set_num_threads(1)
 
@@ -48,8 +49,8 @@ def test_c5_on_a_kernel_without_weights_measures_resolution_and_reports_the_rest
     k = kernel("sdpa_wrapper")
     ev = Evidence(Path(tempfile.mkdtemp()), claim_id="C5")
     with use_kernel(k):
-        c5.test_c5_multihead_resolution(ev, tiny_profile(), torch.device("cpu"), [0, 1], lambda *a, **kw: None,
-                                        False, k)
+        call_on_kernel(c5.test_c5_multihead_resolution, ev, tiny_profile(), torch.device("cpu"), [0, 1],
+                       lambda *a, **kw: None, False, k)
     record = verdicts.apply_judgement(ev.to_record())
     crits = {c["name"]: c for c in record["criteria"]}
     for name in c5.WEIGHT_CRITERIA:
