@@ -128,3 +128,25 @@ def test_a_config_class_or_a_config_json_builds_the_model(tmp_path):
     assert from_file.config_sha256 and from_file.base.config.hidden_size == 32
     with pytest.raises(model_trial.ModelError, match="neither a transformers config class"):
         model_trial.resolve(config="NoSuchConfig")
+
+
+def test_a_model_whose_tapped_output_differs_is_refused_in_one_line():
+    """The pre-flight compares before anything is measured: here the module calls SDPA with dropout even in eval,
+    so its own output is random and the written-out tap's is not."""
+    import torch.nn.functional as F
+
+    class Noisy(nn.Module):
+        vocab_size = 16
+
+        def __init__(self):
+            super().__init__()
+            self.embed, self.qkv = nn.Embedding(16, 8), nn.Linear(8, 24)
+
+        def forward(self, input_ids):
+            q, k, v = self.qkv(self.embed(input_ids))[:, None].chunk(3, dim=-1)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    with pytest.raises(model_trial.ModelError) as info:
+        model_trial.preflight(model_trial.ModelUnderTrial("noisy", lambda **_: Noisy()))
+    message = str(info.value)
+    assert "functions: tapped output differs from the default by" in message and "\n" not in message
