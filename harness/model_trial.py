@@ -295,6 +295,10 @@ def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int],
         return None, str(exc)
     except model_probes.TapError as exc:
         return None, f"a family member could not be tapped: {exc}"
+    moved = df.d_k if dim == "head_dim" else df.n_params
+    if moved.nunique() < len(set(values)):
+        return None, (f"the builder ignored {dim}= (family members at {values} came out with "
+                      f"{'d_k' if dim == 'head_dim' else 'parameter counts'} {sorted(set(moved))})")
     return df, ""
 
 

@@ -445,6 +445,7 @@ def family(build: Callable[[Any, int], nn.Module], values: Sequence[Any], seeds:
             model = build(value, seed)
             df = probe(model, backend, model_inputs(model, batch, length, seed), seed=seed)
             rows.append({label: value, "seed": seed, "d_k": float(df.d_k.mean()),
+                         "n_params": sum(p.numel() for p in model.parameters()),
                          "scale": float(df.scale.mean()), "logit_std": float(np.sqrt((df.logit_std ** 2).mean())),
                          "grad_mean_abs": float(df.grad_mean_abs.mean()),
                          "entropy_ratio": float(df.entropy_ratio.mean())})

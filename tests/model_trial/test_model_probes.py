@@ -150,3 +150,13 @@ def test_a_model_whose_tapped_output_differs_is_refused_in_one_line():
         model_trial.preflight(model_trial.ModelUnderTrial("noisy", lambda **_: Noisy()))
     message = str(info.value)
     assert "functions: tapped output differs from the default by" in message and "\n" not in message
+
+
+def test_a_builder_that_ignores_the_override_is_not_swept_and_says_why():
+    """A sweep over identical models would read a flat slope whatever the scale: a check that could not fail."""
+    from examples.models.tiny_decoder import TinyDecoder
+
+    t = model_trial.preflight(model_trial.ModelUnderTrial("deaf", lambda **_: TinyDecoder()))
+    for dim in ("head_dim", "width"):
+        fam, why = model_trial.sweep(t, dim, [16, 32], [0], 2, 8)
+        assert fam is None and why.startswith(f"the builder ignored {dim}=")
