@@ -32,9 +32,11 @@ def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.stem.startswith("_"))
 
 
-def run(name: str, report_dir: Path, extra_args: tuple[str, ...] = ()) -> dict[str, Any]:
-    """results.json of ``pytest --model examples.models.<name>:build_model`` over the claims that judge a model."""
-    modules = [str(p) for cid in CLAIMS for p in sorted((ROOT / "claims").glob(f"test_{cid.lower()}_*.py"))]
+def run(name: str, report_dir: Path, extra_args: tuple[str, ...] = (), claims: tuple[str, ...] = CLAIMS
+        ) -> dict[str, Any]:
+    """results.json of ``pytest --model examples.models.<name>:build_model`` over ``claims`` (default: every claim
+    that judges a model)."""
+    modules = [str(p) for cid in claims for p in sorted((ROOT / "claims").glob(f"test_{cid.lower()}_*.py"))]
     cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
            "--rootdir", str(ROOT), "--profile", "smoke", "--report-dir", str(report_dir),
            "--model", f"examples.models.{name}:build_model", "-q", "-p", "no:cacheprovider", *extra_args]
