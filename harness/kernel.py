@@ -134,7 +134,7 @@ class Kernel:
         if softcap:
             extra["softcap"] = float(softcap)
         if self.convention == "sdpa":     # GQA as SDPA takes it: enable_gqa=True, where the kernel names it
-            gqa = {"enable_gqa": True} if grouped and _takes(self.fn, "enable_gqa") else {}
+            gqa = {"enable_gqa": True} if grouped and takes(self.fn, "enable_gqa") else {}
             return self.fn(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, **gqa,
                            **extra), None
         L, S, D = q.shape[-2], k.shape[-2], q.shape[-1]
@@ -219,7 +219,7 @@ def causal_allowed(L: int, S: int, device: torch.device | str = "cpu", window: i
     return (j <= p) & (j > p - window) if window else j <= p
 
 
-def _takes(fn: Callable[..., Any], name: str) -> bool:
+def takes(fn: Callable[..., Any], name: str) -> bool:
     """Whether ``fn`` (a module: its forward) takes the keyword ``name`` (by name, or through ``**kwargs``)."""
     if fn is torch.nn.functional.scaled_dot_product_attention:
         return True
@@ -271,6 +271,20 @@ def parse_dtypes(spec: str) -> tuple[str, ...]:
     return names
 
 
+def import_dirs(path: str | None) -> str | None:
+    """The current directory, and ``path`` before it, put on sys.path (as uvicorn's --app-dir "."), so that a user's
+    ``pkg.module:name`` imports from where they run; None, or what is wrong with ``path`` (for the option's error)."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    if path:
+        folder = str(Path(path).resolve())
+        if not Path(folder).is_dir():
+            return f"{path}: expected a directory to add to sys.path"
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    return None
+
+
 def source_hash(*objs: Any) -> str | None:
     """sha256 of the kernel's source where ``inspect.getsource`` can read it (an instance, such as a module: its
     class's; several objects, such as a factory and the module it built: their sources in order), else None."""
@@ -288,14 +302,9 @@ def source_hash(*objs: Any) -> str | None:
 def resolve(name: str, *, path: str | None = None, factory: bool = False, convention: str | None = None,
             dtypes: str = "float32") -> Kernel:
     """The kernel ``name`` names (``pkg.module:callable``), in its convention; KernelError names what was wrong."""
-    if str(Path.cwd()) not in sys.path:             # as uvicorn's --app-dir ".": the current directory imports
-        sys.path.insert(0, str(Path.cwd()))
-    if path:
-        folder = str(Path(path).resolve())
-        if not Path(folder).is_dir():
-            raise KernelError(f"--attention-path {path}: expected a directory to add to sys.path")
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+    problem = import_dirs(path)
+    if problem:
+        raise KernelError(f"--attention-path {problem}")
     try:
         obj = pkgutil.resolve_name(name)
     except (ImportError, AttributeError, ValueError) as exc:

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from harness.kernel import first_line, import_dirs, source_hash, takes
 from harness.measure import model_probes
 
 if TYPE_CHECKING:
@@ -86,13 +87,6 @@ def _resolve_config(spec: str) -> Callable[..., nn.Module]:
     return build
 
 
-def _source_sha256(obj: Any) -> str | None:
-    try:
-        return hashlib.sha256(inspect.getsource(obj).encode()).hexdigest()
-    except (OSError, TypeError):
-        return None
-
-
 def _config_sha256(model: nn.Module) -> str | None:
     config = getattr(model, "config", None)
     if config is None or not hasattr(config, "to_dict"):
@@ -109,14 +103,6 @@ def declared_causal(model: nn.Module) -> bool | None:
         return own
     flags = [m.is_causal for m in model.modules() if m is not model and isinstance(getattr(m, "is_causal", None), bool)]
     return any(flags) if flags else None
-
-
-def _accepts(fn: Callable, key: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind is p.VAR_KEYWORD or p.name == key for p in params)
 
 
 def _transformers_sweep(config: Any, dim: str, value: int) -> dict[str, Any]:
@@ -188,7 +174,7 @@ class ModelUnderTrial:
             raise
         except Exception as exc:
             raise ModelError(f"{self.spec}({_kw({**self.overrides, **extra})}) raised "
-                             f"{type(exc).__name__}: {_first(exc)}") from None
+                             f"{first_line(exc)}") from None
         if not isinstance(model, nn.Module):
             raise ModelError(f"{self.spec} returned {type(model).__name__}, not a torch.nn.Module")
         return model.float().eval()
@@ -206,19 +192,15 @@ def _kw(d: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in d.items())
 
 
-def _first(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
-
-
 def resolve(spec: str | None = None, *, config: str | None = None, overrides: list[str] | None = None,
             path: str | None = None) -> ModelUnderTrial:
     """The builder named by ``--model`` (or ``--model-config``), with its overrides; not yet built."""
     if (spec is None) == (config is None):
         raise ModelError("give one of --model PKG.MODULE:BUILDER and --model-config CONFIG")
     parsed = parse_overrides(overrides)
-    if path:
-        sys.path.insert(0, str(Path(path).resolve()))
+    problem = import_dirs(path)
+    if problem:
+        raise ModelError(f"--model-path {problem}")
     if config is not None:
         return ModelUnderTrial(f"config {config}", _resolve_config(config), parsed)
     if ":" not in spec:
@@ -226,10 +208,10 @@ def resolve(spec: str | None = None, *, config: str | None = None, overrides: li
     try:
         builder = pkgutil.resolve_name(spec)
     except Exception as exc:
-        raise ModelError(f"--model {spec!r} cannot be imported: {type(exc).__name__}: {_first(exc)}") from None
+        raise ModelError(f"--model {spec!r} cannot be imported: {first_line(exc)}") from None
     if not callable(builder):
         raise ModelError(f"--model {spec!r} is a {type(builder).__name__}, not a callable that builds a model")
-    return ModelUnderTrial(spec, builder, parsed, source_sha256=_source_sha256(inspect.getmodule(builder)))
+    return ModelUnderTrial(spec, builder, parsed, source_sha256=source_hash(inspect.getmodule(builder)))
 
 
 def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> ModelUnderTrial:
@@ -241,21 +223,20 @@ def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> Model
     trial.kind = "transformers" if model_probes.is_transformers(model) else "module"
     trial.config_sha256 = _config_sha256(model)
     if trial.source_sha256 is None:
-        trial.source_sha256 = _source_sha256(type(model))
+        trial.source_sha256 = source_hash(type(model))
     try:
         inputs = model_probes.model_inputs(model, batch, length, 0)
         found = model_probes.preflight(model, inputs)
     except model_probes.TapError as exc:
         raise ModelError(f"{trial.spec}: {exc}") from None
     except Exception as exc:
-        raise ModelError(f"{trial.spec}: the model raised on a {batch}x{length} input: {type(exc).__name__}: "
-                         f"{_first(exc)}") from None
+        raise ModelError(f"{trial.spec}: the model raised on a {batch}x{length} input: {first_line(exc)}") from None
     trial.backend, trial.calls, trial.preflight_diff, trial.tried = found.backend, found.calls, found.max_diff, \
         found.tried
     trial.causal = declared_causal(model)
     if trial.kind != "transformers":
         for dim in SWEEP_DIMS:
-            if not _accepts(trial.builder, dim):
+            if not takes(trial.builder, dim):
                 trial.sweep_reasons[dim] = f"the builder {trial.spec} takes no {dim}= keyword"
     return trial
 

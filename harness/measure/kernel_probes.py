@@ -658,7 +658,7 @@ class MaskReport:
 def mask_cases(L: int = 6, S: int = 6, seed: int = 0) -> dict[str, tuple[torch.Tensor | None, bool, torch.Tensor]]:
     """kind -> (mask, is_causal, allowed (L, S) or (B, 1, L, S)): causal, bool padding, additive -inf."""
     g = torch.Generator().manual_seed(seed)
-    causal = torch.arange(S)[None, :] <= torch.arange(L)[:, None] + (S - L)
+    causal = causal_allowed(L, S)
     pad = torch.arange(S)[None, :] < torch.tensor([S, S // 2])[:, None]                 # (B=2, S)
     blocked = torch.rand(1, 1, L, S, generator=g) < 0.4
     blocked[..., 0] = False

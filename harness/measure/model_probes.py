@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -36,14 +36,16 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
+from harness.kernel import causal_allowed
+from harness.measure.probes import logit_std as pooled_std, qk_independence_ratio
+
 TAP_NAME = "attention_claims_tap"
 BACKENDS = ("transformers", "functions")
 SATURATED = 0.99            # a row is saturated when its largest weight exceeds this (C3's saturated rows)
 PREFLIGHT_RTOL = 1e-4       # tapped and default outputs agree within this, relative to the output's largest entry
 COLUMNS = ("call", "module", "head", "kv_group", "d_k", "scale", "q_rms", "k_rms", "logit_std", "row_logit_std",
-           "predicted_std",
-           "law_ratio", "independence_ratio", "entropy_ratio", "saturated_rows", "grad_mean_abs", "sink_ratio",
-           "head_distance", "group_head_distance", "future_weight_max", "causal", "softcap", "rows")
+           "predicted_std", "law_ratio", "independence_ratio", "entropy_ratio", "saturated_rows", "grad_mean_abs",
+           "sink_ratio", "head_distance", "group_head_distance", "future_weight_max", "causal", "softcap", "rows")
 
 
 class TapError(RuntimeError):
@@ -64,10 +66,11 @@ class Call:
     scale: float | None = None
     causal: bool | None = None
     softcap: float | None = None
-    extras: dict = field(default_factory=dict)
 
 
 def _allowed(mask: Tensor | None, shape: Sequence[int], device) -> Tensor:
+    """True where a query may attend: a bool mask as given, an additive one (or a bias) where it is above half the
+    dtype's lowest value (transformers' masked entries are finfo.min), everything without one."""
     if mask is None:
         return torch.ones(1, 1, shape[-2], shape[-1], dtype=torch.bool, device=device)
     if mask.dtype == torch.bool:
@@ -107,12 +110,12 @@ def _transformers_tap(module, query, key, value, attention_mask, scaling=None, d
         allowed = _allowed(attention_mask, logits.shape, logits.device)
         bias = kwargs.get("position_bias")
         if bias is not None:
-            allowed = allowed & (bias > torch.finfo(bias.dtype).min / 2)
+            allowed = allowed & _allowed(bias, logits.shape, logits.device)
         if weights is not None and weights.requires_grad:
             weights.retain_grad()
         _CALLS.append(Call(_NAMES.get(id(module), type(module).__name__), logits, allowed, weights,
                            query.detach(), key.detach(), scale, getattr(module, "is_causal", None),
-                           kwargs.get("softcap"), {"sliding_window": kwargs.get("sliding_window")}))
+                           kwargs.get("softcap")))
     return out, weights
 
 
@@ -170,7 +173,7 @@ class _FunctionTaps(TorchFunctionMode):
         qk = torch.matmul(q, ke.transpose(-1, -2)) * s
         scores, allowed = qk, torch.ones(1, 1, L, S, dtype=torch.bool, device=q.device)
         if is_causal:
-            allowed = torch.ones(L, S, dtype=torch.bool, device=q.device).tril()[None, None]
+            allowed = causal_allowed(L, S, q.device, alignment="top-left")[None, None]     # SDPA's is_causal
         if attn_mask is not None:
             if attn_mask.dtype == torch.bool:
                 allowed = allowed & attn_mask
@@ -189,7 +192,7 @@ class _FunctionTaps(TorchFunctionMode):
     def _softmax(self, x: Tensor, out: Tensor) -> None:
         if out.requires_grad:
             out.retain_grad()
-        allowed = x > torch.finfo(x.dtype).min / 2
+        allowed = _allowed(x, x.shape, x.device)
         q = k = None
         scale = None
         logits = x.detach()
@@ -200,7 +203,9 @@ class _FunctionTaps(TorchFunctionMode):
                 q, k = a.detach(), bt.detach().transpose(-1, -2)
                 ok = allowed & (prod.detach().abs() > 1e-12)
                 ratio = (x.detach()[ok] / prod.detach()[ok]) if bool(ok.any()) else None
-                if ratio is not None and float((ratio - ratio.median()).abs().max()) < 1e-3 * float(ratio.median().abs() + 1e-30):
+                steady = ratio is not None and float((ratio - ratio.median()).abs().max()) < \
+                    1e-3 * float(ratio.median().abs() + 1e-30)
+                if steady:
                     scale = float(ratio.median())
                     logits = prod.detach() * scale
         self.last_mm = None
@@ -310,8 +315,8 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
     q = call.q.float() if call.q is not None else None
     k = _expand_kv(call.k.float(), H) if call.k is not None else None
     groups = H // call.k.shape[1] if call.k is not None else 1
-    offset = S - L
-    future = torch.arange(S)[None, :] > (torch.arange(L)[:, None] + offset)
+    indep = qk_independence_ratio(q, k, per_head=True) if q is not None and k is not None else [math.nan] * H
+    future = ~causal_allowed(L, S, w.device)                                         # keys after the query
     # heads' weight maps: total variation between two heads' rows, averaged over the rows (C5's head distances)
     tv = 0.5 * (wd[:, :, None] - wd[:, None, :]).abs().sum(-1)                      # (B, H, H, L)
     rows_ok = valid.all(1)[:, None, None, :].expand_as(tv)
@@ -325,8 +330,7 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
         mean = lg.sum(-1) / cnt
         var = ((lg - mean[..., None]) ** 2).masked_fill(~al, 0.0).sum(-1) / cnt
         row_std = float(var[v].mean().sqrt()) if nv else math.nan
-        pooled = logits[:, h][al]
-        logit_std = float(pooled.std()) if pooled.numel() > 1 else math.nan
+        logit_std = pooled_std(logits[:, h], al) if int(al.sum()) > 1 else math.nan
         ww = wd[:, h]
         ent = -(ww.clamp(min=1e-30).log() * ww).sum(-1)
         ent_ratio = float((ent[v] / n_allowed[:, h][v].float().log()).mean()) if nv else math.nan
@@ -351,24 +355,14 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
         mates = [o for o in others if o // groups == h // groups]
         dist = float(pair[h, others].mean()) if others else math.nan
         gdist = float(pair[h, mates].mean()) if mates else math.nan
-        indep = _independence(q[:, h], k[:, h]) if q is not None and k is not None else math.nan
         rows.append(dict(call=None, module=call.module, head=h, kv_group=h // groups, d_k=d_k,
                          scale=call.scale if call.scale is not None else math.nan, q_rms=math.sqrt(q2),
                          k_rms=math.sqrt(k2), logit_std=logit_std, row_logit_std=row_std, predicted_std=pred,
                          law_ratio=logit_std / pred if pred and not math.isnan(pred) else math.nan,
-                         independence_ratio=indep, entropy_ratio=ent_ratio, saturated_rows=sat, grad_mean_abs=g, sink_ratio=sink,
-                         head_distance=dist, group_head_distance=gdist, future_weight_max=fw, causal=call.causal, softcap=call.softcap, rows=nv))
+                         independence_ratio=float(indep[h]), entropy_ratio=ent_ratio, saturated_rows=sat,
+                         grad_mean_abs=g, sink_ratio=sink, head_distance=dist, group_head_distance=gdist,
+                         future_weight_max=fw, causal=call.causal, softcap=call.softcap, rows=nv))
     return rows
-
-
-def _independence(q: Tensor, k: Tensor) -> float:
-    """Q3's ratio for one head: Var(q.k) over every (query, key) pair of a sequence over what independent
-    components predict from their own moments (``harness.measure.probes.qk_independence_ratio``)."""
-    qd, kd = q.double(), k.double()                                                # (B, L, D), (B, S, D)
-    dots = torch.matmul(qd, kd.transpose(-1, -2)).reshape(-1)
-    qs, ks = qd.reshape(-1, qd.shape[-1]), kd.reshape(-1, kd.shape[-1])
-    predicted = (qs.pow(2).mean(0) * ks.pow(2).mean(0) - qs.mean(0).pow(2) * ks.mean(0).pow(2)).sum()
-    return float(dots.var() / predicted.clamp_min(1e-300))
 
 
 def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int = 0,
