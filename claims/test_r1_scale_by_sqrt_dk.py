@@ -485,28 +485,27 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
     crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
     progress(f"model {trial.spec}: the applied scaling, and over head_dim {block['head_dims']}", force=True)
-    df = trials.frame(trial, seeds[:1], block["batch"], block["length"])
+    df = trials.frame(trial, seeds[:1], block["batch"], block["length"])  # the scale has no seed noise
     if df.scale.isna().any():
-        crit.unmeasured("the tap cannot read the applied scaling of "
-                        f"{', '.join(sorted(set(df[df.scale.isna()].module)))} (a softmax with no q k^T product before it)")
+        crit.unmeasured("the tap cannot read the applied scaling of " + ", ".join(sorted(set(
+            df[df.scale.isna()].module))) + " (a softmax with no q k^T product before it)")
         return
-    off = (df.scale * np.sqrt(df.d_k) - 1.0).abs()
     fam, why = trials.sweep(trial, "head_dim", block["head_dims"], seeds[:1], block["batch"], block["length"])
     slope = None
     if fam is not None and not fam.scale.isna().any():
-        slope = float(np.polyfit(np.log(fam.d_k), np.log(fam.scale), 1)[0])
+        slope = stats.loglog_slope(fam.d_k, fam.scale).slope
         ev.table("model_scale_vs_head_dim", fam)
-    at_own = bool((off <= SCALE_TOL).all())
+    at_own = bool(((df.scale * np.sqrt(df.d_k) - 1.0).abs() <= SCALE_TOL).all())
     holds = at_own and (slope is None or abs(slope + 0.5) <= SCALE_TOL)
+    exponent = slope if slope is not None else float(np.log(df.scale.iloc[0]) / np.log(df.d_k.iloc[0]))
     own = ", ".join(f"{m}: {s:.4g} at d_k={d:g}" for (m, d), s in df.groupby(["module", "d_k"]).scale.first().items())
     detail = (f"applied scaling {own}; " + (f"over head_dim {block['head_dims']}: scaling ~ d_k^{slope:.3f}" if
                                             slope is not None else f"the family not swept: {why}"))
     crit.about("scale", "" if holds else detail)
-    crit.check(holds, measured=slope if slope is not None else float(np.log(df.scale.iloc[0]) / np.log(df.d_k.iloc[0])),
-               detail=detail)
-    ev.metric("model_scale/exponent", slope if slope is not None else float(np.log(df.scale.iloc[0]) /
-                                                                         np.log(df.d_k.iloc[0])))
-    ev.headline("model_scale/exponent")
+    crit.check(holds, measured=exponent, detail=detail)
+    metric = MODEL_CRITERIA["model_scale_is_inverse_sqrt_dk"]["metric"]
+    ev.metric(metric, exponent)
+    ev.headline(metric)
 
 
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads,

@@ -118,17 +118,17 @@ def _transformers_sweep(config: Any, dim: str, value: int) -> dict[str, Any]:
     else:
         head_dim_key = None
     head_dim = int(d[head_dim_key]) if head_dim_key else hidden // heads
-    kv_key = {"num_key_value_heads": kv} if "num_key_value_heads" in d and d["num_key_value_heads"] is not None else {}
+    has_kv = d.get("num_key_value_heads") is not None
     if dim == "head_dim":
         if head_dim_key:
             return {head_dim_key: value}
         if hidden % value or (hidden // value) % groups:
             raise ModelError(f"head_dim {value} does not divide hidden size {hidden} into whole head groups")
         new_heads = hidden // value
-        return {"num_attention_heads": new_heads, **({"num_key_value_heads": new_heads // groups} if kv_key else {})}
+        return {"num_attention_heads": new_heads, **({"num_key_value_heads": new_heads // groups} if has_kv else {})}
     new_heads = max(value // head_dim, groups)
     out: dict[str, Any] = {"hidden_size": value, "num_attention_heads": new_heads}
-    if kv_key:
+    if has_kv:
         out["num_key_value_heads"] = max(new_heads // groups, 1)
     for key in ("intermediate_size", "d_ff", "n_inner"):
         if d.get(key):
@@ -153,6 +153,10 @@ class ModelUnderTrial:
     tried: dict[str, str] = field(default_factory=dict)
     sweep_reasons: dict[str, str] = field(default_factory=dict)   # dim -> why it cannot be swept
     base: nn.Module | None = field(default=None, repr=False)      # the pre-flight's build: sweeps start from it
+    #: frames, sweeps and trainings already made in this process, by what made them (seeds included): claims that
+    #: read the same ones (M0 and C4 the frame at init; Q1, Q2, Q3 and C5 the trainings) share them instead of
+    #: building, probing or training the models again
+    cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def build(self, seed: int = 0, **dims: int) -> nn.Module:
         """The model at random init (``torch.manual_seed(seed)``), eval mode, float32; ``dims``: a family member
@@ -246,13 +250,17 @@ def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
     """``model_probes.probe`` at each seed's random init: one row per (seed, call, head) (``unscaled``: C3's arm)."""
     import pandas as pd
 
+    key = ("frame", tuple(seeds), batch, length, unscaled)
+    if key in trial.cache:
+        return trial.cache[key].copy()
     frames = []
     for seed in seeds:
         model = trial.build(seed)
         inputs = model_probes.model_inputs(model, batch, length, seed)
         frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed,
                                          unscaled=unscaled).assign(seed=seed))
-    return pd.concat(frames, ignore_index=True)
+    trial.cache[key] = pd.concat(frames, ignore_index=True)
+    return trial.cache[key].copy()
 
 
 def future_dependency(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int) -> dict[int, float]:
@@ -267,6 +275,15 @@ def future_dependency(trial: ModelUnderTrial, seeds: list[int], batch: int, leng
 def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int], batch: int,
           length: int) -> tuple["pd.DataFrame | None", str]:
     """(one row per (value, seed) of ``model_probes.family``, "") or (None, why the family cannot be swept)."""
+    key = ("sweep", dim, tuple(values), tuple(seeds), batch, length)
+    if key not in trial.cache:
+        trial.cache[key] = _sweep(trial, dim, values, seeds, batch, length)
+    df, why = trial.cache[key]
+    return (None if df is None else df.copy()), why
+
+
+def _sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int], batch: int,
+           length: int) -> tuple["pd.DataFrame | None", str]:
     if dim in trial.sweep_reasons:
         return None, trial.sweep_reasons[dim]
     try:
@@ -284,21 +301,18 @@ def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int],
 
 
 # ------------------------------------------------------------------------------------------- a short training
-_TRAINED: dict[tuple, tuple[nn.Module, float, float]] = {}
-
-
 def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch: int, length: int,
              vocab: int = 32) -> tuple[nn.Module, float, float]:
     """(the model after ``steps`` of next-token training, its first and last training loss) on the suite's
     ``MarkovLM`` (a fixed random Markov chain whose second half repeats the first: some tokens follow from the
     previous one, some only from half a sequence back). A linear head on the model's first output is trained with
     it; AdamW at ``lr``. For a causal model only (``trial.causal``): a bidirectional one would read the answer.
-    Memoised per (trial, seed, steps, lr, batch, length) in this process: the claims that read it share the runs."""
+    Kept in ``trial.cache`` per (seed, steps, lr, batch, length): the claims that read it share the runs."""
     from harness.data.tasks import MarkovLM
 
-    key = (trial.spec, tuple(sorted(trial.overrides.items())), seed, steps, lr, batch, length, vocab)
-    if key in _TRAINED:
-        return _TRAINED[key]
+    key = ("train", seed, steps, lr, batch, length, vocab)
+    if key in trial.cache:
+        return trial.cache[key]
     if not trial.causal:
         raise ModelError("next-token training needs a causal model: this one declares bidirectional attention"
                          if trial.causal is False else "next-token training needs a model that declares is_causal")
@@ -331,8 +345,8 @@ def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch:
         opt.step()
         losses.append(float(loss.detach()))
     model.eval()
-    _TRAINED[key] = (model, losses[0], float(np.mean(losses[-10:])))
-    return _TRAINED[key]
+    trial.cache[key] = (model, losses[0], float(np.mean(losses[-10:])))
+    return trial.cache[key]
 
 
 def trained_frame(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0

@@ -113,7 +113,7 @@ def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
     df, losses, why = model_trial.trained(t, [0], block)
     assert why == "" and losses[0][1] < losses[0][0] and len(df) == 2 * 4
     again = model_trial.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16)
-    assert again[0] is model_trial._TRAINED[next(k for k in model_trial._TRAINED if k[0] == t.spec)][0]
+    assert again[0] is next(v for k, v in t.cache.items() if k[0] == "train")[0]
     assert model_trial.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
     assert "encoder-decoder" in model_trial.trained(trial("t5"), [0], block)[2]
 
