@@ -58,8 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--baseline", default=None, metavar="PATH",
                     help="gate on regressions against this baseline results file (e.g. reports/baseline.json)")
     group.addoption("--update-baseline", action="store_true", default=False,
-                    help="write this run's results as the baseline (to --baseline PATH, or "
-                         "<report-dir>/baseline.json) instead of gating")
+                    help="merge this run's claims into the baseline (--baseline PATH, or "
+                         "<report-dir>/baseline.json) instead of gating; claims not run are kept")
     group.addoption("--inject-fault", default=None, metavar="NAME",
                     help="break the model with one named fault from model/faults.py for the session (issue 10)")
     group.addoption("--fast", action="store_true", default=False,

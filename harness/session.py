@@ -321,9 +321,25 @@ class ClaimsSession:
         if not complete:
             self.messages.append(f"baseline NOT updated: the run is incomplete ({target} left as it was)")
             return
-        results_io.write_json_atomic(target, baseline_gate.for_baseline(self.results))
+        existing = None
+        if target.exists():
+            try:
+                existing = baseline_gate.load_baseline(target)
+            except baseline_gate.BaselineError as exc:   # nothing in it can be merged: kept aside, never lost
+                aside = target.with_name(target.name + ".unreadable")
+                os.replace(target, aside)
+                self.messages.append(f"the old baseline could not be read ({exc}); moved to {aside}")
+        try:
+            merged = baseline_gate.merge_baseline(existing, self.results)
+        except baseline_gate.BaselineError as exc:
+            self.messages.append(f"baseline NOT updated ({target} left as it was): {exc}")
+            return
+        results_io.write_json_atomic(target, merged)
         errored = [cid for cid, c in self.results["claims"].items() if c["verdict"] == verdicts.ERROR]
-        self.messages.append(f"baseline written: {target}")
+        kept = [cid for cid in merged["claims"] if cid not in self.results["claims"]]
+        self.messages.append(f"baseline written: {target}" + (
+            f" ({', '.join(self.results['claims'])} from this run; kept from earlier runs: {', '.join(kept)})"
+            if kept else ""))
         if errored:
             self.messages.append(f"WARNING: the new baseline holds errored claims ({', '.join(errored)}); "
                                  "an error cannot regress, so they are not gated")

@@ -68,6 +68,80 @@ def for_baseline(results: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# What a baseline says of the run each claim came from (its ``provenance``): enough to tell two runs apart and to
+# reproduce either (commit, time, profile, master seed, floating-point path).
+PROVENANCE_KEYS = ("git_commit", "git_dirty", "started_at", "profile", "master_seed", "fp_path", "torch_version",
+                   "platform")
+
+
+def provenance(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The run block's fields that say where a baseline claim came from."""
+    return {k: run.get(k) for k in PROVENANCE_KEYS}
+
+
+def claim_provenance(baseline: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each claim's provenance in a baseline file: its ``provenance`` map, or, for a file written before merging
+    existed (one run for every claim), the file's own run block."""
+    stored = baseline.get("provenance") or {}
+    return {cid: dict(stored.get(cid) or provenance(baseline.get("run") or {})) for cid in baseline["claims"]}
+
+
+def _on_trial(data: Mapping[str, Any]) -> str:
+    """What a results file judged: the project's own attention, a kernel (--attention) or a model (--model)."""
+    if data.get("attention"):
+        return f"the kernel {data['attention'].get('name')}"
+    if data.get("model"):
+        return f"the model {data['model'].get('spec')}"
+    return "this project's own attention"
+
+
+def merge_baseline(existing: Mapping[str, Any] | None, results: Mapping[str, Any]) -> dict[str, Any]:
+    """The baseline after ``--update-baseline``: the run's claims written over ``existing``'s, every claim the run did
+    not select kept as it was (its record untouched), and ``provenance`` saying which run each claim came from.
+
+    The top-level ``run`` block is the newest update's. A run is merged only into a baseline of the same profile
+    that judged the same thing (this project's attention, or the same kernel or model): a claim's baseline must be
+    comparable with the others' and with the run that will be gated on it. ``existing`` None: the run alone.
+    Raises BaselineError with the reason when they differ and ``existing`` keeps claims the run did not replace."""
+    new = for_baseline(results)
+    run = results["run"]
+    claims: dict[str, Any] = {}
+    origin: dict[str, dict[str, Any]] = {}
+    if existing is not None:
+        kept = [cid for cid in existing["claims"] if cid not in new["claims"]]
+        if kept:
+            old_profile = (existing.get("run") or {}).get("profile")
+            if old_profile != run.get("profile"):
+                raise BaselineError(f"it holds profile {old_profile} ({', '.join(kept)} not run now), this run is "
+                                    f"{run.get('profile')}: a baseline is one profile. Write this one elsewhere "
+                                    "with --baseline PATH, or run every claim of it")
+            if _on_trial(existing) != _on_trial(results):
+                raise BaselineError(f"it judged {_on_trial(existing)} ({', '.join(kept)} not run now), this run "
+                                    f"judged {_on_trial(results)}. Write this one elsewhere with --baseline PATH")
+        claims = {cid: existing["claims"][cid] for cid in kept}
+        origin = {cid: p for cid, p in claim_provenance(existing).items() if cid in kept}
+    claims.update(new["claims"])
+    origin.update({cid: provenance(run) for cid in new["claims"]})
+    order = sorted(claims, key=results_io.claim_sort_key)
+    out = dict(new)
+    out["run"] = {**new["run"], "baseline_not_run": []}
+    out["claims"] = {cid: claims[cid] for cid in order}
+    out["provenance"] = {cid: origin[cid] for cid in order}
+    return out
+
+
+def drop_claims(baseline: Mapping[str, Any], ids: list[str]) -> dict[str, Any]:
+    """``baseline`` without the claims ``ids`` (and their provenance); KeyError names an id it does not hold."""
+    missing = [cid for cid in ids if cid not in baseline["claims"]]
+    if missing:
+        raise KeyError(", ".join(missing))
+    origin = claim_provenance(baseline)
+    out = dict(baseline)
+    out["claims"] = {cid: c for cid, c in baseline["claims"].items() if cid not in ids}
+    out["provenance"] = {cid: origin[cid] for cid in out["claims"]}
+    return out
+
+
 def _base_name(now: Mapping[str, Any], name: str, base_names: set[str] | Mapping[str, Any]) -> str:
     """The baseline's name for a criterion of ``now``: when parts of one claim repeat a criterion name, the merge
     (``results.merge_parts``) names the later ones ``"<name> [<test>]"``, so a part compares with its own copy."""

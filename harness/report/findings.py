@@ -289,7 +289,21 @@ def run_line(results: Mapping[str, Any]) -> str:
     machine = ", ".join(f"{label}{run[k]}" for k, label in (("platform", ""), ("python", "Python "))
                         if run.get(k))
     return (f"Profile **{run.get('profile')}** on {run.get('device')}{workers}, started {started} UTC, "
-            f"{number(run.get('duration_s') or 0, 3)} s{commit}; machine: {machine or 'not recorded'}.")
+            f"{number(run.get('duration_s') or 0, 3)} s{commit}; machine: {machine or 'not recorded'}."
+            + _kept_from_earlier(results))
+
+
+def _kept_from_earlier(results: Mapping[str, Any]) -> str:
+    """' Kept from earlier runs: C1, C2 (commit abc1234, started ...).' for a baseline that a subset update merged
+    into (its ``provenance`` names other runs than its ``run`` block), else ''."""
+    run = results.get("run", {})
+    groups: dict[tuple, list[str]] = {}
+    for cid, p in (results.get("provenance") or {}).items():
+        key = (p.get("git_commit"), p.get("started_at"))
+        if key != (run.get("git_commit"), run.get("started_at")):
+            groups.setdefault(key, []).append(cid)
+    return "".join(f" Kept from an earlier run: {', '.join(ids)} (commit {(commit or '?')[:7]}, started "
+                   f"{str(started or '?').replace('T', ' ')[:16]} UTC)." for (commit, started), ids in groups.items())
 
 
 def _cell(text: str) -> str:

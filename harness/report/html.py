@@ -363,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         return compare_main(argv[1:])
     if argv[:1] == ["findings"]:
         return findings_main(argv[1:])
+    if argv[:1] == ["baseline"]:
+        from harness.report import baseline_file
+        return baseline_file.main(argv[1:])
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
@@ -373,7 +376,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  "`python -m harness.report findings RESULTS [--write README.md]`: "
                                                  "the findings table as Markdown (see `findings --help`); "
                                                  "`python -m harness.report rejudge RESULTS [--write]`: decide a "
-                                                 "stored run again under this checkout's rules (see `rejudge --help`).")
+                                                 "stored run again under this checkout's rules (see `rejudge --help`); "
+                                                 "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
+                                                 "baseline holds, and removing a claim from it.")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

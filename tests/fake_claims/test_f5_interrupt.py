@@ -1,5 +1,7 @@
 """F5: holds, unless FAKE_INTERRUPT=1, when it records a metric and then the user presses Ctrl-C, or
-FAKE_INTERRUPT=term, when the process is sent SIGTERM (as `timeout` or a cancelled CI job does)."""
+FAKE_INTERRUPT=term, when the process is sent SIGTERM (as `timeout` or a cancelled CI job does), or
+FAKE_INTERRUPT=wait, when it writes the file ``f5-measuring`` in the working folder and waits there for a signal
+from outside (the test sends the real SIGINT a user's Ctrl-C sends)."""
 import os
 import signal
 import time
@@ -22,4 +24,7 @@ def test_f5_interrupt(evidence):
     if os.environ.get("FAKE_INTERRUPT") == "term":
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(30)  # the signal arrives while the claim is still measuring
+    if os.environ.get("FAKE_INTERRUPT") == "wait":
+        open("f5-measuring", "w").close()
+        time.sleep(60)
     crit.check(True, measured=1)
