@@ -378,6 +378,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness.measure.model_probes import TapError
 
     crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]
+    ev.counts_nothing("C3 is about d_k growing, and a model on trial has one d_k: its reading at init is reported")
     progress(f"model {trial.spec}: its scale and none, at init, seeds {seeds}", force=True)
     scaled = trials.frame(trial, seeds, block["batch"], block["length"])
     try:

@@ -348,6 +348,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_heads_diverge"]
+    ev.counts_nothing("on a model on trial C5 reads whether the heads diverge after a short training at an "
+                      "untuned rate, not resolution: reported, never counted")
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

@@ -258,6 +258,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_independence_after_training"]
+    ev.counts_nothing("on a model on trial Q3 reads the independence ratio after a short training at an untuned "
+                      "rate: reported, never counted")
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

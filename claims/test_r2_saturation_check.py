@@ -35,8 +35,8 @@ point drawn afresh, so the points are independent). ``min_slope`` (0.1, the prof
 **Roles** (issue 38): every row is a slope on iid N(0, 1) inputs, an identity of the variance argument's
 mathematics (Var(q.k) = d for the unscaled dot, 1 for the scaled, 1/d for 1/d_k), so none is counted evidence for
 a recommendation whose worth is about training: whether the check's flag foretells a softmax that trains badly.
-Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads
-inconclusive; its rows say whether the check is an instrument that works.
+Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads not
+tested here (the reason is in its record); its rows say whether the check is an instrument that works.
 
 * ``unscaled_flagged``, ``inverse_dk_flagged_uniform``, ``qk_norm_not_flagged``: **premises**. They are the
   instrument's calibration: the check must flag a score that grows (and the gradient it starves), flag one that
@@ -333,6 +333,9 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.measure.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
+    ev.counts_nothing("its rows are slopes on iid inputs, identities of the variance argument that calibrate the "
+                      "check (premises) or read the model's default scale (reported, R1 counts it); nothing here "
+                      "measures whether a flagged score trains badly")
     # score function -> its flag's criterion (the rows this run checks)
     crits = {key: declared[name] for key in rows if (name := SCORE_FUNCTIONS[key][3]) is not None}
     if not fast:

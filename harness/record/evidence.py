@@ -210,6 +210,7 @@ class Evidence:
         self.gates: dict[str, dict[str, Any]] = {}
         self.headline_metric: str | None = None
         self.seedless = ""              # why this claim used none of the run's seeds ('' when it did)
+        self.nothing_counted = ""       # why this claim counts no criterion in this run ('' when it counts some)
         self._first_measurement: str | None = None
 
     # -- declaration -------------------------------------------------------------------------
@@ -443,6 +444,14 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: no_seeds() needs the reason")
         self.seedless = why
 
+    def counts_nothing(self, why: str) -> None:
+        """Say why this claim counts no criterion in this run (its rows are premises and reported ones, or a trial
+        keeps only reported ones): it then reads "not tested here" with this reason (``verdict.NOT_TESTED``). A
+        claim that counts something in this run is judged as ever; the reason is then unused."""
+        if not isinstance(why, str) or not why.strip():
+            raise EvidenceError(f"claim {self.id}: counts_nothing() needs the reason")
+        self.nothing_counted = " ".join(why.split())
+
     # -- output ------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
         """The claim's results.json record, before the plugin adds verdict, duration and regression."""
@@ -457,6 +466,7 @@ class Evidence:
             "headline": self.headline_metric, "gates": dict(self.gates), "fast": self.fast,
             "objection_answers": dict(self.objection_answers),
             **({"seedless": self.seedless} if self.seedless else {}),
+            **({"nothing_counted": self.nothing_counted} if self.nothing_counted else {}),
         }
 
     # -- helpers -----------------------------------------------------------------------------

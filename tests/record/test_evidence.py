@@ -274,3 +274,12 @@ def test_an_unchanged_criterion_keeps_its_fingerprint_and_a_premise_gets_a_new_o
     assert as_premise.definition() == {**before, "counts": False, "role": "premise"}
     fingerprints = (D.fingerprint(before), D.fingerprint({**before, "counts": False}))
     assert as_premise.to_dict()["fingerprint"] not in fingerprints
+
+
+def test_a_claim_says_why_it_counts_nothing(ev):
+    """Issue 47, mechanism 5: the module's reason travels in the record as ``nothing_counted``."""
+    assert "nothing_counted" not in ev.to_record()
+    ev.counts_nothing("its rows are\n identities")
+    assert ev.to_record()["nothing_counted"] == "its rows are identities"
+    with pytest.raises(EvidenceError, match="needs the reason"):
+        ev.counts_nothing(" ")
