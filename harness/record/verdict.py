@@ -413,6 +413,8 @@ def explain(record: Mapping[str, Any]) -> str:
             extra.append("parts " + ", ".join(f"{p['label']} {p['outcome']}" for p in c["parts"]))
         counts = "" if id(c) in judged else " (premise)" if role_of(c) == PREMISE else " (not counted)"
         lines.append(f"  - {c.get('name')}: {state}{counts}; " + ", ".join(extra))
+        if c.get("quote"):
+            lines.append(f"      the note: {c['quote']}")
         if c.get("detail"):
             lines.append(f"      {c['detail']}")
         if c.get("decision_note"):

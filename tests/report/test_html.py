@@ -334,3 +334,11 @@ def test_a_claim_that_counts_nothing_reads_not_tested_here_with_its_reason(tmp_p
     assert f"<b>Not tested here:</b> {why}." in section(html, "claim-R2")
     assert f"nothing counted: {why}" in section(html, "summary")
 
+
+def test_each_criterion_shows_the_notes_words_it_tests(tmp_path):
+    """Issue 47, mechanism 1: the note's words, verbatim (curly quotes kept), above the criterion they belong to."""
+    words = "for large d_k the dot products “grow large in magnitude”"
+    c3 = claim("C3", criteria=[{**claim("C3")["criteria"][0], "quote": words}])
+    box = section(report.render_html(results(C3=c3), tmp_path), "claim-C3")
+    assert f'<q class="note">{words}</q>' in box
+    assert box.index(words) < box.index("<td colspan=\"7\">pred")
