@@ -89,10 +89,12 @@ TASKS = ("reverse", "sort", "number_words_de")       # the profile's ``tasks`` b
 #: declared once per task, as "generalises/<task>": ``per_task``; corpus_bleu's rule is the profile's ``bleu_min``).
 CRITERIA: dict[str, dict[str, Any]] = {
     "no_recurrence_no_convolution": dict(
+        quote="No recurrence, no convolution.",
         role="premise", rule=decision.exact("a walk of model.modules(): deterministic"),
         prediction="the Transformers trained here hold no recurrent and no convolutional module",
         metric="modules of type RNNBase, RNNCellBase or _ConvNd in the trained Transformers"),
     "decoder_is_causal": dict(
+        quote="Attention alone suffices for sequence transduction",
         falsified_by=("causal_leak",),
         fast=True, how="every target position t of 16 test examples per run, the later tokens redrawn from the batch's "
                        "own",
@@ -104,6 +106,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="largest change of the teacher-forced logits at positions <= t when every target token after t is "
                "redrawn, relative to the largest |logit|, over every t, seed and task"),
     "generalises": dict(
+        quote="Attention alone suffices for sequence transduction",
         falsified_by=("no_positional_encoding", "uniform_attention"),
         rule=decision.band(None, 0.1, level=True, reason="0.1 nats per token: each held-out reference token gets geometric-mean "
                            "probability e^-0.1 = 0.90; a uniform guess costs >= ln 20 = 3.0, the faults leave > 1"),
@@ -112,6 +115,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="held-out test cross-entropy (teacher-forced, nats per target token), {task}",
         how="one test part per task, per seed"),
     "quality_vs_lstm": dict(
+        quote="Attention alone suffices for sequence transduction",
         falsified_by=("no_positional_encoding",),
         rule=decision.non_inferiority(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason),
         arms=("lstm", "transformer"),
@@ -121,6 +125,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="held-out test cross-entropy (teacher-forced, nats per target token) at the fixed budget: LSTM - "
                "Transformer"),
     "quality_ratio_vs_lstm": dict(
+        quote="Attention alone suffices for sequence transduction",
         falsified_by=("no_positional_encoding",),
         rule=decision.non_inferiority(margins.LOSS_RATIO.value, paired=True, reason=margins.LOSS_RATIO.reason),
         arms=("lstm", "transformer"),
@@ -148,6 +153,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="log-log slope of median seconds per training step against sequence length n, per repeat: LSTM - "
                "Transformer"),
     "corpus_bleu": dict(
+        quote="Machine translation is the evaluation domain (WMT En-De, En-Fr)",
         falsified_by=("no_positional_encoding",),
         rule=lambda bleu_min: decision.band(bleu_min or 0.0, None, level=True, reason=f"the profile's bleu_min ({bleu_min})"
                                             if bleu_min is not None else "reported: BLEU above 0; no bar is "

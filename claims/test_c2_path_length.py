@@ -161,6 +161,7 @@ _LEARNS = decision.band(None, LEARNED_LOSS, level=True, reason="0.2 nats = the c
 #: name -> rule, prediction, metric, arms, counts, fast: the whole pre-registration of C2.
 CRITERIA: dict[str, dict[str, Any]] = {
     "attention_learns": dict(
+        quote="Relating two positions in O(1) operations helps long-range dependency",
         falsified_by=("uniform_attention", "local_window"),
         rule=_LEARNS, fast=True,
         prediction="2-layer self-attention learns the long-range match at every d: held-out loss below 0.2 nats",
@@ -171,12 +172,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "floor(log2 d)+1, recurrent d",
         metric="path length (layers; LSTM: sequential steps) in every (arch, seed, d)"),
     "gradient_flat_attention": dict(
+        quote="Distance between positions should not be a cost.",
         falsified_by=("local_window",),
         rule=decision.equivalence(0.25, reason="0.25 in the log-log slope: at most a factor 128^0.25 = 3.4 over "
                                   "d = 1..128, where one more layer per doubling of d or the LSTM's decay is far more"),
         prediction="at init, |dy_t/dx_(t-d)| of self-attention does not change with d",
         metric="log-log slope of |dy_t/dx_(t-d)| against d at init, self-attention (one fit per seed)"),
     "gradient_decays_recurrent": dict(
+        quote="the operations needed to relate two positions grew with their distance",
         role="premise", rule=decision.band(None, -1.0, null=0.0, reason="slope -1: the signal falls at least as 1/d, a factor 128 over "
                            "d = 1..128, well outside the flat band of +-0.25"),
         prediction="at init, |dy_t/dx_(t-d)| of the LSTM decays with d",
@@ -204,6 +207,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "0.05 nats, each at its own tuned rate",
         metric="held-out cross-entropy at the last position (nats), LSTM minus self-attention, paired by seed, per d"),
     "advantage_grows_with_distance": dict(
+        quote="makes it more difficult to learn dependencies between distant positions",
         falsified_by=("local_window",),
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
         arms=("advantage at the long d", "advantage at the short d"),
@@ -213,6 +217,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="(LSTM minus self-attention held-out loss, nats) at the long d minus at the short d, paired by seed, "
                "per long d"),
     "deep_convs": dict(
+        quote=("O(1) operations to relate any two positions, against ConvS2S’s linear and ByteNet’s logarithmic "
+               "growth in distance."),
         falsified_by=("local_window",),
         rule=decision.superiority(50, reason="50 steps: the smallest difference in steps to 0.95 the claim cares "
                                   "about, a quarter of the 150-200 steps 2-layer self-attention needs at d = 16; "

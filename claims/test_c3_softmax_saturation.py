@@ -87,23 +87,28 @@ _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same traini
 # name -> the criterion's declaration (``prediction`` is formatted with the profile's grids)
 CRITERIA = {
     "a_unscaled_entropy_and_grad_fall": dict(
+        quote="pushing the softmax function into regions where it has extremely small gradients",
         role="premise", fast=True, rule=decision.band(None, -0.1, null=0.0, reason=_SLOPE),
         prediction="unscaled, at init: attention entropy and mean |dL/dlogits| fall with d_k (d_k in {probe_dks})",
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("unscaled",),
         how="stats.replicate_slope per seed over the d_k grid, t across seeds; both slopes must fall"),
     "a_unscaled_saturated_rows_rise": dict(
+        quote="Unscaled dot products saturate the softmax at large d_k",
         role="premise", fast=True, rule=decision.band(0.02, None, null=0.0, reason="0.02 per unit ln d_k = 1.4 points more saturated rows "
                                       "per doubling of d_k; below it the rise is too small to call saturation"),
         prediction=f"unscaled, at init: the fraction of rows with max weight > {SATURATION_THRESHOLD} rises with d_k",
         metric="slope of the saturated-row fraction against ln d_k", arms=("unscaled",),
         how="stats.replicate_slope per seed over the d_k grid, t across seeds"),
     "a_scaled_flat": dict(
+        quote="Scaling by 1/√d_k returns it to unit variance.",
         falsified_by=("no_scale", "scale_inverted"),
         fast=True, rule=decision.equivalence(0.1, reason=_SLOPE),
         prediction="scaled (d_k^-0.5), at init: attention entropy and mean |dL/dlogits| do not change with d_k",
         metric="log-log slope against d_k (entropy; mean |dL/dlogits|)", arms=("scaled",),
         how="stats.replicate_slope per seed; the saturated fraction is 0 at every d_k (no spread: reported)"),
     "b_train_grad_smaller_unscaled_large_dk": dict(
+        quote=("for large d_k the dot products “grow large in magnitude, pushing the softmax function into regions "
+               "where it has extremely small gradients”"),
         falsified_by=("scale_inverted",),
         rule=decision.band(None, -math.log(2), null=0.0, paired=True, reason="ln 2: unscaled softmax "
                                              "gradients at most half the scaled ones; 'extremely small' is a factor, not a few percent"),
@@ -111,11 +116,13 @@ CRITERIA = {
                    "|dL/dlogits| than scaled",
         metric="ln mean |dL/dlogits| over the first K training steps", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_large_dk_additive_beats_unscaled": dict(
+        quote="Additive attention outperforms unscaled dot-product attention at larger d_k.",
         falsified_by=("additive_no_tanh",),
         rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} additive attention ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "additive"), how=_PAIRED),
     "c_large_dk_scaled_beats_unscaled": dict(
+        quote="Unscaled dot products saturate the softmax at large d_k",
         falsified_by=("scale_inverted",),
         rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} scaled dot ends the budget with a lower held-out loss than unscaled",
@@ -378,6 +385,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness.measure.model_probes import TapError
 
     crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]
+    ev.counts_nothing("C3 is about d_k growing, and a model on trial has one d_k: its reading at init is reported")
     progress(f"model {trial.spec}: its scale and none, at init, seeds {seeds}", force=True)
     scaled = trials.frame(trial, seeds, block["batch"], block["length"])
     try:

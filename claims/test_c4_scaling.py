@@ -132,11 +132,14 @@ CRITERIA: dict[str, dict] = {
                    "torch_default (both geometries) and xavier with d_model = h*d_k (reported: (c) sets its scale "
                    "explicitly; whether the default applies 1/sqrt(d_k) is R1's)"),
     "model_unscaled_slope": dict(
+        quote="q·k = Σᵢ qᵢkᵢ has mean 0 and variance d_k",
         rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), role="premise",
         prediction="Var(q.k) (taps q, k) grows as d_k in every layer, same configurations (premise: the law "
         "that makes alpha = 0.5 the variance-preserving exponent in this model)",
         metric="log-log slope of Var(q.k) against d_k"),
     "model_variance_law": dict(
+        quote=("with q and k components independent, mean 0, variance 1, then q·k = Σᵢ qᵢkᵢ has mean 0 and variance "
+               "d_k"),
         rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), role="premise",
         metric="log-log slope of Var(q.k) / (Var q_i Var k_i) against d_k",
         prediction="The footnote's law Var(q.k) = d_k Var(q_i) Var(k_i) holds in EVERY configuration and layer "
@@ -147,12 +150,14 @@ CRITERIA: dict[str, dict] = {
                    "xavier's Var(w) = 2/(d_model + h d_k) makes Var(q_i) shrink with d_k, so the variance "
                    "argument itself predicts a slope below 1 there"),
     "alpha_half_among_best": dict(
+        quote="1/√d_k is the right scale",
         falsified_by=("scale_inverted",),
         rule=decision.non_inferiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=_ALPHA_ARMS,
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0.5 is not worse than the best other alpha (chosen on tuning seeds) at each d_k and "
                    "task, every alpha at its tuned rate; at the large d_k alpha 0 is left to its own criterion"),
     "alpha0_behind_at_large_dk": dict(
+        quote="an unscaled score grows with the dimension and saturates the softmax",
         falsified_by=("scale_inverted",),
         rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 0", "alpha = 0.5"),
         metric="held-out loss (final_loss), per seed",
@@ -519,6 +524,7 @@ def _claim(ev) -> None:
 LAW_MARGIN = math.log(1.25)
 MODEL_CRITERIA = {
     "model_variance_law": dict(
+        quote="q·k has variance d_k",
         rule=decision.band(-LAW_MARGIN, LAW_MARGIN, reason="ln(measured / predicted logit std) within ln 1.25: a "
                            "factor the sqrt(d_k) law would mispredict by at a d_k 1.56x off, under one doubling"),
         metric="ln(logit std / (s sqrt(d_k E[q^2] E[k^2]))) per attention call, mean over heads, per seed",
@@ -527,6 +533,7 @@ MODEL_CRITERIA = {
                    "allowed keys) is s sqrt(d_k E[q^2] E[k^2]) (the footnote: components independent, mean 0) "
                    "within a factor 1.25"),
     "model_flat_in_head_dim": dict(
+        quote="follows directly from the variance being d_k",
         rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="a flat trend: under 7% a doubling of "
                                              "d_k (R2's min_slope)"),
         metric="log-log slope of the model-wide logit std against head_dim (seeds as replicates)",

@@ -141,6 +141,7 @@ _TUNED = "each arm at its own learning rate, chosen on tuning seeds"
 # --fast
 CRITERIA: dict[str, dict[str, Any]] = {
     "single_head_averages": dict(
+        quote="reduced effective resolution due to averaging attention-weighted positions",
         rule=decision.band(None, AVERAGING_SHARE, level=True,
                            reason="1/2: no slot receives most of the head's slot mass, so the other slots weigh at "
                                   "least as much as the top one in its output (even average of M = 4: 1/4; one "
@@ -152,12 +153,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "the slots: its top-slot share is at most 1/2 (premise: with no averaging, nothing is lost to "
                    "averaging for heads to recover)"),
     "resolution_gain": dict(
+        quote="Multi-head attention recovers resolution lost to averaging",
         falsified_by=("uniform_attention",),
         rule=decision.superiority(0.25, reason="one more slot of M = 4 resolved (1/4 of the slots)", paired=True),
         arms=("h = 4", "h = 1"), metric="effective resolution (fraction of the M slots), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: h = 4 resolves at least one more slot of the four than h = 1: "
                    "resolution(h = 4) - resolution(h = 1) > 0.25"),
     "distinct_slots": dict(
+        quote="several heads attend in parallel to different subspaces",
         falsified_by=("single_head",),
         rule=decision.band(0.5, None, level=True, reason="'on most seeds': more than half of them"),
         metric=f"fraction of h = 4 seeds whose heads give most (> {MAJORITY}) of their slot mass to >= "
@@ -166,6 +169,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction=f"position binding, h = 4: the heads keep the slots apart: on most seeds at least "
                    f"{MIN_DISTINCT_SLOTS} distinct slots each receive most of some head's slot mass"),
     "resolution_rises": dict(
+        quote="Multi-head attention counteracts the resolution loss from averaging attention-weighted positions.",
         falsified_by=("uniform_attention",),
         rule=_RESOLUTION, fast=True, metric="mean over seeds of each seed's slope of effective resolution against "
                                             "log2 h",
@@ -348,6 +352,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_heads_diverge"]
+    ev.counts_nothing("on a model on trial C5 reads whether the heads diverge after a short training at an "
+                      "untuned rate, not resolution: reported, never counted")
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

@@ -246,6 +246,7 @@ _EXACT = decision.exact("a structural check in float64")
 #: name -> the criterion's declaration (rule, prediction, metric: the number recorded and gated, fast); all exact
 CRITERIA = {
     "causal_mask": dict(
+        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
         falsified_by=("causal_leak",),
         rule=_EXACT, fast=True, metric="causal_mask/future_dependency",
         prediction="decoder self-attention is causal: d out_i / d in_j is exactly 0 for every j > i and nonzero for "
@@ -253,16 +254,19 @@ CRITERIA = {
                    "diagonal and nonzero at every j <= i, the diagonal included; the SDPA fast path gives the tapped "
                    "path's output"),
     "heads_distinct": dict(
+        quote="Several heads in parallel over projected subspaces, concatenated and projected out.",
         falsified_by=("single_head",),
         rule=_EXACT, fast=True, metric="heads_distinct/min_head_distance",
         prediction="with h > 1 every head projects q, k, v differently (paper 3.2.2): the smallest relative "
                    f"distance between two heads exceeds {HEAD_DISTANCE_MIN:g}"),
     "positional_encoding": dict(
+        quote="No recurrence, no convolution.",
         falsified_by=("no_positional_encoding",),
         rule=_EXACT, fast=True, metric="positional_encoding/max_abs_err",
         prediction="the embedding adds the paper's sinusoid (3.5) to sqrt(d_model) x the token embedding, within "
                    f"{PE_ABS_TOL:g}"),
     "padding_ignored": dict(
+        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
         falsified_by=("padding_leak",), fast=True,
         rule=_EXACT, metric="padding_ignored/max_on_pad",
         prediction="padded source keys get exactly zero attention weight and the decoder output does not depend on "
@@ -279,10 +283,12 @@ _STRUCTURAL_ZERO = decision.exact("a structural zero: masked keys get exactly 0 
 #: a kernel on trial's criteria (``{tol}``: ``kernel_probes.MASKED_WEIGHT_MAX``)
 KERNEL_CRITERIA = {
     "kernel_masks": dict(
+        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
         rule=_STRUCTURAL_ZERO, fast=True, metric="kernel_masks/max_weight_on_masked_key",
         prediction="the kernel gives exactly zero weight (at most {tol:g}) to every masked key, for is_causal, a "
                    "bool padding mask and an additive -inf mask, and nonzero weight to every allowed key"),
     "kernel_heads_independent": dict(
+        quote="Several heads in parallel over projected subspaces",
         rule=_STRUCTURAL_ZERO, fast=True, metric="kernel_heads_independent/max_change_other_heads",
         prediction="redrawing one head's q, k, v changes that head's output and no other head's"),
 }
@@ -330,11 +336,13 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
 #: model where it does not), and a model that declares causal attention must have its mask
 MODEL_CRITERIA = {
     "model_tap_faithful": dict(
+        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
         role="premise", rule=decision.exact("the tapped forward is the model's own: pre-flight refuses a model "
                                             "whose tapped output differs from its default"),
         metric="model_tap/max_relative_diff",
         prediction="the tapped output equals the model's default output within {rtol:g} of its largest entry"),
     "model_causal_mask": dict(
+        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
         rule=_STRUCTURAL_ZERO, fast=True, metric="model_causal/future_dependency",
         falsified_by=("tiny_decoder_no_causal",),
         prediction="a model that declares causal attention is causal: its outputs before the last position do not "

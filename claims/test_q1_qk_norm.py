@@ -107,12 +107,14 @@ _INIT_METRIC = "log-log slope of the init logit std (no scale) against d_k"
 #: reads is ``READS``
 CRITERIA = {
     "scale_earns_place_l2": dict(
+        quote="does the scaling still earn its place alongside it?",
         falsified_by=("scale_inverted",),
         rule=LOSS_COST, role="counted", arms=(arm("l2", False), arm("l2", True)), metric=_METRIC,
         prediction="yes-condition: at d_k={d_k}, l2 QK-norm with a learned gain (Henry et al. 2020) has a higher "
                    "held-out loss without 1/sqrt(d_k) than with it, by more than the margin, each arm at its own "
                    "tuned rate"),
     "scale_earns_place_rmsnorm": dict(
+        quote="does the scaling still earn its place alongside it?",
         falsified_by=("scale_inverted",),
         rule=LOSS_COST, role="counted", arms=(arm("rmsnorm", False), arm("rmsnorm", True)), metric=_METRIC,
         prediction="yes-condition: at d_k={d_k}, RMSNorm QK-norm with learned per-dimension gains (OLMo 2, Gemma 3) "
@@ -264,6 +266,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
     high = block["train"]["rate_high"]
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"], rate_high=high)["model_no_entropy_collapse"]
+    ev.counts_nothing("on a model on trial Q1 reads entropy collapse after a short training at untuned rates: "
+                      "reported, never counted")
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

@@ -168,12 +168,14 @@ def slopes(df: pd.DataFrame, column: str, step: int | str = "final", arm: str = 
 #: name -> the criterion's declaration (rule, prediction, metric, counts); its per-seed values are ``VALUES``
 CRITERIA = {
     "independence_after_training": dict(
+        quote="true at initialization rather than throughout training",
         falsified_by=("none",),
         rule=FACTOR_TWO, metric="log2 independence ratio per seed, final checkpoint, scaled",
         prediction="yes-condition: after training, Var(q.k) is still what independent components give, i.e. the "
                    "independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) of the scaled model "
                    "stays within a factor 2 of 1 at every d_k. Expected: no (training aligns q and k)"),
     "scale_normalises_after_training": dict(
+        quote="Whether it holds after training is not addressed",
         falsified_by=("none",),
         rule=FLAT_SLOPE, metric="per-seed log-log slope of Var(logits) against d_k, final checkpoint, scaled",
         prediction="yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit "
@@ -258,6 +260,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_independence_after_training"]
+    ev.counts_nothing("on a model on trial Q3 reads the independence ratio after a short training at an untuned "
+                      "rate: reported, never counted")
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

@@ -35,8 +35,8 @@ point drawn afresh, so the points are independent). ``min_slope`` (0.1, the prof
 **Roles** (issue 38): every row is a slope on iid N(0, 1) inputs, an identity of the variance argument's
 mathematics (Var(q.k) = d for the unscaled dot, 1 for the scaled, 1/d for 1/d_k), so none is counted evidence for
 a recommendation whose worth is about training: whether the check's flag foretells a softmax that trains badly.
-Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads
-inconclusive; its rows say whether the check is an instrument that works.
+Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads not
+tested here (the reason is in its record); its rows say whether the check is an instrument that works.
 
 * ``unscaled_flagged``, ``inverse_dk_flagged_uniform``, ``qk_norm_not_flagged``: **premises**. They are the
   instrument's calibration: the check must flag a score that grows (and the gradient it starves), flag one that
@@ -99,6 +99,13 @@ FAST_ROWS = ("default",)
 #: criterion -> its role (issue 38): the check's calibration rows are premises; the model default's row is reported
 ROLES = {"unscaled_flagged": "premise", "default_not_flagged": "reported", "qk_norm_not_flagged": "premise",
          "inverse_dk_flagged_uniform": "premise"}
+#: the note's words each flag's criterion tests (issue 47; docs/NOTE-011.txt), the kernel's rows included
+QUOTES = {"unscaled_flagged": "an unscaled score grows with the dimension and saturates the softmax",
+          "default_not_flagged": "Scaling by 1/√d_k returns it to unit variance.",
+          "qk_norm_not_flagged": "Modern models normalise queries and keys explicitly (QK-norm)",
+          "inverse_dk_flagged_uniform": "designing any scoring function feeding a softmax",
+          "kernel_default_not_flagged": "Scaling by 1/√d_k returns it to unit variance.",
+          "kernel_unscaled_flagged": "an unscaled score grows with the dimension and saturates the softmax"}
 
 
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
@@ -149,7 +156,7 @@ def flag_criterion(what: str, flag: str, std: str = "the logit std against d", *
 #: name -> the criterion's declaration, one per predicted row of ``SCORE_FUNCTIONS`` (the default's is fast) with
 #: its role from ``ROLES``, and the entropy beside the uniform flag (reported)
 CRITERIA = {
-    **{name: flag_criterion(label, flag, fast=key in FAST_ROWS, role=ROLES[name])
+    **{name: flag_criterion(label, flag, fast=key in FAST_ROWS, role=ROLES[name], quote=QUOTES[name])
        for key, (label, _, flag, name) in SCORE_FUNCTIONS.items() if name is not None},
     "inverse_dk_entropy_at_max_dim": dict(
         counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None, level=True,
@@ -238,7 +245,8 @@ def heatmap(per: pd.DataFrame, summary: pd.DataFrame):
 KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale=1": ("kernel_unscaled_flagged",
                                                                                        SATURATES)}
 #: a kernel on trial's criteria: the check's band per arm, through the kernel
-KERNEL_CRITERIA = {name: flag_criterion(f"the kernel at {arm}", flag, "the recovered logit std against d_k", fast=True)
+KERNEL_CRITERIA = {name: flag_criterion(f"the kernel at {arm}", flag, "the recovered logit std against d_k", fast=True,
+                                        quote=QUOTES[name])
                    for arm, (name, flag) in KERNEL_ARMS.items()}
 
 
@@ -273,6 +281,8 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
 #: a model on trial's criterion (issue 40): R2's check along the model's width, through its own init and attention
 MODEL_CRITERIA = {
     "model_width_not_flagged": dict(
+        quote=("When a compatibility function’s magnitude grows with a dimension, check what that does to the "
+               "softmax’s gradients."),
         rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="the check's own band: flat is under 7% "
                                              "a doubling (min_slope)"),
         metric="log-log slope of the model-wide logit std against width (seeds as replicates)",
@@ -333,6 +343,9 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.measure.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
+    ev.counts_nothing("its rows are slopes on iid inputs, identities of the variance argument that calibrate the "
+                      "check (premises) or read the model's default scale (reported, R1 counts it); nothing here "
+                      "measures whether a flagged score trains badly")
     # score function -> its flag's criterion (the rows this run checks)
     crits = {key: declared[name] for key in rows if (name := SCORE_FUNCTIONS[key][3]) is not None}
     if not fast:

@@ -284,11 +284,14 @@ _TIMED = "forward+backward of one layer per seed (fresh weights and input, share
 #: where the profile times the lean form, similar_quality only where it names the shared sweep
 CRITERIA = {
     "additive_time_ratio": dict(
+        quote=("much faster and more space-efficient, since it can be implemented using highly optimized matrix "
+               "multiplication code"),
         falsified_by=("additive_no_tanh",),
         rule=TIME_RULE, counts=True, arms=(ADDITIVE, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
         prediction=f"forward+backward of the model's additive attention takes at least {TIME_RATIO_MIN:g}x as long "
                    "as dot-product attention through plain matmul at n = {n_crit}"),
     "memory_ratio_grows": dict(
+        quote="more space-efficient, since it can be implemented using highly optimized matrix multiplication code",
         falsified_by=("additive_no_tanh",),
         rule=MEMORY_RULE, counts=True, arms=(ADDITIVE, DOT), metric="peak-memory ratio additive / dot per n",
         prediction="the peak-memory ratio additive / dot increases at every step of the n grid (additive "
@@ -299,6 +302,7 @@ CRITERIA = {
                    f"is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {{n_crit}}: the gap is the score, "
                    "not its memory traffic"),
     "chunked_memory_ratio_grows": dict(
+        quote="more space-efficient",
         falsified_by=("additive_no_tanh",),
         rule=MEMORY_RULE, arms=(CHUNKED, DOT), metric="peak-memory ratio chunked / dot per n",
         prediction="the peak-memory ratio chunked additive / dot also increases with n, i.e. additive is less "
@@ -327,11 +331,13 @@ _TRIAL_TIMED = ("interleaved rounds on one torch thread: in each, kernel and SDP
 #: (tests/kernel/test_gallery.py)
 KERNEL_CRITERIA = {
     "kernel_time_ratio_vs_sdpa": dict(
+        quote="Prefer the operation that maps to optimized matmul.",
         rule=decision.band(None, math.log(2.0), level=True, reason=KERNEL_TIME_WHY), fast=True,
         falsified_by=("query_loop",),
         prediction="the kernel's forward+backward time is within 2x of SDPA's at sizes {sizes} (B, H, L, D)",
         metric="ln(kernel time / SDPA time), per repetition"),
     "kernel_same_speed_as_sdpa": dict(
+        quote="Prefer the operation that maps to optimized matmul.",
         rule=decision.equivalence(math.log(SAME_SPEED), reason=KERNEL_SAME_SPEED_WHY), fast=True,
         falsified_by=("query_loop",),
         prediction=f"the kernel runs at the same speed as SDPA at sizes {{sizes}} (B, H, L, D): its forward+backward "

@@ -515,7 +515,10 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
 
 
 def _not_testable_line(claim: dict[str, Any], width: int) -> str:
-    """The line under a claim's summary line when a premise made it inconclusive (issue 38), else ''."""
+    """The line under a claim's summary line when a premise made it inconclusive (issue 38), or when it counts
+    nothing and reads not tested (issue 47), else ''."""
+    if claim.get("verdict") == verdicts.NOT_TESTED:
+        return f"{'':<{width}}  not tested here: {claim.get('not_tested') or verdicts.NO_COUNTED_CRITERION}"
     if not claim.get("not_testable") or claim.get("verdict") == verdicts.ERROR:
         return ""
     return f"{'':<{width}}  not testable here: {claim['not_testable']}"
@@ -524,7 +527,7 @@ def _not_testable_line(claim: dict[str, Any], width: int) -> str:
 def _verdict_markup(verdict: str) -> dict[str, bool]:
     c = verdicts.canonical(verdict)
     return {"green": True} if c == verdicts.SUPPORTED else {"red": True} if c in (verdicts.REFUTED, verdicts.ERROR) \
-        else {"yellow": True}
+        else {"cyan": True} if c == verdicts.NOT_TESTED else {"yellow": True}
 
 
 def _fmt(value: Any) -> str:

@@ -50,12 +50,6 @@ def active_fault() -> str | None:
     return _active
 
 
-def fault_is(name: str) -> bool:
-    """True when ``name`` is the active fault (``name`` must be a known fault: typos fail loudly)."""
-    _check(name)
-    return _active == name
-
-
 @contextlib.contextmanager
 def inject(name: str | None) -> Iterator[None]:
     """Activate ``name`` inside the block, then restore the previous fault."""

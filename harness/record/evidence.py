@@ -26,7 +26,7 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
 _CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast",
-                               "falsified_by"})
+                               "falsified_by", "quote"})
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
 
@@ -56,6 +56,9 @@ class Criterion:
     #: the named faults (``model.faults.FAULTS``) under which this criterion must come out refuted (issue 38):
     #: not part of the fingerprint; ``harness.suite.sensitivity --criteria`` records whether it does
     falsified_by: tuple[str, ...] = ()
+    #: the research note's own words that this criterion tests, verbatim (docs/NOTE-011.txt; issue 47): not part of
+    #: the fingerprint; ``tests/claims/test_quotes.py`` finds each in the note
+    quote: str = ""
     recorded: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
@@ -178,6 +181,7 @@ class Criterion:
                 "measured": self.exact_measured, "passed": False, "refuted": False, "outcome": None,
                 "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
                 "falsified_by": list(self.falsified_by), "detail": self.detail,
+                **({"quote": self.quote} if self.quote else {}),
                 **({"property": self.kernel_property} if self.kernel_property else {}),
                 **({"counterexample": self.counterexample} if self.counterexample else {}),
                 "fingerprint": decision.fingerprint(self.definition())}
@@ -210,6 +214,7 @@ class Evidence:
         self.gates: dict[str, dict[str, Any]] = {}
         self.headline_metric: str | None = None
         self.seedless = ""              # why this claim used none of the run's seeds ('' when it did)
+        self.nothing_counted = ""       # why this claim counts no criterion in this run ('' when it counts some)
         self._first_measurement: str | None = None
 
     # -- declaration -------------------------------------------------------------------------
@@ -234,7 +239,7 @@ class Evidence:
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool | None = None,
                   role: str | None = None, fast: bool = False,
-                  falsified_by: tuple[str, ...] | list[str] | str = ()) -> Criterion:
+                  falsified_by: tuple[str, ...] | list[str] | str = (), quote: str = "") -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10). Parts
@@ -257,6 +262,10 @@ class Evidence:
         must come out *refuted*, the fault that shows it can fail; ``"none"`` for a question's criterion that the
         unfaulted model already answers "no". ``tests/claims/test_criteria.py`` requires one for every counted
         criterion of a claim module, and ``python -m harness.suite.sensitivity --criteria`` records the outcome.
+
+        ``quote`` (issue 47): the words of the research note this criterion tests, verbatim (any substring of
+        ``docs/NOTE-011.txt``, whitespace aside); every premise and counted criterion of a claim module gives one
+        (``tests/claims/test_quotes.py``). It is shown above the criterion and kept outside the fingerprint.
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -273,6 +282,8 @@ class Evidence:
         for fname, value in (("prediction", prediction), ("metric", metric)):
             if not isinstance(value, str) or not value.strip():
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
+        if not isinstance(quote, str):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: quote must be the note's words, a string")
         if role is not None and role not in ROLES:
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: role must be one of {', '.join(ROLES)}, "
                                 f"got {role!r}")
@@ -283,6 +294,7 @@ class Evidence:
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
                          counts=role == COUNTED, role=role, fast=bool(fast), claim_id=self.id or "",
                          falsified_by=(falsified_by,) if isinstance(falsified_by, str) else tuple(falsified_by),
+                         quote=" ".join(quote.split()),
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit
@@ -443,6 +455,14 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: no_seeds() needs the reason")
         self.seedless = why
 
+    def counts_nothing(self, why: str) -> None:
+        """Say why this claim counts no criterion in this run (its rows are premises and reported ones, or a trial
+        keeps only reported ones): it then reads "not tested here" with this reason (``verdict.NOT_TESTED``). A
+        claim that counts something in this run is judged as ever; the reason is then unused."""
+        if not isinstance(why, str) or not why.strip():
+            raise EvidenceError(f"claim {self.id}: counts_nothing() needs the reason")
+        self.nothing_counted = " ".join(why.split())
+
     # -- output ------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
         """The claim's results.json record, before the plugin adds verdict, duration and regression."""
@@ -457,6 +477,7 @@ class Evidence:
             "headline": self.headline_metric, "gates": dict(self.gates), "fast": self.fast,
             "objection_answers": dict(self.objection_answers),
             **({"seedless": self.seedless} if self.seedless else {}),
+            **({"nothing_counted": self.nothing_counted} if self.nothing_counted else {}),
         }
 
     # -- helpers -----------------------------------------------------------------------------

@@ -5,7 +5,9 @@ One place for the schema that the plugin writes, the report reads and the baseli
 (``kind``, ``notes``, ``tables``, ``headline``, ``limitation``, ``gates``, ...) is an extra that a
 reader must not require. Among the extras (issue 38): each criterion's ``role`` (counted, premise or reported;
 a reader without it takes it from ``counts``: ``harness.record.verdict.role_of``) and each claim's
-``not_testable`` (why a premise makes it inconclusive, '' when none does).
+``not_testable`` (why a premise makes it inconclusive, '' when none does). Issue 47: each criterion's ``quote``
+(the note's words it tests), and a claim's ``nothing_counted`` (its module's reason for counting nothing) and
+``not_tested`` (why its verdict is "not tested": nothing counted in the run), present only when non-empty.
 """
 from __future__ import annotations
 
@@ -170,6 +172,9 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
         if p.get("interrupted"):
             claim["interrupted"] = True
     errored = any(p.get("verdict") == "error" for p in parts)
+    why_nothing = next((p["nothing_counted"] for p in parts if p.get("nothing_counted")), "")
+    if why_nothing:
+        claim["nothing_counted"] = why_nothing
     judge_claim(claim, errored=errored)
     claim["error"] = "; ".join(claim.pop("errors")) or None
     return claim

@@ -36,7 +36,8 @@ HOW_VERDICTS_ARE_DECIDED = (
     "any counted criterion was refuted, where refutation is decided by Holm's step-down over every part of every "
     "counted criterion (the r-th smallest of m refutation p-values at 0.05 / (m - r + 1)), so the claim's "
     "false-refutation rate stays at or below 0.05; an exact check that fails refutes. Otherwise inconclusive, "
-    "including a criterion never recorded or a claim with nothing counted; error if its module crashed. "
+    "including a criterion never recorded; error if its module crashed. A claim with nothing counted in the run "
+    "claims nothing: it reads not tested here, with its module's reason, and never fails the run. "
     "Questions read answered yes / answered no / inconclusive at this scale. Reported criteria are decided "
     "alone and never enter the verdict.",
     "A premise is a condition the test needs (the variance law a scaling claim builds on; that one head averages, "
@@ -55,13 +56,20 @@ HOW_VERDICTS_ARE_DECIDED = (
 )
 KINDS = ("claim", "recommendation", "question")
 SUPPORTED, INCONCLUSIVE, REFUTED, ERROR = "supported", "inconclusive", "refuted", "error"
-CLAIM_VERDICTS = (SUPPORTED, INCONCLUSIVE, REFUTED, ERROR)
+#: Nothing counted, nothing claimed (issue 47): a claim (or question) with no counted criterion in this run reads
+#: "not tested here", with the module's reason (``Evidence.counts_nothing``), and never fails the run
+NOT_TESTED = "not tested"
+CLAIM_VERDICTS = (SUPPORTED, INCONCLUSIVE, REFUTED, ERROR, NOT_TESTED)
 QUESTION_LABELS = {SUPPORTED: "answered yes", INCONCLUSIVE: "inconclusive at this scale",
-                   REFUTED: "answered no", ERROR: ERROR}
-ALL_VERDICTS = CLAIM_VERDICTS + tuple(v for v in QUESTION_LABELS.values() if v != ERROR)
+                   REFUTED: "answered no", ERROR: ERROR, NOT_TESTED: NOT_TESTED}
+ALL_VERDICTS = CLAIM_VERDICTS + tuple(label for v, label in QUESTION_LABELS.items() if label != v)
 _CANONICAL = {**{v: v for v in CLAIM_VERDICTS}, **{label: v for v, label in QUESTION_LABELS.items()}}
-# Worse is lower: the order the regression gate uses (supported > inconclusive > refuted > error).
-_RANK = {SUPPORTED: 3, INCONCLUSIVE: 2, REFUTED: 1, ERROR: 0}
+# Worse is lower: the order the regression gate uses (supported > inconclusive = not tested > refuted > error). Not
+# tested ranks with inconclusive: neither claims anything, so a move between them is no regression.
+_RANK = {SUPPORTED: 3, INCONCLUSIVE: 2, NOT_TESTED: 2, REFUTED: 1, ERROR: 0}
+#: why a claim counts nothing when its module does not say (``judge_record``'s ``not_tested``)
+NO_COUNTED_CRITERION = "it declares no counted criterion"
+NO_FAST_COUNTED = "a --fast run keeps none of its counted criteria"
 
 
 #: A criterion's role (issue 38): counted (decides the verdict, in the Holm family), premise (a condition the test
@@ -182,14 +190,19 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
-                 fast_only: bool = False, firmness: bool = True) -> dict[str, Any]:
+                 fast_only: bool = False, firmness: bool = True, nothing_counted: str = "") -> dict[str, Any]:
     """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
-    "seeds_for_firm", "n_seeds", "scope", "not_testable"}``. Each judged criterion gains its ``role`` and outcome,
+    "seeds_for_firm", "n_seeds", "scope", "not_testable", "not_tested"}``. Each judged criterion gains its ``role``
+    and outcome,
     passed, refuted, ci (at its Holm level), p_value (Holm-adjusted), level, measured, firmness and seeds_for_firm.
 
     Counted criteria decide the verdict (Holm over their parts); premises and reported criteria are decided alone.
     A premise that did not pass (in a --fast run, a fast one) makes the claim inconclusive whatever its counted
-    criteria say, with ``not_testable`` saying which premise and why (``premise_failure``), and no firmness."""
+    criteria say, with ``not_testable`` saying which premise and why (``premise_failure``), and no firmness.
+
+    A claim with no counted criterion in the run (none declared, or a --fast run keeps none) is ``NOT_TESTED``
+    (unless it errored), whatever its premises say, with ``not_tested`` giving why: ``nothing_counted`` (the
+    module's reason, ``Evidence.counts_nothing``) or the harness's own."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     criteria = [{**c, "role": role_of(c)} for c in criteria]
@@ -215,9 +228,13 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
             if len(d["parts"]) > 1:
                 c["parts"] = d["parts"]
     untestable = "" if errored else not_testable(criteria, fast_only)
+    nothing = "" if errored or any(mask) else nothing_counted or (
+        NO_FAST_COUNTED if fast_only and counted(criteria) else NO_COUNTED_CRITERION)
     if errored:
         outcome = ERROR
-    elif untestable or not any(mask):
+    elif nothing:
+        outcome = NOT_TESTED
+    elif untestable:
         outcome = INCONCLUSIVE
     else:
         outcome = _VERDICT_OF_CODE[result.verdict_code]
@@ -229,7 +246,7 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
     return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
             "firmness": firm, "seeds_for_firm": need, "firmness_reason": why, "n_seeds": result.n_seeds,
             "scope": "" if errored or untestable else scope(criteria, outcome, fast_only),
-            "not_testable": untestable}
+            "not_testable": untestable, "not_tested": nothing}
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:
@@ -255,12 +272,14 @@ def decide(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errore
 def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only: bool = False) -> dict[str, Any]:
     """Judge a claim (or part) record in place: its criteria, verdict, firmness and seeds_for_firm."""
     j = judge_record(record.get("criteria", []), kind=record.get("kind") or "claim", errored=errored,
-                     fast_only=fast_only)
+                     fast_only=fast_only, nothing_counted=record.get("nothing_counted") or "")
     record["criteria"] = j["criteria"]
     record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
     record["firmness_reason"] = j["firmness_reason"] if j["firmness"] is None else ""
     record["scope"] = j["scope"]
     record["not_testable"] = j["not_testable"]
+    if j["not_tested"] or "not_tested" in record:
+        record["not_tested"] = j["not_tested"]
     return record
 
 
@@ -272,7 +291,7 @@ def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[M
     refuted (never recorded included), the least firm first. Supported: every counted criterion passed, so the
     verdict is only as firm as its weakest ones: the least firm first. An error or nothing counted: none.
     """
-    if canonical(record.get("verdict")) == ERROR:
+    if canonical(record.get("verdict")) in (ERROR, NOT_TESTED):
         return [], 0
     fast_only = bool(record.get("fast"))
     verdict = canonical(record.get("verdict"))
@@ -340,10 +359,11 @@ def rank(verdict: str) -> int:
 
 
 def test_passes(verdict: str, kind: str) -> bool:
-    """The pytest outcome without a baseline: a claim passes iff supported; a question unless it errored."""
+    """The pytest outcome without a baseline: a claim passes iff supported or not tested (it counts nothing, so it
+    claims nothing); a question unless it errored."""
     if kind == "question":
         return canonical(verdict) != ERROR
-    return canonical(verdict) == SUPPORTED
+    return canonical(verdict) in (SUPPORTED, NOT_TESTED)
 
 
 test_passes.__test__ = False  # a helper, not a pytest test
@@ -393,6 +413,8 @@ def explain(record: Mapping[str, Any]) -> str:
             extra.append("parts " + ", ".join(f"{p['label']} {p['outcome']}" for p in c["parts"]))
         counts = "" if id(c) in judged else " (premise)" if role_of(c) == PREMISE else " (not counted)"
         lines.append(f"  - {c.get('name')}: {state}{counts}; " + ", ".join(extra))
+        if c.get("quote"):
+            lines.append(f"      the note: {c['quote']}")
         if c.get("detail"):
             lines.append(f"      {c['detail']}")
         if c.get("decision_note"):
@@ -400,7 +422,8 @@ def explain(record: Mapping[str, Any]) -> str:
     if record.get("not_testable"):
         lines.append(f"  not testable here: {record['not_testable']}")
     if not judged:
-        lines.append("  (no counted criterion: nothing can support this claim)")
+        lines.append(f"  not tested here: {record.get('not_tested') or NO_COUNTED_CRITERION} "
+                     "(no counted criterion: nothing can support or refute this claim)")
     if record.get("scope"):
         lines.append(f"  scope: {record['scope']}")
     if record.get("error"):

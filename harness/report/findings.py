@@ -7,7 +7,8 @@ The same text is the report's summary column and the README's findings table
 (``python -m harness.report findings RESULTS.json [--write README.md]``), so the two cannot drift.
 
 A claim that is not testable here (a premise did not pass, ``verdict.judge_record``'s ``not_testable``) reads
-"not testable here: premise <name> refuted: <its effect>".
+"not testable here: premise <name> refuted: <its effect>"; one that counts nothing (``not_tested``) reads
+"not tested here", and its effect is the module's reason.
 
 How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Where the metric's
 name says which way is better (a loss or a time: lower; an accuracy or a resolution: higher), the effect
@@ -243,7 +244,9 @@ def strip_own_id(cid: str, text: str | None) -> str:
 
 def verdict_text(claim: Mapping[str, Any]) -> str:
     """'supported (firmness 0.97)', 'refuted (firmness not estimated)', 'supported (firmness 0.81 given the tuned
-    rates)'."""
+    rates)'; a claim that counts nothing: 'not tested here'."""
+    if claim.get("verdict") == verdicts.NOT_TESTED:
+        return "not tested here"
     f = claim.get("firmness")
     firm = "firmness not estimated" if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
@@ -263,6 +266,8 @@ def deciding_effect(claim: Mapping[str, Any]) -> str:
     not testable here (a premise did not pass, ``verdict.judge_record``) says so, with that premise's effect."""
     if claim.get("error") or claim.get("verdict") == verdicts.ERROR:
         return "the module crashed"
+    if claim.get("verdict") == verdicts.NOT_TESTED:
+        return f"nothing counted: {claim.get('not_tested') or verdicts.NO_COUNTED_CRITERION}"
     picked, more = verdicts.deciding_criteria(claim)
     if claim.get("not_testable") and picked:
         n = len(picked) - 1 + more

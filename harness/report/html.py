@@ -65,7 +65,8 @@ NOTE_ITEMS = {
     "Q3": "Does the variance argument, true at initialization, hold after training?",
 }
 MAX_TABLE_ROWS = 200
-_BADGE = {verdicts.SUPPORTED: "ok", verdicts.REFUTED: "bad", verdicts.INCONCLUSIVE: "meh", verdicts.ERROR: "err"}
+_BADGE = {verdicts.SUPPORTED: "ok", verdicts.REFUTED: "bad", verdicts.INCONCLUSIVE: "meh", verdicts.ERROR: "err",
+          verdicts.NOT_TESTED: "untested"}
 
 
 def fmt(value: Any) -> str:

@@ -521,10 +521,3 @@ def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
 
 def _reached(value: float, metric: str, target: float) -> bool:
     return value <= target if metric == "loss" else value >= target
-
-
-def train_seeds(make_model: Callable[[int], nn.Module], task: Task, cfg: TrainConfig, seeds: Iterable[int],
-                progress: Callable[[str], Any] | None = None, **kw: Any) -> list[RunResult]:
-    """One run per seed: ``make_model(seed)`` (e.g. ``lambda s: build_for_task("transformer", task, mcfg, s)``),
-    then ``train(model, task, cfg, seed, progress=progress, **kw)``."""
-    return [train(make_model(seed), task, cfg, seed, progress=progress, **kw) for seed in seeds]

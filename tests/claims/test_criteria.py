@@ -11,13 +11,16 @@ from harness.record import decision
 from tests.conftest import REPO
 
 MODULES = sorted(p.stem for p in (REPO / "claims").glob("test_*_*.py"))
+#: the tables a claim module declares its criteria in: the project's model, a kernel on trial (probes, training),
+#: a model on trial
+TABLES = ("CRITERIA", "KERNEL_CRITERIA", "KERNEL_TRAINING_CRITERIA", "MODEL_CRITERIA")
 
 
 def declared_rules(module) -> list[tuple[str, decision.Rule]]:
-    """(criterion name, rule) for every entry of CRITERIA, KERNEL_CRITERIA and MODEL_CRITERIA; a rule given as a callable of the
-    profile's numbers is called with a stand-in for each (0.1, the size of every margin it takes)."""
+    """(criterion name, rule) for every entry of ``TABLES``; a rule given as a callable of the profile's numbers is
+    called with a stand-in for each (0.1, the size of every margin it takes)."""
     out = []
-    for table in ("CRITERIA", "KERNEL_CRITERIA", "MODEL_CRITERIA"):
+    for table in TABLES:
         for name, spec in getattr(module, table, {}).items():
             rule = spec["rule"]
             if callable(rule) and not isinstance(rule, decision.Rule):
@@ -92,3 +95,15 @@ def test_every_counted_model_criterion_names_the_planted_bug_that_refutes_it(ste
         named = tuple(spec.get("falsified_by", ()))
         assert set(named) <= examples, f"{stem}/{name}: falsified_by names {sorted(set(named) - examples)}"
         assert bool(named) == (role_of(spec) == COUNTED), f"{stem}/{name}: a falsifier iff counted"
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_every_premise_and_counted_criterion_quotes_the_note(stem):
+    """Mechanism 1 of issue 47: a premise or counted criterion names the words of the research note it tests
+    (``quote``), in every table (``TABLES``); tests/claims/test_quotes.py finds each in docs/NOTE-011.txt."""
+    from harness.record.verdict import REPORTED, role_of
+
+    module = importlib.import_module(f"claims.{stem}")
+    missing = [f"{table}/{name}" for table in TABLES for name, spec in getattr(module, table, {}).items()
+               if role_of(spec) != REPORTED and not str(spec.get("quote") or "").strip()]
+    assert missing == [], f"{stem}: give quote= (the note's words it tests) to " + ", ".join(missing)

@@ -85,8 +85,8 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
 
 
 def test_similar_quality_says_where_the_precondition_fails():
-    """R3's precondition (reported): additive within 0.1 nats of dot passes, a gap beyond it wholly is refuted, and
-    a gap that straddles the margin is not shown either way."""
+    """R3's precondition (reported): additive within 0.05 nats of dot (``margins.HELD_OUT_LOSS``) passes, a gap
+    beyond it wholly is refuted, and a gap that straddles the margin is not shown either way."""
     from claims.test_r3_matmul import SIMILAR_RULE
     dot = np.array([0.30, 0.32, 0.31])
 

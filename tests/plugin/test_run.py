@@ -226,3 +226,6 @@ def test_the_terminal_summary_says_why_a_claim_is_not_testable_here():
     assert _not_testable_line({"verdict": "supported", "not_testable": ""}, 3) == ""
     assert _not_testable_line({"verdict": "inconclusive"}, 3) == ""
     assert _not_testable_line({"verdict": "error", "not_testable": why}, 3) == ""
+    # issue 47: a claim that counts nothing says so, with its module's reason
+    assert _not_testable_line({"verdict": "not tested", "not_tested": "its rows are identities"}, 3) == \
+        "     not tested here: its rows are identities"

@@ -274,3 +274,26 @@ def test_an_unchanged_criterion_keeps_its_fingerprint_and_a_premise_gets_a_new_o
     assert as_premise.definition() == {**before, "counts": False, "role": "premise"}
     fingerprints = (D.fingerprint(before), D.fingerprint({**before, "counts": False}))
     assert as_premise.to_dict()["fingerprint"] not in fingerprints
+
+
+def test_a_quote_is_recorded_outside_the_fingerprint(ev):
+    """Issue 47: the note's words a criterion tests travel in its record (whitespace normalised), never in its
+    definition: a criterion quoted or re-quoted is the same criterion."""
+    quoted = ev.declare({"a": dict(EXACT, quote="Scaling by 1/√d_k returns\n   it to unit variance.")})["a"]
+    rec = quoted.to_dict()
+    assert rec["quote"] == "Scaling by 1/√d_k returns it to unit variance."
+    other = Evidence(ev.report_dir)
+    other.claim("C9", title="t", statement="s", strength="strong")
+    bare = other.criterion("a", **EXACT).to_dict()
+    assert "quote" not in bare and bare["fingerprint"] == rec["fingerprint"]
+    with pytest.raises(EvidenceError, match="quote must be"):
+        other.criterion("b", quote=["words"], **EXACT)
+
+
+def test_a_claim_says_why_it_counts_nothing(ev):
+    """Issue 47, mechanism 5: the module's reason travels in the record as ``nothing_counted``."""
+    assert "nothing_counted" not in ev.to_record()
+    ev.counts_nothing("its rows are\n identities")
+    assert ev.to_record()["nothing_counted"] == "its rows are identities"
+    with pytest.raises(EvidenceError, match="needs the reason"):
+        ev.counts_nothing(" ")

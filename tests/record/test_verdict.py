@@ -34,8 +34,27 @@ def test_a_criterion_declared_but_never_recorded_is_inconclusive():
 
 
 def test_no_counted_criterion_supports_nothing():
-    assert V.decide([]) == "inconclusive"
-    assert V.decide([crit("a", passed=True, counts=False)]) == "inconclusive"
+    """Issue 47, mechanism 5: nothing counted, nothing claimed: "not tested", with the reason, and the run passes."""
+    assert V.decide([]) == V.NOT_TESTED
+    assert V.decide([crit("a", passed=True, counts=False)]) == V.NOT_TESTED
+    assert V.decide([crit("a", passed=True, counts=False)], kind="question") == V.NOT_TESTED
+    assert V.decide([crit("a", passed=True, counts=False)], errored=True) == "error"
+    judged = V.judge_record([crit("p", refuted=True, counts=False)], nothing_counted="its rows are identities")
+    assert (judged["verdict"], judged["not_tested"], judged["firmness"]) == (V.NOT_TESTED, "its rows are identities",
+                                                                             None)
+    assert V.judge_record([crit("a", passed=True)])["not_tested"] == ""     # a claim that counts is judged as ever
+    fast = V.judge_record([crit("a", passed=True), crit("r", passed=True, counts=False, fast=True)], fast_only=True)
+    assert (fast["verdict"], fast["not_tested"]) == (V.NOT_TESTED, V.NO_FAST_COUNTED)
+    assert V.test_passes(V.NOT_TESTED, "claim") and V.test_passes(V.NOT_TESTED, "question")
+    assert V.NOT_TESTED in V.ALL_VERDICTS and len(set(V.ALL_VERDICTS)) == len(V.ALL_VERDICTS)
+
+
+def test_not_tested_and_inconclusive_are_no_regression_of_each_other():
+    for now, base in ((V.NOT_TESTED, "inconclusive"), ("inconclusive", V.NOT_TESTED),
+                      (V.NOT_TESTED, "inconclusive at this scale")):
+        assert not V.is_worse(now, base, "claim") and not V.is_worse(now, base, "question")
+    assert V.is_worse(V.NOT_TESTED, "supported", "claim")       # a counted criterion gone: the gate says so too
+    assert V.deciding_criteria({"verdict": V.NOT_TESTED, "criteria": [crit("r", passed=True, counts=False)]}) == ([], 0)
 
 
 def test_uncounted_criteria_do_not_enter_the_verdict():
@@ -162,8 +181,8 @@ def test_a_passing_premise_leaves_the_verdict_to_the_counted_criteria():
     assert V.decide([premise(passed=True), crit("a", passed=True), crit("b")]) == "inconclusive"
     j = V.judge_record([premise(passed=True), crit("a", passed=True)])
     assert j["not_testable"] == "" and [c["role"] for c in j["criteria"]] == ["premise", "counted"]
-    # a premise is not counted: premises alone support nothing
-    assert V.decide([premise(passed=True)]) == "inconclusive"
+    # a premise is not counted: premises alone claim nothing (issue 47: not tested)
+    assert V.decide([premise(passed=True)]) == V.NOT_TESTED
 
 
 def test_a_fast_run_checks_the_fast_premises_only():

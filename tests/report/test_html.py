@@ -321,3 +321,24 @@ def test_a_claim_not_testable_here_shows_its_premise_first(tmp_path):
     # a record written before roles: the label is read from counts
     old = claim("C4", criteria=[{**claim("C4")["criteria"][0], "counts": False}])
     assert "(reported, not counted)" in report.render_html(results(C4=old), tmp_path)
+
+
+def test_a_claim_that_counts_nothing_reads_not_tested_here_with_its_reason(tmp_path):
+    """Issue 47, mechanism 5: nothing counted, nothing claimed: its own badge (never inconclusive's), the reason in
+    the verdict box and the summary row."""
+    why = "its rows are identities of the variance argument"
+    reported = {**claim("R2")["criteria"][0], "role": "reported", "counts": False}
+    r2 = claim("R2", "not tested", criteria=[reported], firmness=None, not_tested=why, nothing_counted=why)
+    html = report.render_html(results(R2=r2), tmp_path)
+    assert '<span class="badge untested">not tested</span>' in html and "badge meh" not in html
+    assert f"<b>Not tested here:</b> {why}." in section(html, "claim-R2")
+    assert f"nothing counted: {why}" in section(html, "summary")
+
+
+def test_each_criterion_shows_the_notes_words_it_tests(tmp_path):
+    """Issue 47, mechanism 1: the note's words, verbatim (curly quotes kept), above the criterion they belong to."""
+    words = "for large d_k the dot products “grow large in magnitude”"
+    c3 = claim("C3", criteria=[{**claim("C3")["criteria"][0], "quote": words}])
+    box = section(report.render_html(results(C3=c3), tmp_path), "claim-C3")
+    assert f'<q class="note">{words}</q>' in box
+    assert box.index(words) < box.index("<td colspan=\"7\">pred")
