@@ -31,6 +31,7 @@ import inspect
 import json
 import os
 import pkgutil
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,56 +90,95 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "layers"
 MEMORY_COPIES = 5
 
 
-def _expected_type(default: Any) -> tuple[type, ...] | None:
-    """The types an override may take where the default is ``default`` (None: any)."""
+_SIMPLE = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _expected_type(annotation: Any, default: Any) -> tuple[type, ...] | None:
+    """The types an override may take: those its annotation names where it names only bool, int, float, str (and
+    None); else, without an annotation, its default's type; None (any) where neither says (``int | list[int]``,
+    a None default)."""
+    if annotation is not inspect.Parameter.empty and annotation is not None:
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
+        words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9.]*", text)) - {"None", "Optional", "typing"}
+        if not words or not words <= set(_SIMPLE):
+            return None
+        types = tuple(_SIMPLE[w] for w in _SIMPLE if w in words)
+        return types + ((int,) if float in types and int not in types else ())
     if isinstance(default, bool):
         return (bool,)
     if isinstance(default, int):
         return (int,)
     if isinstance(default, float):
-        return (int, float)
+        return (float, int)
     if isinstance(default, str):
         return (str,)
     return None
 
 
+def _named(fn: Callable[..., Any], skip_self: bool = False) -> dict[str, inspect.Parameter] | None:
+    """``fn``'s keyword parameters by name, or None where it takes ``**kwargs`` or has no signature."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return {n: p for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY)
+            and not (skip_self and n == "self")}
+
+
+def _consumed(factory: Callable[..., Any], key: str, value: Any) -> bool:
+    """Whether the config reads ``key``: one it does not know it stores as a new attribute of that name; one it
+    folds into another field (Llama's ``rope_theta`` into ``rope_parameters``) it does not keep."""
+    try:
+        given = factory(**{key: value}).to_dict()
+    except Exception:
+        return True                 # it reads the key: the builder will say what is wrong with the value
+    return key not in given
+
+
 def check_overrides(trial: "ModelUnderTrial") -> None:
-    """Each override is a key the model takes, with a value of its default's type; a ``ModelError`` naming the key
-    and the closest valid ones otherwise. The keys: a config's own (with its aliases, e.g. GPT-2's
-    ``num_hidden_layers`` for ``n_layer``) or the builder's keywords; a builder with ``**kwargs`` passes its keys on
-    unchecked (it raises on what it does not take)."""
+    """Each override is a key the model takes, with a value of its type; a ``ModelError`` naming the key and the
+    closest valid ones otherwise. The keys: a config's own (with its aliases, e.g. GPT-2's ``num_hidden_layers`` for
+    ``n_layer``) or the builder's keywords; a builder with ``**kwargs`` passes its keys on unchecked (it raises on
+    what it does not take). The type: the one the config's or builder's annotation names, else the default's."""
     if not trial.overrides:
         return
     factory = getattr(trial.builder, "default_config", None)
+    params: dict[str, inspect.Parameter] = {}
     if factory is not None:
-        config = factory()
-        known = set(config.to_dict()) | set(getattr(config, "attribute_map", {}) or {})
-        for cls in type(config).__mro__:
+        try:
+            config = factory()
+        except Exception:           # a config that cannot be built bare (sub-configs): the builder raises later
+            return
+        aliases = dict(getattr(config, "attribute_map", {}) or {})
+        known = set(config.to_dict()) | set(aliases)
+        for cls in reversed(type(config).__mro__):
             init = cls.__dict__.get("__init__")
-            if init is not None:
-                known |= {n for n, p in inspect.signature(init).parameters.items()
-                          if n != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+            named = _named(init, skip_self=True) if init is not None else None
+            params.update(named or {})
+        known |= set(params)
         defaults = {k: getattr(config, k, None) for k in known}
+        params.update({alias: params[target] for alias, target in aliases.items() if target in params})
         owner = type(config).__name__
     else:
-        try:
-            params = inspect.signature(trial.builder).parameters
-        except (TypeError, ValueError):
+        named = _named(trial.builder)
+        if named is None:
             return
-        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            return
-        known = {n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY)}
-        defaults = {n: (None if params[n].default is inspect.Parameter.empty else params[n].default) for n in known}
-        owner = trial.spec
+        params, known, owner = named, set(named), trial.spec
+        defaults = {n: (None if p.default is inspect.Parameter.empty else p.default) for n, p in named.items()}
     for key, value in trial.overrides.items():
+        if key not in known and factory is not None and _consumed(factory, key, value):
+            continue                # a legacy key the config folds into another (Llama's rope_theta)
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
             raise ModelError(f"--model-override {key}={value!r}: {owner} has no key {key!r}; "
                              + (f"the closest: {', '.join(close)}" if close else "none is close (a typo?)"))
-        types = _expected_type(defaults.get(key))
+        types = _expected_type(params[key].annotation if key in params else inspect.Parameter.empty,
+                               defaults.get(key))
         if types is not None and value is not None and not (isinstance(value, types) and
                                                             (bool in types or not isinstance(value, bool))):
-            raise ModelError(f"--model-override {key}={value!r}: expected {types[-1].__name__}, got "
+            raise ModelError(f"--model-override {key}={value!r}: expected {types[0].__name__}, got "
                              f"{type(value).__name__} (the default is {defaults[key]!r})")
 
 
@@ -195,7 +235,10 @@ def check_fits(trial: "ModelUnderTrial", free: int | None = None) -> None:
 def _takes_key(trial: "ModelUnderTrial", key: str) -> bool:
     factory = getattr(trial.builder, "default_config", None)
     if factory is not None:
-        config = factory()
+        try:
+            config = factory()
+        except Exception:
+            return False
         return key in config.to_dict() or key in (getattr(config, "attribute_map", {}) or {})
     try:
         return key in inspect.signature(trial.builder).parameters
@@ -217,7 +260,7 @@ def _resolve_config(spec: str) -> Callable[..., nn.Module]:
         def build(**overrides):
             config = transformers.AutoConfig.from_pretrained(str(target), **overrides)
             return transformers.AutoModel.from_config(config)
-        build.default_config = lambda: transformers.AutoConfig.from_pretrained(str(target))
+        build.default_config = lambda **kw: transformers.AutoConfig.from_pretrained(str(target), **kw)
         return build
     name = spec.split(":")[-1].split(".")[-1]
     cls = getattr(transformers, name, None)

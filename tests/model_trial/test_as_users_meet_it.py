@@ -98,7 +98,9 @@ def test_a_mistyped_override_is_refused_naming_the_closest_keys(override, messag
     with pytest.raises(model_trial.ModelError) as exc:
         model_trial.resolve(config="GPT2Config", overrides=[override])
     assert str(exc.value) == message
-    model_trial.resolve(config="GPT2Config", overrides=["num_hidden_layers=1", "initializer_range=1"])  # alias, int
+    model_trial.resolve(config="GPT2Config", overrides=["num_hidden_layers=1", "initializer_range=1",  # alias, int
+                                                        "eos_token_id=[1, 2]"])        # int | list[int]
+    model_trial.resolve(config="LlamaConfig", overrides=["rope_theta=5e5"])   # folded into rope_parameters
 
 
 def test_a_builder_that_names_its_keywords_checks_them_and_one_with_kwargs_passes_them_on():
