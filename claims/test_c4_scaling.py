@@ -509,14 +509,15 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend_size: float):
     return fig
 
 
-def _claim(ev) -> None:
-    """C4 as the note states it (the same declaration with or without a model on trial)."""
+def _claim(ev, objections: dict | None = None) -> None:
+    """C4 as the note states it (the same declaration with or without a model on trial); ``objections``: the
+    answers of a run that reads a model at init instead of this module's sweeps."""
     ev.claim(CLAIM_ID, title="1/sqrt(d_k) is the right scale", statement="1/√d_k is the right scale",
              strength="strong", kind="claim",
              limitation=("The variance argument holds at initialization, where components are plausibly independent "
                          "with unit variance. Whether it holds after training is not addressed, and is the "
                          "assumption everything downstream inherits."))
-    ev.answer_objections(OBJECTIONS)
+    ev.answer_objections(objections or OBJECTIONS)
 
 
 # ========================================================================= a model on trial (issue 40)
@@ -579,7 +580,9 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 # ============================================================================== the test
 def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_trial):
     if model_on_trial is not None:
-        _claim(evidence)
+        from harness.model_trial import AT_INIT_OBJECTIONS
+
+        _claim(evidence, objections=AT_INIT_OBJECTIONS)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if fast:
         pytest.skip("C4 counts no fast criterion: its check of the default scale is reported (R1 counts it), its "

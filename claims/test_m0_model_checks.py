@@ -364,7 +364,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     if not trial.causal:
         crits["model_causal_mask"].unmeasured(
             "the model declares bidirectional attention (no module says is_causal=True): nothing to mask"
-            if trial.causal is False else "nothing in the model says whether it is causal (no is_causal attribute)")
+            if trial.causal is False else trials.UNDECLARED)
         return
     progress(f"model {trial.spec}: causal mask over seeds {seeds}", force=True)
     future = trials.future_dependency(trial, seeds, block["batch"], block["length"])
@@ -376,7 +376,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
         f"seed {max(future, key=future.get)}: an output before the last position moved by {leak:.3g} (relative) "
         f"when the last token was redrawn; largest tapped weight on a later key {weight:.3g}"))
     crits["model_causal_mask"].check(leak == 0.0 and weight == 0.0, measured=leak,
-                                     detail=f"future dependency {leak:.3g} (relative, largest over seeds), largest "
+                                     detail=f"causal by {trial.causal_from}; future dependency {leak:.3g} "
+                                            f"(relative, largest over seeds), largest "
                                             f"weight on a later key {weight:.3g} over {len(causal_rows)} causal "
                                             "(call, head, seed) rows")
     ev.metric(MODEL_CRITERIA["model_causal_mask"]["metric"], leak)

@@ -490,7 +490,8 @@ SCALE_TOL = 1e-6
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """R1 on a user's model (``--model``): the scaling it applies, read by the tap, at its own d_k and over its
-    head-dim family."""
+    head-dim family. Both halves of the prediction are needed: a constant scale equals d_k^-0.5 at one d_k, so
+    without the family R1 is refuted (the scaling is off at the model's own d_k) or not measured, never supported."""
     from harness import model_trial as trials
 
     crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
@@ -505,23 +506,75 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     if fam is not None and not fam.scale.isna().any():
         slope = stats.loglog_slope(fam.d_k, fam.scale).slope
         ev.table("model_scale_vs_head_dim", fam)
+    elif fam is not None:
+        why = "the tap cannot read the applied scaling of a family member"
     at_own = bool(((df.scale * np.sqrt(df.d_k) - 1.0).abs() <= SCALE_TOL).all())
-    holds = at_own and (slope is None or abs(slope + 0.5) <= SCALE_TOL)
+    detail = scale_in_words(df, fam if slope is not None else None, slope, block["head_dims"],
+                            constant_key(trial, df), why)
+    crit.about("scale", "" if at_own and slope is not None and abs(slope + 0.5) <= SCALE_TOL else detail)
+    if at_own and slope is None:
+        crit.unmeasured(detail)
+        return
     exponent = slope if slope is not None else float(np.log(df.scale.iloc[0]) / np.log(df.d_k.iloc[0]))
-    own = ", ".join(f"{m}: {s:.4g} at d_k={d:g}" for (m, d), s in df.groupby(["module", "d_k"]).scale.first().items())
-    detail = (f"applied scaling {own}; " + (f"over head_dim {block['head_dims']}: scaling ~ d_k^{slope:.3f}" if
-                                            slope is not None else f"the family not swept: {why}"))
-    crit.about("scale", "" if holds else detail)
-    crit.check(holds, measured=exponent, detail=detail)
+    crit.check(at_own and abs(slope + 0.5) <= SCALE_TOL, measured=exponent, detail=detail)
     metric = MODEL_CRITERIA["model_scale_is_inverse_sqrt_dk"]["metric"]
     ev.metric(metric, exponent)
     ev.headline(metric)
 
 
+def scale_in_words(df: pd.DataFrame, fam: pd.DataFrame | None, slope: float | None, head_dims: list,
+                   constant: str, why: str) -> str:
+    """What the tap read, in words: the scaling at the model's own d_k against d_k^-1/2, then over the head-dim
+    family (or why it was not swept). A scaling right at one d_k but flat over the family is named for what it is:
+    a constant (the config key that holds it, where one does)."""
+    own = df.groupby(["module", "d_k"]).scale.first()
+    off = [(m, d, s) for (m, d), s in own.items() if abs(s * math.sqrt(d) - 1.0) > SCALE_TOL]
+    d_ks = sorted({int(d) for _, d in own.index})
+    if off:
+        m, d, s = off[0]
+        power = f"d_k^{math.log(s) / math.log(d):.3g} " if s > 0 and d > 1 else ""
+        at = (f"the applied scaling is not d_k^-1/2 at the model's own d_k: {m} scales by {s:.4g} at d_k = {d:g} "
+              f"({power}where d_k^-1/2 = {d ** -0.5:.4g})"
+              + (f", as do {len(off) - 1} other call{'s' if len(off) > 2 else ''}" if len(off) > 1 else ""))
+    else:
+        at = (f"the applied scaling is d_k^-1/2 at the model's own d_k = {', '.join(map(str, d_ks))} "
+              f"(every one of its {len(own)} attention calls)")
+    if slope is None:
+        return (f"{at}; without the head-dim family {head_dims} a constant scale would read the same, so the "
+                f"exponent is not measured: {why}")
+    scales = fam.groupby("d_k").scale.mean()
+    span = f"{scales.min():.4g}..{scales.max():.4g}" if scales.max() > scales.min() else f"{scales.iloc[0]:.4g}"
+    if abs(slope + 0.5) <= SCALE_TOL:
+        return f"{at}, and it falls as d_k^{slope:.3f} over head_dim {head_dims} ({span})"
+    if abs(slope) <= SCALE_TOL:
+        what = f"it is a config constant ({constant})" if constant else "it is a constant"
+        only = "" if off else f"it equals d_k^-1/2 at d_k = {round(scales.iloc[0] ** -2):g} only, "
+        return f"{at}; over head_dim {head_dims} it stays {span}: {only}{what}, not a function of the head dim"
+    return f"{at}; over head_dim {head_dims} it goes as d_k^{slope:.3f} ({span}), not d_k^-0.5"
+
+
+def constant_key(trial, df: pd.DataFrame) -> str:
+    """The config key ``k = value`` whose value^-1/2 is the applied scaling (Gemma 2's ``query_pre_attn_scalar``),
+    other than the head dim's own keys; '' where none is, or the model has no config."""
+    config = getattr(trial.base, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        return ""
+    s = float(df.scale.iloc[0])
+    for key, value in config.to_dict().items():
+        if key in ("head_dim", "d_kv") or isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                value <= 0 or value == 1:           # a scaling of 1 is no scaling, not a constant of the config
+            continue
+        if abs(value ** -0.5 - s) <= SCALE_TOL * max(s, 1e-12) * 10:
+            return f"1/sqrt({key}), {key} = {value:g}"
+    return ""
+
+
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads,
                              model_on_trial):
     if model_on_trial is not None:
-        _claim(evidence)
+        from harness.model_trial import AT_INIT_OBJECTIONS
+
+        _claim(evidence, objections=AT_INIT_OBJECTIONS)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
         _claim(evidence, trained=not fast)
@@ -531,16 +584,17 @@ def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, a
     _run(evidence, profile, profile.claim("R1"), device, seeds, progress, fast)
 
 
-def _claim(ev, trained: bool = True) -> None:
-    """R1 as the note states it (the same declaration with or without a kernel on trial); its objections answered
-    for a run that trains (``trained``) or one that does not (--fast)."""
+def _claim(ev, trained: bool = True, objections: dict | None = None) -> None:
+    """R1 as the note states it (the same declaration with or without a kernel or a model on trial); its objections
+    answered for a run that trains (``trained``), one that does not (--fast), or as ``objections`` say (a model on
+    trial, read at init)."""
     ev.claim("R1", title="Scale dot-product attention by 1/sqrt(d_k)",
              statement="Scale dot-product attention by 1/\u221ad_k. Applies when: always; it is part of the "
                        "operation\u2019s definition.",
              strength="strong", kind="recommendation",
              limitation="The scaling argument assumes q and k components independent with mean 0 and variance 1, "
                         "true at initialization rather than throughout training; 2017 translation benchmarks.")
-    ev.answer_objections(OBJECTIONS if trained else UNTRAINED_OBJECTIONS)
+    ev.answer_objections(objections or (OBJECTIONS if trained else UNTRAINED_OBJECTIONS))
 
 
 def _run(ev, profile, budget, device, seeds, progress, fast):

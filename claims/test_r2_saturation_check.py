@@ -330,8 +330,14 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
              strength="moderate", kind="recommendation",
              limitation=("The variance argument holds at initialization, where components are plausibly "
                          "independent with unit variance; whether it holds after training is not addressed. "
-                         "The check here is at init, on iid N(0,1) q and k."))
-    ev.answer_objections(OBJECTIONS)
+                         + ("The check here is at init, on the model's own q and k over its width family."
+                            if model_on_trial is not None else "The check here is at init, on iid N(0,1) q and k.")))
+    if model_on_trial is not None:
+        from harness.model_trial import AT_INIT_OBJECTIONS
+
+        ev.answer_objections(AT_INIT_OBJECTIONS)
+    else:
+        ev.answer_objections(OBJECTIONS)
     min_slope = float(budget["min_slope"])
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)

@@ -4,12 +4,16 @@
 ``pkgutil.resolve_name``, as ``--attention``); ``--model-config`` names a transformers config class
 (``LlamaConfig`` or ``transformers:LlamaConfig``) or a local ``config.json`` (or a folder holding one), built with
 ``AutoModel.from_config``. ``--model-override key=value`` (repeatable; the value read as a Python literal, else as a
-string) is passed to the builder or set on the config.
+string) is passed to the builder or set on the config; ``resolve`` refuses a key the config (or the builder's
+signature, where it takes no ``**kwargs``) does not have, naming the closest ones, and a value of the wrong type
+(``expected int, got str``). Before building, ``preflight`` estimates the parameter memory on the meta device and
+refuses a model that does not fit the machine's free memory, with the override that would (issue 48).
 
 The trial reads the model's own attention through ``harness.measure.model_probes`` and never edits it. Before any
 claim runs, ``preflight`` builds the model, picks the tap whose output equals the default and reads what the claims
 need to know: whether the model declares causal attention (an attention module's ``is_causal``, or the module's
-own ``is_causal``) and how a family is swept (``sweep``). A model the trial cannot build, feed or tap is a
+own ``is_causal``; where neither says, the tapped calls that pass SDPA ``is_causal=True``) and how a family is swept
+(``sweep``). A model the trial cannot build, feed or tap is a
 ``ModelError`` with one line naming what was tried; the plugin turns it into a usage error (exit 4).
 
 **Family sweeps** (C4, R2): ``ModelUnderTrial.build(seed, dim=value)`` builds the family member with
@@ -21,10 +25,13 @@ size with the head dim, the head groups and the MLP ratio held). For another mod
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import inspect
 import json
+import os
 import pkgutil
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +48,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SWEEP_DIMS = ("head_dim", "width")
+#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) answered for the claims that read a model's own
+#: attention at random init (R1, C4, R2 on a model on trial): nothing of the note's own runs is done there
+AT_INIT_OBJECTIONS = {
+    "tuned_lr": ("not applicable", "nothing is trained: the model's own attention is read at random init"),
+    "ceiling": ("not applicable", "no bounded metric decides: applied scalings, logit-std ratios and log-log slopes"),
+    "selection": ("not applicable", "no arm or setting is chosen"),
+    "second_task": ("not applicable", "task-free: the model's own attention on uniform random token ids"),
+}
 
 
 class ModelError(ValueError):
@@ -61,6 +76,176 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def one_line(exc: BaseException) -> str:
+    """'<type>: <the whole message on one line>': a user's error with the useful part on its second line (a
+    validator's "expected int, got str") is not cut to its first."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {text}"
+
+
+#: the keys a layer count goes by, in the order a suggestion tries them
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "layers")
+#: what the trial holds at once, in parameter copies: the pre-flight's build (sweeps start from it), a seed's build,
+#: its gradients, and AdamW's two moments in the short training
+MEMORY_COPIES = 5
+
+
+_SIMPLE = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _expected_type(annotation: Any, default: Any) -> tuple[type, ...] | None:
+    """The types an override may take: those its annotation names where it names only bool, int, float, str (and
+    None); else, without an annotation, its default's type; None (any) where neither says (``int | list[int]``,
+    a None default)."""
+    if annotation is not inspect.Parameter.empty and annotation is not None:
+        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or str(annotation)
+        words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9.]*", text)) - {"None", "Optional", "typing"}
+        if not words or not words <= set(_SIMPLE):
+            return None
+        types = tuple(_SIMPLE[w] for w in _SIMPLE if w in words)
+        return types + ((int,) if float in types and int not in types else ())
+    if isinstance(default, bool):
+        return (bool,)
+    if isinstance(default, int):
+        return (int,)
+    if isinstance(default, float):
+        return (float, int)
+    if isinstance(default, str):
+        return (str,)
+    return None
+
+
+def _named(fn: Callable[..., Any], skip_self: bool = False) -> dict[str, inspect.Parameter] | None:
+    """``fn``'s keyword parameters by name, or None where it takes ``**kwargs`` or has no signature."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return {n: p for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY)
+            and not (skip_self and n == "self")}
+
+
+def _consumed(factory: Callable[..., Any], key: str, value: Any) -> bool:
+    """Whether the config reads ``key``: one it does not know it stores as a new attribute of that name; one it
+    folds into another field (Llama's ``rope_theta`` into ``rope_parameters``) it does not keep."""
+    try:
+        given = factory(**{key: value}).to_dict()
+    except Exception:
+        return True                 # it reads the key: the builder will say what is wrong with the value
+    return key not in given
+
+
+def check_overrides(trial: "ModelUnderTrial") -> None:
+    """Each override is a key the model takes, with a value of its type; a ``ModelError`` naming the key and the
+    closest valid ones otherwise. The keys: a config's own (with its aliases, e.g. GPT-2's ``num_hidden_layers`` for
+    ``n_layer``) or the builder's keywords; a builder with ``**kwargs`` passes its keys on unchecked (it raises on
+    what it does not take). The type: the one the config's or builder's annotation names, else the default's."""
+    if not trial.overrides:
+        return
+    factory = getattr(trial.builder, "default_config", None)
+    params: dict[str, inspect.Parameter] = {}
+    if factory is not None:
+        try:
+            config = factory()
+        except Exception:           # a config that cannot be built bare (sub-configs): the builder raises later
+            return
+        aliases = dict(getattr(config, "attribute_map", {}) or {})
+        known = set(config.to_dict()) | set(aliases)
+        for cls in reversed(type(config).__mro__):
+            init = cls.__dict__.get("__init__")
+            named = _named(init, skip_self=True) if init is not None else None
+            params.update(named or {})
+        known |= set(params)
+        defaults = {k: getattr(config, k, None) for k in known}
+        params.update({alias: params[target] for alias, target in aliases.items() if target in params})
+        owner = type(config).__name__
+    else:
+        named = _named(trial.builder)
+        if named is None:
+            return
+        params, known, owner = named, set(named), trial.spec
+        defaults = {n: (None if p.default is inspect.Parameter.empty else p.default) for n, p in named.items()}
+    for key, value in trial.overrides.items():
+        if key not in known and factory is not None and _consumed(factory, key, value):
+            continue                # a legacy key the config folds into another (Llama's rope_theta)
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
+            raise ModelError(f"--model-override {key}={value!r}: {owner} has no key {key!r}; "
+                             + (f"the closest: {', '.join(close)}" if close else "none is close (a typo?)"))
+        types = _expected_type(params[key].annotation if key in params else inspect.Parameter.empty,
+                               defaults.get(key))
+        if types is not None and value is not None and not (isinstance(value, types) and
+                                                            (bool in types or not isinstance(value, bool))):
+            raise ModelError(f"--model-override {key}={value!r}: expected {types[0].__name__}, got "
+                             f"{type(value).__name__} (the default is {defaults[key]!r})")
+
+
+def free_memory() -> int | None:
+    """Bytes of memory this machine has free for a new allocation (Linux's MemAvailable), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def parameter_count(trial: "ModelUnderTrial", **extra: Any) -> int | None:
+    """The model's parameter and buffer count, built on the meta device (no memory taken), or None where the
+    builder cannot build there."""
+    try:
+        with torch.device("meta"):
+            model = trial.builder(**{**trial.overrides, **extra})
+        return sum(t.numel() for t in (*model.parameters(), *model.buffers()))
+    except Exception:
+        return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB" if n >= 1e9 else f"{n / 1e6:.3g} MB"
+
+
+def check_fits(trial: "ModelUnderTrial", free: int | None = None) -> None:
+    """A ``ModelError`` when the model's float32 parameters, ``MEMORY_COPIES`` times over, exceed the free memory:
+    the figures, and the layer count that would fit (where the model takes one). Nothing where either is unknown."""
+    free = free_memory() if free is None else free
+    n = parameter_count(trial) if free is not None else None
+    if n is None or free is None or 4 * n * MEMORY_COPIES <= free:
+        return
+    hint = ""
+    key = next((k for k in LAYER_KEYS if _takes_key(trial, k)), None)
+    if key is not None:
+        one, two = parameter_count(trial, **{key: 1}), parameter_count(trial, **{key: 2})
+        if one is not None and two is not None and two > one:
+            fits = int((free / (4 * MEMORY_COPIES) - (2 * one - two)) // (two - one))
+            hint = (f"; --model-override {key}={fits} would fit" if fits >= 1 else
+                    f"; even {key}=1 needs {_gb(4 * one * MEMORY_COPIES)}: lower the width or the vocabulary")
+    raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters need about {_gb(4 * n * MEMORY_COPIES)} "
+                     f"(float32, {MEMORY_COPIES} copies: the model, a second build, gradients, AdamW's moments); "
+                     f"{_gb(free)} is free{hint}")
+
+
+def _takes_key(trial: "ModelUnderTrial", key: str) -> bool:
+    factory = getattr(trial.builder, "default_config", None)
+    if factory is not None:
+        try:
+            config = factory()
+        except Exception:
+            return False
+        return key in config.to_dict() or key in (getattr(config, "attribute_map", {}) or {})
+    try:
+        return key in inspect.signature(trial.builder).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _resolve_config(spec: str) -> Callable[..., nn.Module]:
     try:
         import transformers
@@ -75,6 +260,7 @@ def _resolve_config(spec: str) -> Callable[..., nn.Module]:
         def build(**overrides):
             config = transformers.AutoConfig.from_pretrained(str(target), **overrides)
             return transformers.AutoModel.from_config(config)
+        build.default_config = lambda **kw: transformers.AutoConfig.from_pretrained(str(target), **kw)
         return build
     name = spec.split(":")[-1].split(".")[-1]
     cls = getattr(transformers, name, None)
@@ -84,6 +270,7 @@ def _resolve_config(spec: str) -> Callable[..., nn.Module]:
 
     def build(**overrides):
         return transformers.AutoModel.from_config(cls(**overrides))
+    build.default_config = cls
     return build
 
 
@@ -93,6 +280,12 @@ def _config_sha256(model: nn.Module) -> str | None:
         return None
     text = json.dumps(config.to_dict(), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+#: why a model's causality is unknown, and how to declare it
+UNDECLARED = ("nothing in the model says whether it is causal: no is_causal attribute, and no tapped attention call "
+              "passes SDPA is_causal=True; set is_causal = True on the model (or on its attention modules) to have it "
+              "checked as causal")
 
 
 def declared_causal(model: nn.Module) -> bool | None:
@@ -128,6 +321,8 @@ def _transformers_sweep(config: Any, dim: str, value: int) -> dict[str, Any]:
         return {"num_attention_heads": new_heads, **({"num_key_value_heads": new_heads // groups} if has_kv else {})}
     new_heads = max(value // head_dim, groups)
     out: dict[str, Any] = {"hidden_size": value, "num_attention_heads": new_heads}
+    if "head_dim" in d and head_dim_key is None:    # the config derives it from the width: held explicitly
+        out["head_dim"] = head_dim
     if has_kv:
         out["num_key_value_heads"] = max(new_heads // groups, 1)
     for key in ("intermediate_size", "d_ff", "n_inner"):
@@ -148,6 +343,7 @@ class ModelUnderTrial:
     config_sha256: str | None = None
     backend: str | None = None         # the tap pre-flight chose (model_probes.BACKENDS)
     causal: bool | None = None
+    causal_from: str = ""              # what said so: the model's is_causal, or SDPA's flag at the tapped calls
     preflight_diff: float | None = None
     calls: int = 0
     tried: dict[str, str] = field(default_factory=dict)
@@ -178,7 +374,7 @@ class ModelUnderTrial:
             raise
         except Exception as exc:
             raise ModelError(f"{self.spec}({_kw({**self.overrides, **extra})}) raised "
-                             f"{first_line(exc)}") from None
+                             f"{one_line(exc)}") from None
         if not isinstance(model, nn.Module):
             raise ModelError(f"{self.spec} returned {type(model).__name__}, not a torch.nn.Module")
         return model.float().eval()
@@ -186,7 +382,7 @@ class ModelUnderTrial:
     def describe(self) -> dict[str, Any]:
         return {"spec": self.spec, "class": self.model_class, "kind": self.kind, "overrides": self.overrides,
                 "config_sha256": self.config_sha256, "source_sha256": self.source_sha256, "tap": self.backend,
-                "causal": self.causal, "preflight_max_diff": self.preflight_diff, "attention_calls": self.calls,
+                "causal": self.causal, "causal_from": self.causal_from, "preflight_max_diff": self.preflight_diff, "attention_calls": self.calls,
                 "not_swept": self.sweep_reasons,
                 "versions": {"torch": torch.__version__,
                              "transformers": getattr(sys.modules.get("transformers"), "__version__", None)}}
@@ -206,7 +402,9 @@ def resolve(spec: str | None = None, *, config: str | None = None, overrides: li
     if problem:
         raise ModelError(f"--model-path {problem}")
     if config is not None:
-        return ModelUnderTrial(f"config {config}", _resolve_config(config), parsed)
+        trial = ModelUnderTrial(f"config {config}", _resolve_config(config), parsed)
+        check_overrides(trial)
+        return trial
     if ":" not in spec:
         raise ModelError(f"--model {spec!r} is not PKG.MODULE:BUILDER (e.g. my_pkg.models:build_model)")
     try:
@@ -215,12 +413,15 @@ def resolve(spec: str | None = None, *, config: str | None = None, overrides: li
         raise ModelError(f"--model {spec!r} cannot be imported: {first_line(exc)}") from None
     if not callable(builder):
         raise ModelError(f"--model {spec!r} is a {type(builder).__name__}, not a callable that builds a model")
-    return ModelUnderTrial(spec, builder, parsed, source_sha256=source_hash(inspect.getmodule(builder)))
+    trial = ModelUnderTrial(spec, builder, parsed, source_sha256=source_hash(inspect.getmodule(builder)))
+    check_overrides(trial)
+    return trial
 
 
 def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> ModelUnderTrial:
     """Build once, feed once, pick the tap (``model_probes.preflight``), and read what the claims need; a
-    ``ModelError`` (one line) when any of it fails."""
+    ``ModelError`` (one line) when any of it fails, or when the model would not fit in memory (``check_fits``)."""
+    check_fits(trial)
     model = trial.build(0)
     trial.base = model
     trial.model_class = f"{type(model).__module__}.{type(model).__qualname__}"
@@ -234,10 +435,15 @@ def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> Model
     except model_probes.TapError as exc:
         raise ModelError(f"{trial.spec}: {exc}") from None
     except Exception as exc:
-        raise ModelError(f"{trial.spec}: the model raised on a {batch}x{length} input: {first_line(exc)}") from None
+        raise ModelError(f"{trial.spec}: the model raised on a {batch}x{length} input: {one_line(exc)}") from None
     trial.backend, trial.calls, trial.preflight_diff, trial.tried = found.backend, found.calls, found.max_diff, \
         found.tried
     trial.causal = declared_causal(model)
+    if trial.causal is not None:
+        trial.causal_from = "the model's is_causal attribute"
+    elif found.causal_calls:
+        trial.causal = True
+        trial.causal_from = f"SDPA's is_causal=True at {found.causal_calls} of {found.calls} attention calls"
     if trial.kind != "transformers":
         for dim in SWEEP_DIMS:
             if not takes(trial.builder, dim):
@@ -297,6 +503,9 @@ def _sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int]
     if moved.nunique() < len(set(values)):
         return None, (f"the builder ignored {dim}= (family members at {values} came out with "
                       f"{'d_k' if dim == 'head_dim' else 'parameter counts'} {sorted(set(moved))})")
+    if dim == "width" and df.d_k.nunique() > 1:
+        return None, (f"the width family did not hold the head dim: d_k "
+                      + ", ".join(f"{d:g} at width {w}" for w, d in df.groupby("width").d_k.first().items()))
     return df, ""
 
 
@@ -315,7 +524,7 @@ def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch:
         return trial.cache[key]
     if not trial.causal:
         raise ModelError("next-token training needs a causal model: this one declares bidirectional attention"
-                         if trial.causal is False else "next-token training needs a model that declares is_causal")
+                         if trial.causal is False else f"next-token training needs a causal model: {UNDECLARED}")
     if trial.base is not None and getattr(getattr(trial.base, "config", None), "is_encoder_decoder", False):
         raise ModelError("next-token training of an encoder-decoder is not built (its encoder sees every token)")
     task = MarkovLM(vocab=vocab, seq_len=length)

@@ -39,8 +39,9 @@ from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
 from harness.schedule import PlannedGroupScheduling
 from harness.session import (EVIDENCE_KEY, STATE_KEY, ClaimsSession, Progress, claim_marker_id,
                              sigterm_as_interrupt)
-from harness.settings import (DEVICE_CHOICES, DRY_RUN_SEEDS, DRY_RUN_STEPS, SEED_STRIDE, choose_fp_path, derive_seeds,
-                              faults_module, load_kernel, load_model, parse_settings, resolve_device, worker_threads)
+from harness.settings import (DEVICE_CHOICES, DRY_RUN_SEEDS, DRY_RUN_STEPS, SEED_STRIDE, check_path_options,
+                              choose_fp_path, derive_seeds, faults_module, load_kernel, load_model, parse_settings,
+                              resolve_device, worker_threads)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,7 +95,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a directory to prepend to sys.path before resolving --model")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """A path option that moved pytest's rootdir is refused before any conftest of the wrong rootdir is imported."""
+    check_path_options(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    check_path_options(config)  # again: a clone without the entry point registers this plugin from its conftest
     config.addinivalue_line("markers", "claim(id): a claim-verification test for the note's item <id>")
     choose_fp_path(config)  # first: before any torch operation
     os.environ["MPLBACKEND"] = "Agg"  # plots are rendered headless, on every machine (issue 4)

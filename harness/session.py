@@ -410,9 +410,7 @@ class ClaimsSession:
                 on_trial = (f"{d['name']} ({d['convention']} convention, dtypes {', '.join(d['dtypes'])})"
                             if key == "attention" else f"{d['spec']} ({d['class']}, tapped through {d['tap']}, "
                                                        f"{d['attention_calls']} attention calls)")
-                tr.write_line(f"{key} on trial: {on_trial}; judged by "
-                              f"{', '.join(c for c in res['claims'] if c in judges) or 'no claim'}; the other "
-                              f"claims do not judge {what} yet (skipped, each with its reason)")
+                tr.write_line(f"{key} on trial: {on_trial}; {_trial_coverage(res, judges, what)}")
         if res.get("attention"):
             from harness.report.findings import failing_properties
 
@@ -512,6 +510,21 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
     over = " OVER BUDGET" if budget and (claim.get("duration_s") or 0) > budget else ""
     return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<32} {headline:<36} "
             f"{took:<17}{over}  {regression}")
+
+
+def _trial_coverage(res: dict[str, Any], judges: tuple[str, ...], what: str) -> str:
+    """Which claims judged the thing on trial, which of those that can were not run (deselected, or not named), and
+    which were skipped because they do not judge it yet."""
+    skipped = {s["id"] for s in res["run"].get("skipped") or [] if s.get("id")}
+    judged = [c for c in res["claims"] if c in judges and c not in skipped]
+    not_run = [c for c in judges if c not in res["claims"] and c not in skipped]
+    not_yet = sorted(c for c in skipped if c not in judges)
+    parts = [f"judged by {', '.join(judged) or 'no claim'}"]
+    if not_run:
+        parts.append(f"not run: {', '.join(not_run)}")
+    if not_yet:
+        parts.append(f"{', '.join(not_yet)} do not judge {what} yet (skipped, each with its reason)")
+    return "; ".join(parts)
 
 
 def _not_testable_line(claim: dict[str, Any], width: int) -> str:

@@ -20,6 +20,9 @@ API:
   (issue 27, ``harness.kernel``), or None; the ``--attention-*`` options without it are usage errors;
 * ``faults_module()`` — ``model.faults``, imported only when ``--inject-fault`` is used (issue 10);
 * ``worker_threads(cpu_count, workerinput)`` — torch threads for one xdist worker;
+* ``check_path_options(config)`` — a path option written with a space (``--model-path DIR``) that pytest also read
+  as a test path when it chose its rootdir (it chooses before any plugin's options are known): a usage error that
+  shows the ``--model-path=DIR`` form (issue 48); harmless where the rootdir comes out the same;
 * ``choose_fp_path(config)`` — ``--native-fp``: the CPU's native floating-point path instead of the pinned one
   (``harness.fp_path``); called first in ``pytest_configure``, before any torch operation.
 """
@@ -43,6 +46,9 @@ MAX_SEEDS = SEED_STRIDE
 DRY_RUN_STEPS = 2   # --dry-run: training steps of every run (issue 18: every path, at real sizes, in minutes)
 DRY_RUN_SEEDS = 2   # and seeds: the fewest a t interval can be computed on
 _DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
+#: the options whose value is a path (``harness.plugin``): written ``--opt PATH``, pytest's first pass over the command
+#: line, made before this plugin's options exist, takes an existing PATH for a test path when it picks the rootdir
+PATH_OPTIONS = ("--report-dir", "--baseline", "--model-path", "--model-config", "--attention-path")
 
 
 @dataclass(frozen=True)
@@ -255,6 +261,36 @@ def worker_threads(cpu_count: int | None, workerinput: dict[str, Any]) -> int:
     ``torch_threads(...)`` still applies inside it."""
     workers = int(workerinput.get("workercount", 1) or 1)
     return max(1, (cpu_count or 1) // max(1, workers))
+
+
+def check_path_options(config: pytest.Config) -> None:
+    """A usage error (one line, the ``=`` form shown) when a path option written with a space moved pytest's rootdir
+    or ini file: pytest picks them from the command line before any plugin's options are known, so ``--model-path
+    DIR`` counts DIR as a test path there (DIR becomes the rootdir: the project's ini file, and its testpaths, are never
+    read; the report and .pytest_cache go under DIR). Where the rootdir and ini come out the same, both forms work
+    and nothing is said. Only the controller checks (a worker's command line is not the user's)."""
+    if hasattr(config, "workerinput"):
+        return
+    args = [str(a) for a in config.invocation_params.args]
+    spaced = [(opt, value) for opt, value in zip(args, args[1:]) if opt in PATH_OPTIONS]
+    if not spaced:
+        return
+    ns = config.known_args_namespace
+    try:
+        from _pytest.config.findpaths import determine_setup
+
+        rootpath, inipath = determine_setup(inifile=ns.inifilename, override_ini=ns.override_ini,
+                                            args=list(ns.file_or_dir or []), rootdir_cmd_arg=ns.rootdir or None,
+                                            invocation_dir=config.invocation_params.dir)[:2]
+    except Exception:       # another pytest's internals: then every spaced path that exists is suspect
+        rootpath, inipath = None, None
+    if (rootpath, inipath) == (config.rootpath, config.inipath):
+        return
+    for opt, value in spaced:
+        if Path(config.invocation_params.dir, value).exists():
+            where = f" (it would be {rootpath})" if rootpath is not None else ""
+            raise pytest.UsageError(f"{opt} {value}: pytest read {value} as a test path too and took "
+                                    f"{config.rootpath} for its rootdir{where}; write {opt}={value}")
 
 
 def choose_fp_path(config: pytest.Config) -> None:

@@ -271,6 +271,7 @@ class Preflight:
     calls: int
     max_diff: float               # largest |tapped - default| relative to the default's largest entry
     tried: dict[str, str]         # backend -> why it was not taken
+    causal_calls: int = 0         # the calls that said they are causal (SDPA's is_causal=True, a module's is_causal)
 
 
 def preflight(model: nn.Module, inputs: dict[str, Tensor]) -> Preflight:
@@ -288,6 +289,7 @@ def preflight(model: nn.Module, inputs: dict[str, Tensor]) -> Preflight:
             with torch.no_grad(), tapped(model, backend) as calls:
                 out = forward(model, inputs)
                 n = len(calls)
+                causal = sum(1 for c in calls if c.causal is True)
         except TapError as exc:
             tried[backend] = str(exc)
             continue
@@ -297,7 +299,7 @@ def preflight(model: nn.Module, inputs: dict[str, Tensor]) -> Preflight:
         elif not diff <= PREFLIGHT_RTOL:
             tried[backend] = f"tapped output differs from the default by {diff:.3g} (relative)"
         else:
-            return Preflight(backend, n, diff, tried)
+            return Preflight(backend, n, diff, tried, causal)
     raise TapError("cannot tap the model's attention: " + "; ".join(f"{b}: {w}" for b, w in tried.items()))
 
 

@@ -401,8 +401,10 @@ def explain(record: Mapping[str, Any]) -> str:
         else:
             state = "passed" if c.get("passed") else \
                 "inconclusive (smaller than the margin)" if c.get("short_of_margin") else "inconclusive"
-        extra = [f"{c.get('kind') or (c.get('rule') or {}).get('kind', '?')}", f"measured {_fmt(c.get('measured'))}",
-                 f"threshold {_fmt(c.get('threshold'))}"]
+        kind = c.get('kind') or (c.get('rule') or {}).get('kind', '?')
+        # an exact check has no threshold: its state says whether it held
+        extra = [f"{kind}", f"measured {_fmt(c.get('measured'))}"] + (
+            ["deterministic"] if kind == "exact" else [f"threshold {_fmt(c.get('threshold'))}"])
         if c.get("ci") is not None:
             extra.append(f"CI {_fmt(c['ci'])}")
         if c.get("p_value") is not None:
@@ -417,7 +419,7 @@ def explain(record: Mapping[str, Any]) -> str:
             lines.append(f"      the note: {c['quote']}")
         if c.get("detail"):
             lines.append(f"      {c['detail']}")
-        if c.get("decision_note"):
+        if c.get("decision_note") and c["decision_note"] != c.get("detail"):    # an unmeasured one says it once
             lines.append(f"      {c['decision_note']}")
     if record.get("not_testable"):
         lines.append(f"  not testable here: {record['not_testable']}")
