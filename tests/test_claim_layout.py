@@ -130,4 +130,5 @@ def test_a_toy_claim_is_added_by_writing_two_files(tmp_path):
               profiles.KERNEL_NOT_YET["C9"], "C9" in sensitivity.EXPECTED_CATCHERS["no_scale"],
               profiles.get_profile("full").claim("C9")["draws"])
         """)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert facts.stdout.split("\n")[0] == "2 1 a toy: it reads the project's own attention scale True 10000", facts.stdout + facts.stderr
+    expected = "2 1 a toy: it reads the project's own attention scale True 10000"
+    assert facts.stdout.split("\n")[0] == expected, facts.stdout + facts.stderr
