@@ -52,6 +52,26 @@ def test_no_fact_about_a_claim_lives_in_the_harness_outside_its_profile_file():
     assert found == [], "move these into harness/profiles/<id>.py:\n" + "\n".join(found)
 
 
+def test_the_shared_sweep_is_one_block_that_its_users_name():
+    """The tuned sweep C3, C4, R1, R3 and the kernel trial train through is harness/profiles/sweep.py: C3's block
+    carries it unchanged (key order too: the sweep's memo keys on its JSON), and every ``sweep_from`` names it."""
+    from harness import profiles
+
+    def sweep_from(node):
+        if isinstance(node, dict):
+            yield from ([node["sweep_from"]] if "sweep_from" in node else [])
+            for v in node.values():
+                yield from sweep_from(v)
+
+    for name in profiles.PROFILE_NAMES:
+        for prof in (profiles.get_profile(name), profiles.get_profile(name).dry_run()):
+            shared, c3 = prof.claim("sweep"), prof.claim("C3")
+            assert json.dumps({k: c3[k] for k in shared}) == json.dumps(shared), name
+            named = {cid: list(sweep_from(block)) for cid, block in prof.blocks.items()}
+            assert {"C4", "R1", "R3", "kernel_trial"} <= {cid for cid, n in named.items() if n}, name
+            assert {x for n in named.values() for x in n} == {"sweep"}, name
+
+
 TOY_MODULE = '''
 """C9 (a toy): the model's default attention scale is 1/sqrt(d_k), read through a seeded draw's noise."""
 import math

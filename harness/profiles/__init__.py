@@ -29,8 +29,9 @@ DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 #: why a claim with no reason of its own skips a kernel trial (--attention)
 KERNEL_NOT_YET_DEFAULT = ("its measurements read the logits/weights taps inside the attention, which a black-box "
                           "kernel does not expose, or train arms the kernel is not part of (docs/attention-trial.md)")
-#: budget blocks that are not a claim's: the kernel trial's, read by the claims that judge a kernel
-SHARED_BLOCKS = ("kernel_trial", "model_trial")
+#: budget blocks that are not a claim's: the kernel trial's and the model trial's, read by the claims that judge a
+#: kernel or a model, and the shared tuned sweep (sweep.py) that C3 merges into its block and others name
+SHARED_BLOCKS = ("kernel_trial", "model_trial", "sweep")
 CLAIM_FILE = re.compile(r"[a-z]\d+")
 
 

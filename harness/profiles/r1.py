@@ -3,9 +3,10 @@ times, the faults that must refute it, and its kernel-trial status. The claim mo
 ``harness.profiles`` reads this file."""
 from harness.profiles.merge import DROP, overrides
 
-# R1 smoke seeds 5: C3's smoke seeds, so the comparisons reuse every one of C3's runs (no training of their own
-# when run in C3's process) and are paired over 5 seeds, not 3.
-SMOKE = {"d_ks": [1, 8, 64, 512], "heads": [1, 4], "sweep_from": "C3", "threads": 1, "seeds": 5}
+# sweep_from: the shared tuned sweep (harness/profiles/sweep.py, which C3 and C4 name too) that default_never_worse
+# and default_vs_additive read. R1 smoke seeds 5: C3's smoke seeds, so the comparisons reuse every one of C3's runs
+# (no training of their own when run in C3's process) and are paired over 5 seeds, not 3.
+SMOKE = {"d_ks": [1, 8, 64, 512], "heads": [1, 4], "sweep_from": "sweep", "threads": 1, "seeds": 5}
 BUDGETS = {"smoke": SMOKE,
            "standard": overrides(SMOKE, {"d_ks": [1, 4, 8, 16, 64, 256, 512, 1024], "heads": [1, 2, 4, 8], "seeds": 6}),
            "full": overrides(SMOKE, {"d_ks": [1, 4, 8, 16, 64, 128, 256, 512, 1024, 2048], "heads": [1, 2, 4, 8, 16],
