@@ -19,6 +19,10 @@ DRY_RUN_WALL_BUDGET_S = {"standard": 6, "full": 15}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
 REFUTED_BY_FAULTS = ("no_scale", "scale_by_dk", "scale_inverted")
+#: fault -> (this claim's fast, counted criterion that the fault refutes, a claim the fault is not about that must
+#: keep its verdict): the cells of tests/suite/test_sensitivity_modules.py this claim makes (one per fault with a
+#: catcher, across the profiles; docs/fault-matrix.md's table is generated from them)
+FAST_CELLS = {fault: ("default_is_sdpa_scale", "M0") for fault in REFUTED_BY_FAULTS}       # an exact check
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"uniform_attention": "R1's exact check compares the module with softmax(QK^T/sqrt(d_k))V; any "
                                      "change to the attention operation fails it",
