@@ -52,6 +52,16 @@ def test_no_fact_about_a_claim_lives_in_the_harness_outside_its_profile_file():
     assert found == [], "move these into harness/profiles/<id>.py:\n" + "\n".join(found)
 
 
+def test_no_scaffold_marker_is_left():
+    """``python -m harness.suite.new_claim`` marks what only the author can write; a claim is done when none is left."""
+    from harness.suite.new_claim import MARKER
+
+    left = [f"{p.relative_to(REPO)}:{n}" for d in ("claims", "harness/profiles", "tests/claims")
+            for p in sorted((REPO / d).glob("*.py"))
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if MARKER in line]
+    assert left == [], f"fill each {MARKER} (docs/adding-a-claim.md):\n" + "\n".join(left)
+
+
 def test_the_shared_sweep_is_one_block_that_its_users_name():
     """The tuned sweep C3, C4, R1, R3 and the kernel trial train through is harness/profiles/sweep.py: C3's block
     carries it unchanged (key order too: the sweep's memo keys on its JSON), and every ``sweep_from`` names it."""

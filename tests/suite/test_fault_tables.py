@@ -23,11 +23,11 @@ def test_every_fault_of_the_registry_has_a_row():
 
 def test_write_replaces_only_between_the_markers(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("before\n<!-- fault-catchers:begin -->\nold\n<!-- fault-catchers:end -->\nmiddle\n"
+    page.write_text("before\n<!-- fault-catchers:begin -->\nSTALE-TABLE\n<!-- fault-catchers:end -->\nmiddle\n"
                     "<!-- fault-cells:begin -->\n<!-- fault-cells:end -->\nafter\n", encoding="utf-8")
     assert fault_tables.main(["--write", str(page)]) == 0
     text = page.read_text(encoding="utf-8")
-    assert fault_tables.stale(text) == [] and "old" not in text
+    assert fault_tables.stale(text) == [] and "STALE-TABLE" not in text
     assert text.startswith("before\n") and "\nmiddle\n" in text and text.endswith("after\n")
 
 
