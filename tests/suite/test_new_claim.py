@@ -154,3 +154,14 @@ def test_a_probe_only_claim_added_by_the_docs_steps_touches_three_files_by_hand(
     touched = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert touched == sorted(["claims/test_r4_rows_are_distributions.py", "docs/fault-matrix.md",
                               "harness/profiles/r4.py", "tests/claims/test_r4.py"]), touched
+
+
+def test_the_doc_describes_the_scaffold_it_names():
+    """docs/adding-a-claim.md names the command, its marker, the three files and the id letters the scaffold uses."""
+    doc = (REPO / "docs" / "adding-a-claim.md").read_text(encoding="utf-8")
+    assert "python -m harness.suite.new_claim R4" in doc and new_claim.MARKER in doc
+    for path in ("harness/profiles/r4.py", "claims/test_r4_<slug>.py", "tests/claims/test_r4.py",
+                 "python -m harness.suite.fault_tables --write docs/fault-matrix.md"):
+        assert path in doc, path
+    for letter, kind in new_claim.KINDS.items():
+        assert f"`{letter}` a" in doc and f'"{kind}"' in doc, letter
