@@ -211,12 +211,12 @@ CRITERIA = {
                "Applies when: always"),
         falsified_by=("scale_inverted",),
         rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
-        prediction="across {sweep_from}'s d_k sweep {sweep_d_ks} on {tasks}, each arm at its tuned rate, the "
+        prediction="across the shared sweep's d_k {sweep_d_ks} on {tasks}, each arm at its tuned rate, the "
                    "default's held-out loss is never worse than unscaled dot attention's by more than the margin",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "default"), how=_PAIRED),
     "default_vs_additive": dict(
         counts=False, rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
-        prediction="across {sweep_from}'s d_k sweep {sweep_d_ks} on {tasks}, at tuned rates, the default's "
+        prediction="across the shared sweep's d_k {sweep_d_ks} on {tasks}, at tuned rates, the default's "
                    "held-out loss is not worse than additive attention's by more than the margin (reported: R1 makes no claim against additive)",
         metric="held-out loss (nats) after the budget", arms=("additive", "default"), how=_PAIRED),
 }
@@ -328,9 +328,9 @@ KERNEL_TRAINING_CRITERIA = {
     "kernel_trains_as_reference": dict(
         quote="Applies when: always; it is part of the operation’s definition.",
         rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
-        prediction="on {tasks}, at {sweep_from}'s smallest and largest d_k ({d_ks}), each arm at its own rate tuned "
-                   "on tuning seeds, the model whose attention calls the kernel has a held-out loss not worse than "
-                   "the same model's with the reference scaled dot product by more than the margin",
+        prediction="on {tasks}, at the shared sweep's smallest and largest d_k ({d_ks}), each arm at its own rate "
+                   "tuned on tuning seeds, the model whose attention calls the kernel has a held-out loss not worse "
+                   "than the same model's with the reference scaled dot product by more than the margin",
         metric="held-out loss (nats) after the budget", arms=(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT),
         how=_PAIRED),
 }
@@ -341,10 +341,10 @@ def training_d_ks(spec: dict) -> list[int]:
     return sorted({min(spec["d_ks"]), max(spec["d_ks"])})
 
 
-def declare_kernel_training(ev, sweep_block: dict, sweep_from: str = "C3"):
+def declare_kernel_training(ev, sweep_block: dict):
     """``kernel_trains_as_reference`` declared, its prediction naming the tasks and d_k it reads."""
     tasks = tuning.sweep_tasks(sweep_block)
-    return ev.declare(KERNEL_TRAINING_CRITERIA, tasks=" and ".join(tasks), sweep_from=sweep_from,
+    return ev.declare(KERNEL_TRAINING_CRITERIA, tasks=" and ".join(tasks),
                       d_ks="; ".join(f"{t} {training_d_ks(spec)}" for t, spec in tasks.items())
                       )["kernel_trains_as_reference"]
 
@@ -403,13 +403,13 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
 def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None,
                  sweep_block: dict | None = None) -> None:
     """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
-    ``sweep_block`` (C3's, ``trial["training"]["sweep_from"]``) the training arm too (not under --fast)."""
+    ``sweep_block`` (the shared sweep's, ``trial["training"]["sweep_from"]``) the training arm too (not under
+    --fast)."""
     crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"],
                        dropout_p=kernel_probes.DROPOUT_P, draws=kernel_probes.DROPOUT_DRAWS,
                        skip=() if getattr(kernel, "dropout", False) else ("kernel_dropout",))
     if sweep_block is not None:
-        crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block,
-                                                                      trial["training"]["sweep_from"])
+        crits["kernel_trains_as_reference"] = declare_kernel_training(ev, sweep_block)
     reports = {}
     for dt in kernel.dtypes:
         progress(f"kernel {kernel.name}: exactness, {trial['cases']} drawn cases, {dt}", force=True)
@@ -601,7 +601,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
     _claim(ev, trained=not fast)
     d_ks, heads = budget["d_ks"], budget["heads"]
     sweep_block = profile.claim(budget["sweep_from"])
-    crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS), sweep_from=budget["sweep_from"],
+    crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS),
                       sweep_d_ks=sweep_block["sweep_d_ks"], tasks=" and ".join(tuning.sweep_tasks(sweep_block)))
     ev.gate("r1_default_rel_err_vs_sdpa", direction="lower", tolerance=1e-9)
 
@@ -644,7 +644,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
         {t: s.tuned for t, s in sweeps_.items()}, "R1: held-out loss against learning rate per arm (tuning seeds)"))
     reused = int(sum(s.runs.cached.sum() + s.tuning.cached.sum() for s in sweeps_.values()))
     total = int(sum(len(s.runs) + len(s.tuning) for s in sweeps_.values()))
-    ev.note(f"The comparisons reuse {budget['sweep_from']}'s tuning and evaluation runs where they compute the same "
+    ev.note(f"The comparisons reuse the shared sweep's tuning and evaluation runs where they compute the same "
             f"thing ({reused}/{total} runs came from the in-process memo; 0 when R1 runs alone or on another xdist "
             "worker). Without a fault the default scale is numerically C3's explicit d_k^-0.5. The never_worse_tests "
             "table (reported) adds final accuracy, steps to target and the learning curve's mean accuracy, with "

@@ -417,7 +417,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
         CRITERIA, n_crit=n_crit,
         skip=([] if CHUNKED in variants else ["chunked_additive_time_ratio", "chunked_memory_ratio_grows"])
         + ([] if sweep_block else ["similar_quality"]),
-        how={"similar_quality": f"{budget['sweep_from']}'s tuned sweep, d_k {sweep_block['sweep_d_ks']} on "
+        how={"similar_quality": f"the shared tuned sweep, d_k {sweep_block['sweep_d_ks']} on "
                                 f"{' and '.join(tuning.sweep_tasks(sweep_block))}"} if sweep_block else None)
     for name in (f"time_ratio_additive_over_dot/{n_crit}", f"time_ratio_matmul_over_sdpa/{n_crit}"):
         ev.gate(name, direction="higher", tolerance=0.5, relative=True)   # timing ratios: +-50% across machines

@@ -6,9 +6,9 @@ CPU (under 45 min), ``full`` is paper-scale on a GPU. The three share one code p
 
 A claim's profile file holds every number the suite reads about it, each with its reason: ``BUDGETS`` (smoke as
 the base, standard and full as ``overrides`` of it), ``WALL_BUDGET_S`` and ``DRY_RUN_WALL_BUDGET_S`` (expected
-module times, which the scheduler orders by), ``REFUTED_BY_FAULTS``, ``SIDE_EFFECTS`` and ``FLAKY_DECLARED`` (the
-fault matrix), ``KERNEL_TRIAL`` (True, or why the claim skips a kernel trial) and its ``KERNEL_TRIAL_WALL_BUDGET_S``,
-and optionally ``DRY_RUN_CAPS``. A file here named like a claim id is found without registering it. Numbers only:
+module times, which the scheduler orders by), ``REFUTED_BY_FAULTS``, ``SIDE_EFFECTS``, ``FLAKY_DECLARED`` and
+``FAST_CELLS`` (the fault matrix), ``KERNEL_TRIAL`` (True, or why the claim skips a kernel trial) and its
+``KERNEL_TRIAL_WALL_BUDGET_S``, and optionally ``DRY_RUN_CAPS``. A file here named like a claim id is found without registering it. Numbers only:
 this package imports nothing else of the harness (an import-linter contract).
 """
 from __future__ import annotations
@@ -29,8 +29,9 @@ DEFAULT_SEEDS = {"smoke": 3, "standard": 5, "full": 5}
 #: why a claim with no reason of its own skips a kernel trial (--attention)
 KERNEL_NOT_YET_DEFAULT = ("its measurements read the logits/weights taps inside the attention, which a black-box "
                           "kernel does not expose, or train arms the kernel is not part of (docs/attention-trial.md)")
-#: budget blocks that are not a claim's: the kernel trial's, read by the claims that judge a kernel
-SHARED_BLOCKS = ("kernel_trial", "model_trial")
+#: budget blocks that are not a claim's: the kernel trial's and the model trial's, read by the claims that judge a
+#: kernel or a model, and the shared tuned sweep (sweep.py) that C3 merges into its block and others name
+SHARED_BLOCKS = ("kernel_trial", "model_trial", "sweep")
 CLAIM_FILE = re.compile(r"[a-z]\d+")
 
 
@@ -67,6 +68,8 @@ MODEL_NOT_YET = {**{c: f.MODEL_TRIAL for c, f in _FILES.items() if isinstance(ge
 REFUTED_BY_FAULTS = {c: tuple(f.REFUTED_BY_FAULTS) for c, f in _FILES.items()}
 SIDE_EFFECTS = {c: dict(getattr(f, "SIDE_EFFECTS", {})) for c, f in _FILES.items()}
 FLAKY_DECLARED = {c: dict(getattr(f, "FLAKY_DECLARED", {})) for c, f in _FILES.items()}
+#: fault -> (claim, its fast criterion the fault refutes, a claim the fault is not about): each claim's FAST_CELLS
+FAST_CELLS = {fault: (c, *cell) for c, f in _FILES.items() for fault, cell in getattr(f, "FAST_CELLS", {}).items()}
 
 
 # --dry-run (issue 18): counts of things, never sizes of configs. Repetitions that are not training steps (R3's

@@ -109,6 +109,10 @@ DRY_RUN_WALL_BUDGET_S = {"standard": 15, "full": 75}
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
 #: (causal_leak: decoder_is_causal, whose trained decoders would read the next target)
 REFUTED_BY_FAULTS = ("uniform_attention", "causal_leak", "no_positional_encoding")
+#: fault -> (this claim's fast, counted criterion that the fault refutes, a claim the fault is not about that must
+#: keep its verdict): the cells of tests/suite/test_sensitivity_modules.py this claim makes (one per fault with a
+#: catcher, across the profiles; docs/fault-matrix.md's table is generated from them)
+FAST_CELLS = {"uniform_attention": ("generalises/reverse", "M0")}   # its own fault: no private unit-test budget
 #: fault -> why this claim's verdict may move under it, though the claim is not about it
 SIDE_EFFECTS = {"scale_inverted": "sqrt(d_k) for 1/sqrt(d_k) saturates every softmax of C1's Transformers from "
                                   "init, and they fail to learn reversal (fast matrix, master seed 0: refuted); a "

@@ -5,15 +5,16 @@ from harness.profiles.merge import DROP, overrides
 
 # C4 (issue 5). iid: Var(q.k) of iid components, fresh draws per (distribution, seed, d_k). model: the default
 # encoder at init read through its taps, d_model = heads*d_k and a fixed d_model (Table 3 rows B), every layer.
-# alpha: scale d_k^-alpha on C3's key-value sweep (sweep_from: its block, d_k = its smallest and largest sweep
-# d_k; alpha 0 and 0.5 are C3's unscaled/scaled runs, memoised); smoke keeps three alphas to fit 3 minutes.
-# Each alpha at its own rate tuned with C3's tuning block on C3's tasks (issue 17; alpha 0 and 0.5 are C3's
-# runs). qk_control: alpha 0.5 with W_Q, W_K's rate x each multiplier (issue 17's grid {1/4, 1/2, 1, 2});
-# smoke at the large d_k only (where alpha matters) on 3 of the evaluation seeds, to fit the sweep worker.
+# alpha: scale d_k^-alpha on the shared tuned sweep (sweep_from: harness/profiles/sweep.py, which C3 and R1 name
+# too; d_k = its smallest and largest sweep d_k; alpha 0 and 0.5 are C3's unscaled/scaled runs, memoised); smoke
+# keeps three alphas to fit 3 minutes. Each alpha at its own rate tuned with the sweep's tuning block on its tasks
+# (issue 17; alpha 0 and 0.5 are C3's runs). qk_control: alpha 0.5 with W_Q, W_K's rate x each multiplier (issue
+# 17's grid {1/4, 1/2, 1, 2}); smoke at the large d_k only (where alpha matters) on 3 of the evaluation seeds, to
+# fit the sweep worker.
 SMOKE = {"iid": {"dims": [8, 16, 32, 64, 128, 256, 512, 1024], "n_samples": 12288},
          "model": {"dims": [8, 16, 32, 64, 128, 256], "heads": 4, "fixed_d_model": 64, "n_layers": 2, "batch": 8,
                    "seq_len": 32, "draws": 3},
-         "alpha": {"sweep_from": "C3", "alphas": [0.0, 0.5, 1.0],
+         "alpha": {"sweep_from": "sweep", "alphas": [0.0, 0.5, 1.0],
                    "qk_control": {"multipliers": [0.25, 0.5, 1.0, 2.0], "d_ks": "large", "seeds": 3}}}
 BUDGETS = {"smoke": SMOKE,
            "standard": overrides(SMOKE, {"seeds": 6, "iid": {"n_samples": 32768},

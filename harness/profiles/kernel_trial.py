@@ -13,15 +13,16 @@ from harness.profiles.merge import overrides
 # ratio under 3 busy processes on 2 cores, against the +-25% band of "the same speed"). Target: <= 60 s a kernel on
 # 2 CPU cores.
 # training: R1's kernel_trains_as_reference (not under --fast), the kernel and the reference as two arms of the
-# tuned sweep of `sweep_from`'s tasks (C3's key-value lookup and delayed copy) at its smallest and largest d_k:
-# `seeds` evaluation seeds (the first of R1's), `tuning` as C3's block (points over span round the task's rate,
-# tuning seeds, extensions past an end), `train`: per task, overrides of C3's train block (none: C3's steps).
+# tuned sweep of `sweep_from`'s tasks (harness/profiles/sweep.py: key-value lookup and delayed copy) at its smallest
+# and largest d_k: `seeds` evaluation seeds (the first of R1's), `tuning` as the sweep's block (points over span round
+# the task's rate, tuning seeds, extensions past an end), `train`: per task, overrides of the sweep's train block
+# (none: the sweep's steps).
 # Smoke is small so that `pytest --attention ... --profile smoke -n 2` stays well inside 10 minutes: 3 seeds (R1
-# has 5) and one tuning seed (C3 has 2), C3's smoke steps (300 key-value lookup, 150 delayed copy); 2 arms x 2
-# tasks x 2 d_k, 6-9 runs each. Standard and full: C3's tuning blocks and steps, 5 seeds.
+# has 5) and one tuning seed (the sweep has 2), the sweep's smoke steps (300 key-value lookup, 150 delayed copy);
+# 2 arms x 2 tasks x 2 d_k, 6-9 runs each. Standard and full: the sweep's tuning blocks and steps, 5 seeds.
 SMOKE = {"cases": 60, "max_len": 9, "long_len": 300, "d_ks": [8, 16, 32, 64, 128, 256], "n_queries": 16, "n_keys": 32, "seeds": 3,
          "speed": {"sizes": [[8, 4, 128, 64]], "reps": 8, "calls": 3},
-         "training": {"sweep_from": "C3", "seeds": 3,
+         "training": {"sweep_from": "sweep", "seeds": 3,
                       "tuning": {"points": 3, "span": 16.0, "seeds": 1, "extend": 3}, "train": {}}}
 BUDGETS = {"smoke": SMOKE,
            "standard": overrides(SMOKE, {"cases": 200, "max_len": 17, "n_queries": 32, "n_keys": 64, "seeds": 5,

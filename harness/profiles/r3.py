@@ -12,11 +12,12 @@ from harness.profiles.merge import overrides
 # per op); max_memory_fraction: skip a cell whose estimated peak exceeds this share of free memory
 # (additive at n=1024 needs ~35 GB: a GPU's, not the dev box's). threads: 1 on CPU, where 2 OpenMP threads
 # on a shared box made matmul 5-10x slower (spin-waiting) and the ratios meaningless. sweep_from: the shared
-# tuned sweep whose runs similar_quality (R3's precondition, reported) reads, memoised (issue 26).
+# tuned sweep (harness/profiles/sweep.py) whose runs similar_quality (R3's precondition, reported) reads, memoised
+# (issue 26).
 SMOKE = {"ns": [64, 128, 256], "criterion_n": 256, "batch": 8, "n_heads": 4, "d_k": 64, "seeds": 3,
          "variants": ["dot_sdpa", "dot_matmul", "additive"], "additive_chunk": 16, "min_round_s": 0.05,
          "max_iterations": 20, "reuse_profiled_s": 1.0, "threads": 1, "max_memory_fraction": 0.5,
-         "sweep_from": "C3"}
+         "sweep_from": "sweep"}
 BUDGETS = {"smoke": SMOKE,
            "standard": overrides(SMOKE, {"ns": [64, 128, 256, 512],
                                      "variants": ["dot_sdpa", "dot_matmul", "additive", "additive_chunked"],

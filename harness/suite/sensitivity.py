@@ -53,6 +53,11 @@ from harness.record.results import clean_commit, write_json_atomic
 #: fault -> the claim ids that must be refuted under it, from each claim's profile file (REFUTED_BY_FAULTS)
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
     fault: tuple(c for c, faults in profiles.REFUTED_BY_FAULTS.items() if fault in faults) for fault in FAULTS}
+#: fault -> (a claim that must catch it, its fast counted criterion the fault refutes, a claim the fault is not about):
+#: the cells tests/suite/test_sensitivity_modules.py runs, from each claim's profile file (FAST_CELLS), the catchers
+#: whose smoke budget is the longest first
+FAST_CELLS: dict[str, tuple[str, str, str]] = dict(sorted(
+    profiles.FAST_CELLS.items(), key=lambda kv: -profiles.WALL_BUDGET_S["smoke"].get(kv[1][0], 0)))
 #: (fault, claim) -> why an off-target cell may move: the fault breaks something that claim also measures
 SIDE_EFFECTS: dict[tuple[str, str], str] = {
     (fault, c): why for c, reasons in profiles.SIDE_EFFECTS.items() for fault, why in reasons.items()}
@@ -291,19 +296,23 @@ def declared_falsifiers(claims_dir: Path, claim_ids: Sequence[str] | None = None
                         ) -> dict[str, dict[str, tuple[str, ...]]]:
     """claim id -> {counted criterion: the faults it names in ``falsified_by``}, read from each claim module's
     CRITERIA (its profile-independent declaration); ``trained_only``: leave out the ``fast`` ones."""
-    import importlib.util
-
     from harness.record.verdict import COUNTED, role_of
 
     out = {}
     for cid in claim_ids or matrix_claims(claims_dir):
-        path = claim_module(cid, claims_dir)
-        spec = importlib.util.spec_from_file_location(f"_falsifiers_{cid.lower()}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out[cid] = {name: tuple(c.get("falsified_by", ())) for name, c in getattr(module, "CRITERIA", {}).items()
+        out[cid] = {name: tuple(c.get("falsified_by", ())) for name, c in claim_criteria(cid, claims_dir).items()
                     if role_of(c) == COUNTED and not (trained_only and c.get("fast"))}
     return out
+
+
+def claim_criteria(claim_id: str, claims_dir: Path) -> dict[str, Any]:
+    """A claim module's ``CRITERIA`` (its profile-independent declaration), read from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_falsifiers_{claim_id.lower()}", claim_module(claim_id, claims_dir))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(getattr(module, "CRITERIA", {}))
 
 
 def _declared_name(record_name: str, declared: Mapping[str, Any]) -> str | None:

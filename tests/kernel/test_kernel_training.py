@@ -31,15 +31,15 @@ from tests.conftest import assert_firm
 torch.set_num_threads(1)
 SEEDS = list(range(6))
 LARGE_D_K = 512
-TRAINING = {"sweep_from": "C3", "seeds": len(SEEDS),
+TRAINING = {"sweep_from": "sweep", "seeds": len(SEEDS),
             "tuning": {"points": 3, "span": 16.0, "seeds": 1, "extend": 2},
             "train": {}}
 
 
 def delayed_copy_only() -> dict:
-    """C3's smoke block with its second task (delayed copy) as its only one, at ``LARGE_D_K`` alone."""
-    c3 = get_profile("smoke").claim("C3")
-    return {"sweep": c3["task2"]["sweep"], "sweep_d_ks": [LARGE_D_K]}
+    """The shared sweep's smoke block with its second task (delayed copy) as its only one, at ``LARGE_D_K`` alone."""
+    shared = get_profile("smoke").claim("sweep")
+    return {"sweep": shared["task2"]["sweep"], "sweep_d_ks": [LARGE_D_K]}
 
 
 @lru_cache(maxsize=None)

@@ -5,7 +5,8 @@ command for a cell of the matrix (``harness.suite.sensitivity.run_fast``: ``--fa
 master seed 0), and the test reads its results.json:
 
 * the **catch**: a claim the fault is about (``EXPECTED_CATCHERS``) must come out ``refuted``, and the refutation
-  must come from the fast, counted criterion named in ``CELLS`` (the one that exists for this fault);
+  must come from the fast, counted criterion named in ``CELLS`` (the one that exists for this fault; ``CELLS`` is
+  read from each catcher's profile file, ``FAST_CELLS``);
 * the **off-target cell**: a claim the fault is not about, and not a listed side effect, must keep its no-fault
   verdict, ``supported`` (the no-fault verdict of every claim in the matrix: ``python -m harness.suite.sensitivity``
   fails unless each is supported at master seeds 0, 1 and 2).
@@ -32,22 +33,14 @@ import concurrent.futures
 
 import pytest
 
+from harness import profiles
 from harness.suite import sensitivity
 from model.faults import FAULTS
 from tests.conftest import assert_firm
 
-#: fault -> (catcher, its fast criterion the fault refutes, off-target claim); longest runs first.
-CELLS: dict[str, tuple[str, str, str]] = {
-    "uniform_attention": ("C1", "generalises/reverse", "M0"),
-    "local_window": ("C2", "attention_learns", "C3"),
-    "single_head": ("M0", "heads_distinct", "C3"),
-    "no_scale": ("R1", "default_is_sdpa_scale", "M0"),
-    "scale_by_dk": ("R1", "default_is_sdpa_scale", "M0"),
-    "scale_inverted": ("R1", "default_is_sdpa_scale", "M0"),
-    "causal_leak": ("M0", "causal_mask", "C3"),
-    "no_positional_encoding": ("M0", "positional_encoding", "R1"),
-    "padding_leak": ("M0", "padding_ignored", "C3"),
-}
+#: fault -> (catcher, its fast criterion the fault refutes, off-target claim); longest runs first. Generated from the
+#: claims' profile files (FAST_CELLS beside REFUTED_BY_FAULTS), as docs/fault-matrix.md's table of them is.
+CELLS: dict[str, tuple[str, str, str]] = sensitivity.FAST_CELLS
 NO_FAULT_VERDICT = "supported"
 JOBS = 2
 
@@ -55,11 +48,18 @@ JOBS = 2
 def test_every_fault_has_a_catch_and_an_off_target_cell():
     """Every fault a fast criterion catches; the others (additive_no_tanh) are training criteria's falsifiers,
     proven by ``--criteria`` (tests/suite/test_falsifiers.py)."""
+    from harness.record.verdict import COUNTED, role_of
+
     assert set(CELLS) == {f for f in FAULTS if sensitivity.EXPECTED_CATCHERS[f]}
-    for fault, (catcher, _, off_target) in CELLS.items():
+    assert len(CELLS) == len(profiles.FAST_CELLS), "two profile files declare a cell for the same fault"
+    for fault, (catcher, criterion, off_target) in CELLS.items():
         assert catcher in sensitivity.EXPECTED_CATCHERS[fault], fault
-        assert off_target not in sensitivity.EXPECTED_CATCHERS[fault], fault
+        assert off_target not in sensitivity.EXPECTED_CATCHERS[fault] and off_target != catcher, fault
         assert (fault, off_target) not in sensitivity.SIDE_EFFECTS, fault
+        declared = sensitivity.claim_criteria(catcher, sensitivity.ROOT / "claims")
+        spec = declared.get(criterion, declared.get(criterion.split("/")[0]))    # generalises/<task>: generalises
+        assert spec is not None and role_of(spec) == COUNTED, (fault, catcher, criterion)
+        assert fault in spec.get("falsified_by", ()), (fault, catcher, criterion)
 
 
 @pytest.fixture(scope="module")
