@@ -279,6 +279,12 @@ def _verdict_codes(codes: np.ndarray, n_unrecorded: int) -> np.ndarray:
     return np.where(any_ref, 0, np.where(all_pass, 2, 1))
 
 
+def verdict_code(codes: Sequence[int], n_unrecorded: int = 0) -> int:
+    """The verdict rule for one run (``_verdict_codes``): the counted criteria's outcome codes and how many
+    counted criteria were never recorded -> 0 refuted, 2 supported, 1 inconclusive."""
+    return int(_verdict_codes(np.array(list(codes), dtype=int).reshape(1, -1), n_unrecorded)[0])
+
+
 _CODE = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
 _OUTCOME = {v: k for k, v in _CODE.items()}
 

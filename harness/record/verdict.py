@@ -214,22 +214,44 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
                      short_of_margin=d["short_of_margin"])
             if len(d["parts"]) > 1:
                 c["parts"] = d["parts"]
-    untestable = "" if errored else not_testable(criteria, fast_only)
-    if errored:
-        outcome = ERROR
-    elif untestable or not any(mask):
-        outcome = INCONCLUSIVE
-    else:
-        outcome = _VERDICT_OF_CODE[result.verdict_code]
+    settled = _settle(criteria, result.verdict_code, kind=kind, errored=errored, fast_only=fast_only)
     firm, need, why = result.firmness, result.seeds_for_firm, result.firmness_reason
     if errored:
         firm, need, why = None, None, "the module errored"
-    elif untestable:
+    elif settled["not_testable"]:
         firm, need, why = None, None, "not testable here: a premise did not pass"
-    return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
-            "firmness": firm, "seeds_for_firm": need, "firmness_reason": why, "n_seeds": result.n_seeds,
-            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only),
-            "not_testable": untestable}
+    return {"criteria": criteria, "verdict": settled["verdict"], "firmness": firm, "seeds_for_firm": need,
+            "firmness_reason": why, "n_seeds": result.n_seeds, "scope": settled["scope"],
+            "not_testable": settled["not_testable"]}
+
+
+def _settle(criteria: Sequence[Mapping[str, Any]], code: int, *, kind: str, errored: bool, fast_only: bool
+            ) -> dict[str, str]:
+    """The verdict of judged criteria whose counted outcomes gave verdict ``code`` (2, 1, 0): error if the module
+    errored, inconclusive (not testable here) if a premise did not pass or nothing is counted, else the code's;
+    with ``not_testable`` and ``scope``."""
+    untestable = "" if errored else not_testable(criteria, fast_only)
+    if errored:
+        outcome = ERROR
+    elif untestable or not counted(criteria, fast_only):
+        outcome = INCONCLUSIVE
+    else:
+        outcome = _VERDICT_OF_CODE[code]
+    return {"verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
+            "not_testable": untestable,
+            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only)}
+
+
+def part_verdict(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
+                 fast_only: bool = False) -> dict[str, str]:
+    """The verdict of some of a claim's criteria *as the claim judged them* (their outcomes are read, nothing is
+    decided again): a test part's verdict, for its pytest outcome and its gate. ``{"verdict", "not_testable",
+    "scope"}`` by the verdict rule of ``judge_record``; a counted criterion without an outcome was never
+    recorded."""
+    judged = counted(criteria, fast_only)
+    code = decision.verdict_code([decision.OUTCOME_RANK[c["outcome"]] for c in judged if c.get("outcome")],
+                                 sum(not c.get("outcome") for c in judged))
+    return _settle(criteria, code, kind=kind, errored=errored, fast_only=fast_only)
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:
