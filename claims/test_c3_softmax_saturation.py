@@ -477,7 +477,7 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
     for name, parts in training_measurements(sweeps_, small_dk, large_dk, budget.get("small_d_ks", ())).items():
         shown = (small_dk, large_dk) if "grows" in name else None if "small" in name else (large_dk,)
         crit[name].measure([m for ms in parts.values() for m in ms], detail=_detail(sweeps_, shown))
-        per_task_rows.append(tuning.part_outcomes(CRITERIA[name]["rule"], parts).assign(criterion=name))
+        per_task_rows.append(pd.DataFrame(decision.part_outcomes(CRITERIA[name]["rule"], parts)).assign(criterion=name))
     crossovers = {task: crossover_dk(s) for task, s in sweeps_.items()}
     for task, s in sweeps_.items():
         ev.metric(f"c3_crossover_dk/{task}", crossovers[task])

@@ -652,7 +652,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
         for name, ps in parts.items():
             c[name].measure([m for ms in ps.values() for m in ms], detail="best other alpha on the tuning seeds: "
                             + ", ".join(f"{t} d_k={d}: {a}" for (t, d), a in chosen.items()))
-            per_part.append(tuning.part_outcomes(CRITERIA[name]["rule"], ps).assign(criterion=name))
+            per_part.append(pd.DataFrame(decision.part_outcomes(CRITERIA[name]["rule"], ps)).assign(criterion=name))
         alpha_df = alpha_frame(sweeps_)
         for task, s in sweeps_.items():
             for key, value in tuning.tuned_metrics(CLAIM_ID, s).items():

@@ -394,7 +394,7 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
     for s in sweeps_.values():
         for key, value in tuning.tuned_metrics("R1", s).items():
             ev.metric(key, value)
-    ev.table("kernel_training_per_part", tuning.part_outcomes(crit.rule, parts))
+    ev.table("kernel_training_per_part", pd.DataFrame(decision.part_outcomes(crit.rule, parts)))
     ev.figure("kernel_training_loss_vs_lr", figure_loss_vs_lr_by_task(
         {t: s.tuned for t, s in sweeps_.items()},
         "R1: does the kernel train as the reference? Held-out loss against learning rate per arm (tuning seeds)"))
@@ -624,7 +624,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
     for name, parts in never_worse_measurements(sweeps_).items():
         crit[name].measure([m for ms in parts.values() for m in ms],
                            detail=comparison_detail(sweeps_, "default", COMPARATORS[name]))
-        per_part.append(tuning.part_outcomes(CRITERIA[name]["rule"], parts).assign(criterion=name))
+        per_part.append(pd.DataFrame(decision.part_outcomes(CRITERIA[name]["rule"], parts)).assign(criterion=name))
     for task, s in sweeps_.items():
         tables.append(never_worse_table(s.runs).assign(task=task))
         for key, value in tuning.tuned_metrics("R1", s).items():

@@ -5,13 +5,13 @@ registers it through the root ``conftest.py`` (pytest dedups plugins by that nam
 (issue 27, ``harness.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
 (its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
 
-1. judges the recorded criteria (``harness.record.verdict``) and, with ``--baseline``, compares against the
-   baseline (``harness.record.baseline``);
-2. sets the pytest outcome: without a baseline a claim passes iff supported (a question unless it
-   errored); with one, it fails iff it regressed;
-3. ships the claim record in ``report.user_properties`` (JSON), which is how a record travels from an
-   xdist worker to the controller; ``pytest_runtest_logreport`` collects records on whichever process
-   writes the output, so a serial and a ``-n 2`` run merge the same records the same way.
+1. ships the part it recorded, unjudged, in ``report.user_properties`` (JSON), which is how a record travels
+   from an xdist worker to the controller; ``pytest_runtest_logreport`` collects records on whichever process
+   writes the output, so a serial and a ``-n 2`` run merge the same records the same way;
+2. there judges the claim once, merged from its parts so far (``harness.record.verdict``) and, with
+   ``--baseline``, compares it against the baseline (``harness.record.baseline``);
+3. sets the pytest outcome from that record: without a baseline a claim passes iff supported (a question unless
+   it errored); with one, it fails iff it regressed.
 
 At session end (also after failures, crashes, Ctrl-C and SIGTERM, then ``complete: false``) the controller
 writes ``<report-dir>/results.json`` and ``index.html`` atomically, and ``--update-baseline`` writes

@@ -2,12 +2,15 @@
 
 One ``ClaimsSession`` per pytest config (so in-process reruns share nothing), registered by
 ``harness.plugin.pytest_configure`` as the plugin ``attention_claims_session``. For each claim test (a test that
-uses the ``evidence`` fixture) it judges the recorded criteria (``harness.record.verdict``), compares them with the
-baseline when one gates (``harness.record.baseline``), sets the pytest outcome, and ships the claim record in
-``report.user_properties`` (JSON): that is how a record travels from an xdist worker to the controller, with the
-files the claim wrote on the worker (``ship_files`` / ``receive_files``). At session end the controller writes
-``results.json`` and ``index.html`` (also after failures, Ctrl-C and SIGTERM, then ``complete: false``), the
-baseline under ``--update-baseline``, and the terminal summary.
+uses the ``evidence`` fixture) it ships the part it recorded, unjudged, in ``report.user_properties`` (JSON): that is
+how a record travels from an xdist worker to the controller, with the files the claim wrote on the worker
+(``ship_files`` / ``receive_files``). Where the report is logged (the controller, or the one process without
+xdist) the claim is judged once, in one place: merged from its parts received so far (``harness.record.results``;
+for a claim of one test, the whole claim), decided (``harness.record.verdict``), compared with the baseline when
+one gates (``harness.record.baseline``), and the test's outcome set from that record before anything counts it.
+At session end the controller writes ``results.json`` from the claims so judged (a claim with a part cut short by
+Ctrl-C is merged and judged then) and ``index.html`` (also after failures, Ctrl-C and SIGTERM, then
+``complete: false``), the baseline under ``--update-baseline``, and the terminal summary.
 
 API:
 
@@ -153,6 +156,7 @@ class ClaimsSession:
         workerinput = getattr(config, "workerinput", None)
         self.worker_id: str | None = workerinput["workerid"] if workerinput else None
         self.parts: list[dict[str, Any]] = []
+        self.judged: dict[str, dict[str, Any]] = {}  # claim id -> its record, merged and judged (see _judge)
         self.skipped: list[dict[str, Any]] = []
         self.in_flight: dict[str, tuple[pytest.Item, Evidence, float]] = {}
         self.claim_items_collected = False  # so that a Ctrl-C before the first claim finished still writes
@@ -212,11 +216,8 @@ class ClaimsSession:
                 self._ship_skip(item, report)
             else:
                 duration = item.stash.get(SETUP_S_KEY, 0.0) + call.duration
-                part = self._ship_part(item, report, errored=report.failed,
-                                       error=_error_text(call) if report.failed else None, duration=duration)
-                if part is not None and report.passed and not self._passes(part):
-                    report.outcome = "failed"
-                    report.longrepr = self._failure_text(part)
+                self._ship_part(item, report, errored=report.failed,
+                                error=_error_text(call) if report.failed else None, duration=duration)
         return report
 
     def _passes(self, part: dict[str, Any]) -> bool:
@@ -234,6 +235,7 @@ class ClaimsSession:
 
     def _build_part(self, item: pytest.Item, ev: Evidence | None, *, errored: bool, error: str | None,
                     duration: float, interrupted: bool = False) -> dict[str, Any] | None:
+        """A test part's record as measured, not judged: the controller judges its claim (``_judge``)."""
         if ev is None:
             ev = Evidence(self.settings.report_dir, claim_id=claim_marker_id(item), fast=self.settings.fast)
         part = ev.to_record()
@@ -247,17 +249,14 @@ class ClaimsSession:
         except ValueError:
             module = str(item.path)
         part.update(nodeid=item.nodeid, order=item.stash.get(ORDER_KEY, 0), module=module,
-                    duration_s=round(duration, 3), error=error, interrupted=interrupted,
+                    duration_s=round(duration, 3), error=error, interrupted=interrupted, errored=errored,
                     device=str(funcargs["device"]) if "device" in funcargs else None,
                     seeds=None if part.get("seedless") else funcargs.get("seeds"))
         part["fp_capability"] = fp_path.capability()
-        verdicts.apply_judgement(part, errored=errored, fast_only=self.settings.fast)
-        if self.settings.gate_active:
-            part["regression"] = baseline_gate.compare_claim(part, self.baseline["claims"].get(part["id"]))
         return part
 
     def _ship_part(self, item: pytest.Item, report: pytest.TestReport, *, errored: bool, error: str | None,
-                   duration: float | None = None) -> dict[str, Any] | None:
+                   duration: float | None = None) -> None:
         self.in_flight.pop(item.nodeid, None)
         part = self._build_part(item, item.stash.get(EVIDENCE_KEY, None), errored=errored, error=error,
                                 duration=report.duration if duration is None else duration)
@@ -265,9 +264,22 @@ class ClaimsSession:
             if self.staging is not None:
                 part["files"] = ship_files(self.staging)
             report.user_properties.append((PART_PROPERTY, json.dumps(results_io.to_jsonable(part))))
-            if errored:  # a verdict failure says this in its longrepr; a crash shows it beside the traceback
-                report.sections.append((f"claim {part['id']}", verdicts.explain(part)))
-        return part
+
+    def _judge(self, report: pytest.TestReport, part: dict[str, Any]) -> None:
+        """Judge the part's claim once, merged from its parts received so far (for a claim of one test, the whole
+        claim), keep that record for results.json, and set the test's outcome from it: without a baseline the
+        part passes iff its criteria, as the claim judged them, support it; with one, iff it did not regress."""
+        mine = [p for p in self.parts if p["id"] == part["id"]]
+        claim = results_io.merge_claim(mine)
+        self.judged[part["id"]] = claim
+        record = results_io.part_record(claim, mine, part)
+        if self.settings.gate_active:
+            record["regression"] = baseline_gate.compare_claim(record, self.baseline["claims"].get(part["id"]))
+        if results_io.part_errored(part):  # a verdict failure says this in its longrepr; a crash shows it beside it
+            report.sections.append((f"claim {part['id']}", verdicts.explain(record)))
+        elif report.when == "call" and report.passed and not self._passes(record):
+            report.outcome = "failed"
+            report.longrepr = self._failure_text(record)
 
     def _ship_skip(self, item: pytest.Item, report: pytest.TestReport) -> None:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
@@ -275,15 +287,23 @@ class ClaimsSession:
         report.user_properties.append((SKIP_PROPERTY, json.dumps(skip)))
 
     # collection of records (serial: this process; xdist: the controller) ----------------------
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, value in getattr(report, "user_properties", ()):
-            if name == PART_PROPERTY:
-                part = json.loads(value)
-                for problem in receive_files(part.pop("files", None) or {}, self.settings.report_dir):
-                    self.messages.append(f"{part.get('id')}: {problem}")
-                self.parts.append(part)
-            elif name == SKIP_PROPERTY:
-                self.skipped.append(json.loads(value))
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport):
+        """Collect the parts and skips a report carries and judge each part's claim, before every other
+        implementation of the hook: pytest's session counts failures for -x, --maxfail and the exit status in a
+        tryfirst one registered after this plugin (which a tryfirst here would follow), the terminal and junitxml
+        in theirs, xdist after the hook; so all of them see the outcome the claim's judgement set."""
+        if self.worker_id is None:  # a worker ships its parts unjudged; the controller collects and judges them
+            for name, value in getattr(report, "user_properties", ()):
+                if name == PART_PROPERTY:
+                    part = json.loads(value)
+                    for problem in receive_files(part.pop("files", None) or {}, self.settings.report_dir):
+                        self.messages.append(f"{part.get('id')}: {problem}")
+                    self.parts.append(part)
+                    self._judge(report, part)
+                elif name == SKIP_PROPERTY:
+                    self.skipped.append(json.loads(value))
+        return (yield)
 
     # output ------------------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
@@ -346,7 +366,7 @@ class ClaimsSession:
 
     def build_results(self, *, complete: bool, exitstatus: int, stopped: str | None) -> dict[str, Any]:
         s = self.settings
-        claims = results_io.merge_parts(self.parts)
+        claims = results_io.merge_parts(self.parts, self.judged)  # judged as they arrived; the rest judged here
         base_claims = self.baseline["claims"] if self.baseline else {}
         regressions = baseline_gate.compare_results(claims, base_claims) if s.gate_active else {}
         for cid, claim in claims.items():

@@ -57,25 +57,28 @@ over as samples, or an estimate with se 0 and no reason, stays degenerate.
 **Firmness** (the replication probability of each outcome and of the verdict, and ``seeds_for_firm``) is
 estimated in ``harness.record.firmness``, which ``judge`` calls on the family it decided (``firmness=True``).
 
-**Why one file over ~600 lines.** Rules, their tests, their proportion (binomial) forms and the texts the record
+**Why one file over ~500 lines.** Rules, their tests, their proportion (binomial) forms and the texts the record
 shows for them are one vocabulary: a rule's threshold text and its test must change together, and claim modules
-call all of them as ``decision.X``. Firmness, which only consumes decisions, lives in ``harness.record.firmness``.
+call all of them as ``decision.X``. What ``judge`` and the firmness simulation both decide with (``Rule``, a
+measurement's ``Stat`` and p values, Holm over the family, the verdict rule) is ``harness.record.family``, which
+both import and this module re-exports; firmness lives in ``harness.record.firmness``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as sps
 
-ALPHA = 0.05                        # per claim: support at alpha per criterion, refutation Holm at alpha
-KINDS = ("superiority", "non_inferiority", "equivalence", "band", "exact")
-PASSED, INCONCLUSIVE, REFUTED = "passed", "inconclusive", "refuted"
-OUTCOME_RANK = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
+from harness.record import firmness as firm
+# the family's vocabulary, shared with firmness; claim modules and the record read all of it as ``decision.X``
+from harness.record.family import (_CODE, _OUTCOME, ALPHA, CONSTANT_ARM, INCONCLUSIVE, KINDS,  # noqa: F401
+                                   OUTCOME_RANK, PASSED, REFUTED, DecisionError, Judged, Rule, Stat, _decide_family,
+                                   _Member, _p_values, _verdict_codes, holm_levels, interval, stat, verdict_code)
+
 SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predicted region but not in the "
                    "refutation region, so the effect is neither shown nor contradicted")
 
@@ -86,78 +89,7 @@ HOLM_NOT_REJECTED = ("its interval lies in the refutation region at alpha, but H
                      "counted criteria does not reject it")
 
 
-class DecisionError(ValueError):
-    """A rule or a measurement that cannot be decided as declared; the message says which."""
-
-
 # =============================================================================================== rules
-@dataclass(frozen=True)
-class Rule:
-    """What a criterion predicts, declared before measuring. Build with the constructors below.
-
-    ``lo``/``hi``: the pass region of δ (None = open on that side). ``refute_below``/``refute_above``: the
-    refutation region, δ <= refute_below or δ >= refute_above (None: that side cannot refute); by default the
-    complement of the pass region, for superiority δ <= 0, for a band with ``null`` the far side of it."""
-    kind: str
-    lo: float | None = None
-    hi: float | None = None
-    margin: float | None = None     # the declared margin (superiority, non-inferiority, equivalence)
-    reason: str = ""                # why this margin (one line: "0.03 accuracy = 8 of 256 held-out examples")
-    paired: bool = False            # arms share each seed's data and init streams: the paired t on a - b
-    refute_below: float | None = None
-    refute_above: float | None = None
-    #: a one-sided band's kind (issue 38.4): True a *level* (reaching it is the prediction: a loss below 0.2
-    #: nats, a check's own threshold), False a *direction* with a margin (``null`` given: "falls"); None otherwise
-    level: bool | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise DecisionError(f"rule kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.kind != "exact":
-            if self.lo is None and self.hi is None:
-                raise DecisionError(f"a {self.kind} rule needs a bound")
-            if self.lo is not None and self.hi is not None and not self.lo < self.hi:
-                raise DecisionError(f"a {self.kind} rule needs lo < hi, got [{self.lo}, {self.hi}]")
-            if not self.reason.strip():
-                raise DecisionError(f"a {self.kind} rule needs the reason for its margin or band (reason=...)")
-            if (self.refute_below is not None and (self.lo is None or self.refute_below > self.lo)) or \
-                    (self.refute_above is not None and (self.hi is None or self.refute_above < self.hi)):
-                raise DecisionError(f"a {self.kind} rule's refutation region must lie outside its pass region, got "
-                                    f"pass {self.region_text()}, refute <= {self.refute_below} / >= {self.refute_above}")
-
-    def region_text(self) -> str:
-        if self.kind == "exact":
-            return "the check holds"
-        lo = "-inf" if self.lo is None else f"{self.lo:g}"
-        hi = "+inf" if self.hi is None else f"{self.hi:g}"
-        return f"δ in ({lo}, {hi})" if self.kind != "band" else f"δ in [{lo}, {hi}]"
-
-    def refutation_text(self) -> str:
-        """The refutation region in words, e.g. 'δ <= 0' or 'δ < -0.05 or δ > 0.05'."""
-        if self.kind == "exact":
-            return "the check fails"
-        sides = ([f"δ <= {self.refute_below:g}"] if self.refute_below is not None else []) + \
-                ([f"δ >= {self.refute_above:g}"] if self.refute_above is not None else [])
-        return " or ".join(sides)
-
-    @property
-    def has_gap(self) -> bool:
-        """True when the pass and refutation regions leave a gap ('smaller than the margin')."""
-        return (self.lo is not None and self.refute_below is not None and self.refute_below < self.lo) or \
-               (self.hi is not None and self.refute_above is not None and self.refute_above > self.hi)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {"kind": self.kind, "lo": self.lo, "hi": self.hi, "margin": self.margin, "reason": self.reason,
-               "paired": self.paired, "refute_below": self.refute_below, "refute_above": self.refute_above}
-        if self.level is not None:
-            out["level"] = self.level
-        return out
-
-    @property
-    def one_sided_band(self) -> bool:
-        return self.kind == "band" and (self.lo is None) != (self.hi is None)
-
-
 def _check_margin(margin: float, kind: str) -> float:
     m = float(margin)
     if not math.isfinite(m) or m < 0 or (kind == "equivalence" and m == 0):
@@ -416,104 +348,6 @@ def proportion_detail(rule: Rule, k: int, n: int) -> str:
     return text
 
 
-#: why a measurement with an arm constant across seeds cannot be tested (a ceiling, or a constant); harness.record.verdict
-#: re-opens a claim's 'ceiling' objection when a counted criterion carries it
-CONSTANT_ARM = "an arm is constant across seeds (a ceiling? use a metric without one)"
-
-
-@dataclass(frozen=True)
-class Stat:
-    """δ, its standard error and t df for one measurement; ``degenerate`` names why it cannot be tested."""
-    delta: float
-    se: float
-    df: float
-    n: int
-    degenerate: str = ""
-    exact: bool = False             # an exact point (``estimate(..., exact=why)``): se 0, and that is known
-
-
-def stat(m: Mapping[str, Any]) -> Stat:
-    s = _stat(m)
-    if m.get("invalid"):
-        return Stat(s.delta, s.se, s.df, s.n, m["invalid"])
-    return s
-
-
-def _stat(m: Mapping[str, Any]) -> Stat:
-    if m["source"] == "estimate":
-        if m.get("exact") and m["se"] == 0:
-            return Stat(m["value"], 0.0, m["df"], m["n"], "", exact=True)
-        return Stat(m["value"], m["se"], m["df"], m["n"], "" if m["se"] > 0 else "zero standard error")
-    a = np.asarray(m["a"], float)
-    b = None if m.get("b") is None else np.asarray(m["b"], float)
-    if b is None or m.get("paired"):
-        x = a if b is None else a - b
-        sd = float(x.std(ddof=1))
-        why = ""
-        if np.all(a == a[0]) or (b is not None and np.all(b == b[0])):
-            why = CONSTANT_ARM
-        elif sd == 0:
-            why = "the paired differences are constant"
-        return Stat(float(x.mean()), sd / math.sqrt(x.size), x.size - 1, int(x.size), why)
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = math.sqrt(va + vb)
-    why = (CONSTANT_ARM
-           if np.all(a == a[0]) or np.all(b == b[0]) else "")
-    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else 1.0
-    return Stat(float(a.mean() - b.mean()), se, float(df), int(max(a.size, b.size)), why)
-
-
-def interval(s: Stat, level: float) -> tuple[float, float]:
-    """The two-sided (1 - 2 level) t interval: its bounds are the one-sided bounds at ``level``."""
-    if s.exact and not s.degenerate:
-        return (s.delta, s.delta)
-    if s.degenerate or not s.se > 0:
-        return (math.nan, math.nan)
-    q = float(sps.t.isf(level, s.df))
-    return (s.delta - q * s.se, s.delta + q * s.se)
-
-
-def _p_values(delta, se, df, rule: Rule, exact: bool = False):
-    """One-sided p of 'δ in the pass region' (TOST: the larger half), of 'δ in the refutation region' (the smaller
-    of its sides) and of 'δ outside the pass region' (for 'smaller than the margin'), vectorised over arrays.
-    ``exact``: se 0 is an exact point, whose p's are their limits as se -> 0 (0 or 1; 1 on a region's edge)."""
-    delta, se, df = np.asarray(delta, float), np.asarray(se, float), np.asarray(df, float)
-    if exact:
-        return _point_p(delta, rule)
-    lo, hi, rb, ra = rule.lo, rule.hi, rule.refute_below, rule.refute_above
-    zeros, ones = np.zeros_like(delta), np.ones_like(delta)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        above_lo = sps.t.sf((delta - lo) / se, df) if lo is not None else zeros      # H1: δ > lo
-        below_hi = sps.t.cdf((delta - hi) / se, df) if hi is not None else zeros     # H1: δ < hi
-        out_low = sps.t.cdf((delta - rb) / se, df) if rb is not None else ones       # H1: δ < refute_below
-        out_high = sps.t.sf((delta - ra) / se, df) if ra is not None else ones       # H1: δ > refute_above
-        past_lo = sps.t.cdf((delta - lo) / se, df) if lo is not None else ones       # H1: δ < lo
-        past_hi = sps.t.sf((delta - hi) / se, df) if hi is not None else ones        # H1: δ > hi
-    bad = ~(se > 0)
-    p_support = np.where(bad, 1.0, np.maximum(above_lo, below_hi))
-    p_refute = np.where(bad, 1.0, np.minimum(out_low, out_high))
-    p_outside = np.where(bad, 1.0, np.minimum(past_lo, past_hi))
-    return p_support, p_refute, p_outside
-
-
-def _point_p(delta: np.ndarray, rule: Rule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The p's of an exact point (the limits as se -> 0): 0 where δ lies strictly inside the pass region, else 1;
-    the refutation region is closed, as ``Rule.refutation_text`` states it (δ <= 0 for superiority): a
-    deterministic δ exactly at no effect (every seed's slope exactly 0) contradicts a predicted direction."""
-    inside, refuted, outside = (np.ones_like(delta, bool), np.zeros_like(delta, bool), np.zeros_like(delta, bool))
-    if rule.lo is not None:
-        inside &= delta > rule.lo
-        outside |= delta < rule.lo
-    if rule.hi is not None:
-        inside &= delta < rule.hi
-        outside |= delta > rule.hi
-    if rule.refute_below is not None:
-        refuted |= delta <= rule.refute_below
-    if rule.refute_above is not None:
-        refuted |= delta >= rule.refute_above
-    return tuple(np.where(x, 0.0, 1.0) for x in (inside, refuted, outside))
-
-
 def criterion_p(rule: Rule, stats_: Sequence[Stat]) -> tuple[float, float]:
     """A criterion's p_support (its weakest part: intersection-union) and p_refute (its strongest part, Holm's
     first step over its parts: k x the smallest), unadjusted for the rest of the family."""
@@ -524,107 +358,7 @@ def criterion_p(rule: Rule, stats_: Sequence[Stat]) -> tuple[float, float]:
     return float(max(p[0] for p in ps)), float(min(1.0, len(ps) * min(p[1] for p in ps)))
 
 
-# ============================================================================================= family
-def holm_levels(p_decide: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], list[bool], list[float]]:
-    """Holm's step-down over a family: each member's level α/(m - r + 1), whether it is rejected, and its
-    Holm-adjusted p (monotone). Hand-written (a few lines) rather than a statsmodels dependency for this alone."""
-    m = len(p_decide)
-    order = sorted(range(m), key=lambda i: p_decide[i])
-    levels, rejected, adjusted = [alpha] * m, [False] * m, [1.0] * m
-    going, running = True, 0.0
-    for r, i in enumerate(order):
-        levels[i] = alpha / (m - r)
-        going = going and p_decide[i] <= levels[i]
-        rejected[i] = going
-        running = max(running, min(1.0, (m - r) * p_decide[i]))
-        adjusted[i] = running
-    return levels, rejected, adjusted
-
-
-def _holm_reject(p: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
-    """Vectorised Holm over the last axis: p (n_sim, m) -> rejected (n_sim, m)."""
-    n_sim, m = p.shape
-    if m == 0:
-        return np.zeros((n_sim, 0), bool)
-    order = np.argsort(p, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(p, order, 1)
-    ok = np.cumprod(sorted_p <= alpha / (m - np.arange(m)), axis=1).astype(bool)
-    rejected = np.zeros_like(ok)
-    np.put_along_axis(rejected, order, ok, 1)
-    return rejected
-
-
-@dataclass
-class _Member:
-    """One criterion as the family sees it."""
-    index: int
-    rule: Rule
-    measurements: list[Mapping[str, Any]]
-    counts: bool
-    exact_holds: bool | None = None
-    stats: list[Stat] = field(default_factory=list)
-
-    @property
-    def exact_point(self) -> bool:
-        """Every part an exact point (``estimate(..., exact=why)``): decided, but nothing to simulate."""
-        return bool(self.stats) and not self.untestable and all(s.exact for s in self.stats)
-
-    @property
-    def untestable(self) -> str:
-        """Why this criterion cannot be decided from its numbers (degenerate or invalid parts), '' if it can."""
-        return "; ".join(f"{m.get('label') or 'measurement'}: {s.degenerate}"
-                         for m, s in zip(self.measurements, self.stats) if s.degenerate)
-
-
-def _decide_family(members: Sequence[_Member], p_sup: Sequence[np.ndarray], p_ref: Sequence[np.ndarray],
-                   alpha: float = ALPHA) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """Outcome codes (2 passed, 1 inconclusive, 0 refuted) per member and per part, and Holm's rejection per part,
-    for p arrays of shape (n_sim, parts) per member: support at alpha on every part; refutation by Holm over the
-    parts of the counted members (a reported member: Holm over its own parts)."""
-    counted = [i for i, mem in enumerate(members) if mem.counts]
-    rejected: list[np.ndarray | None] = [None] * len(members)
-    if counted:
-        widths = [p_ref[i].shape[1] for i in counted]
-        joint = _holm_reject(np.concatenate([p_ref[i] for i in counted], 1), alpha)
-        for i, part in zip(counted, np.split(joint, np.cumsum(widths)[:-1], axis=1)):
-            rejected[i] = part
-    for i, mem in enumerate(members):
-        if rejected[i] is None:
-            rejected[i] = _holm_reject(p_ref[i], alpha)
-    part_codes, codes = [], []
-    for i in range(len(members)):
-        passed = p_sup[i] <= alpha
-        part_codes.append(np.where(passed, 2, np.where(rejected[i], 0, 1)))
-        codes.append(np.where(passed.all(1), 2, np.where(rejected[i].any(1), 0, 1)))
-    return codes, part_codes, rejected
-
-
-def _verdict_codes(codes: np.ndarray, n_unrecorded: int) -> np.ndarray:
-    """Outcome codes (n_sim, m) of the counted criteria -> verdict codes: 0 refuted if any refuted, 2 supported if
-    all passed (and none unrecorded), else 1."""
-    if codes.shape[1] == 0:
-        return np.ones(codes.shape[0], int)
-    any_ref = (codes == 0).any(1)
-    all_pass = (codes == 2).all(1) & (n_unrecorded == 0)
-    return np.where(any_ref, 0, np.where(all_pass, 2, 1))
-
-
-_CODE = {PASSED: 2, INCONCLUSIVE: 1, REFUTED: 0}
-_OUTCOME = {v: k for k, v in _CODE.items()}
-
-
 # ============================================================================================ judging
-@dataclass
-class Judged:
-    """The family's decision: per criterion (by index) and for the claim."""
-    criteria: list[dict[str, Any]]
-    verdict_code: int               # 2 supported, 1 inconclusive, 0 refuted
-    firmness: float | None
-    seeds_for_firm: int | None
-    n_seeds: int | None
-    firmness_reason: str = ""
-
-
 def _observed_p(members: Sequence[_Member]) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     sup, ref, out = [], [], []
     for mem in members:
@@ -730,9 +464,18 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         for j, mem in enumerate(members):
             out[mem.index]["firmness_reason"] = "not estimated"
         return Judged(out, verdict, None, None, None, "not estimated")
-    from harness.record import firmness as firm  # it builds on this module, so it is imported here, not at the top
     return firm.judge_firmness(members, out, exact_codes, n_unrecorded, verdict, alpha, seed=seed, n_sim=n_sim,
                                predictive=predictive, search_seeds=search_seeds, shared=shared)
+
+
+def part_outcomes(rule: Rule, parts: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Each part's outcome alone (``decide_alone``, no family adjustment), one row per part label: the per-task
+    rows (part, outcome, measured, ci) a report shows beside a criterion with one part per task."""
+    rows = []
+    for label, ms in parts.items():
+        d = decide_alone(rule, ms)
+        rows.append({"part": label, "outcome": d["outcome"], "measured": d.get("measured"), "ci": d.get("ci")})
+    return rows
 
 
 # ========================================================================================== texts

@@ -50,7 +50,8 @@ just decided, and fills in each criterion's ``firmness``, ``firmness_reason`` an
 (``Judged.firmness``, ``seeds_for_firm``, ``n_seeds``); ``FRAGILE_BELOW`` (a firmness under it is marked fragile in
 the report and the terminal, ``harness.record.verdict.fragile``), ``FIRM_TARGET`` (what ``seeds_for_firm`` aims at),
 ``N_SIM`` (simulated seed sets per estimate) and ``MAX_SEEDS`` (the largest seed count simulated). Every decision
-in a simulated run is ``harness.record.decision``'s own (its p values, Holm over the family, the verdict rule).
+in a simulated run is the observed one's own (``harness.record.family``: its p values, Holm over the family, the
+verdict rule).
 """
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
-from harness.record.decision import (_CODE, INCONCLUSIVE, Judged, Rule, Stat, _decide_family, _Member, _p_values,
-                                     _verdict_codes, stat)
+from harness.record.family import (_CODE, INCONCLUSIVE, Judged, Rule, Stat, _decide_family, _Member, _p_values,
+                                   _verdict_codes, stat)
 
 FRAGILE_BELOW = 0.8                 # firmness under this gets a visible mark in the report and terminal
 FIRM_TARGET = 0.9                   # seeds_for_firm: the count at which the outcome reaches this probability

@@ -118,22 +118,66 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     write_text_atomic(path, json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n")
 
 
-def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def merge_parts(parts: Iterable[Mapping[str, Any]], judged: Mapping[str, Mapping[str, Any]] | None = None
+                ) -> dict[str, dict[str, Any]]:
     """Claim records from test parts (one per test function), in one deterministic order.
 
     A claim is usually one test; a module may split it over several (or parametrize), each writing
     the same claim id. Parts are merged in collection order, whatever order xdist finished them in,
-    so a serial and a ``-n 2`` run give the same record. The verdict is recomputed over the merged
-    criteria (error if any part errored).
+    so a serial and a ``-n 2`` run give the same record. The verdict is decided over the merged
+    criteria (error if any part errored). ``judged``: claim records already merged and judged
+    (``merge_claim``, as the session does when each part arrives), by id; one made of exactly these
+    parts is taken as it is (a copy), not judged again.
     """
     by_id: dict[str, list[Mapping[str, Any]]] = {}
     for part in parts:
         by_id.setdefault(part["id"], []).append(part)
     merged: dict[str, dict[str, Any]] = {}
     for cid in sorted(by_id, key=claim_sort_key):
-        ordered = sorted(by_id[cid], key=lambda p: (p.get("order", 0), p.get("nodeid", "")))
-        merged[cid] = _merge_one(cid, ordered)
+        ordered = _in_order(by_id[cid])
+        done = (judged or {}).get(cid)
+        if done is not None and done.get("parts") == [p.get("nodeid") for p in ordered]:
+            merged[cid] = dict(done)
+        else:
+            merged[cid] = _merge_one(cid, ordered)
     return merged
+
+
+def merge_claim(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One claim's record from its parts (in any order; merged in collection order), judged once."""
+    ordered = _in_order(parts)
+    return _merge_one(ordered[0]["id"], ordered)
+
+
+def _in_order(parts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(parts, key=lambda p: (p.get("order", 0), p.get("nodeid", "")))
+
+
+def part_errored(part: Mapping[str, Any]) -> bool:
+    """A part whose test crashed (or was cut short): shipped unjudged with ``errored``, or judged as an error."""
+    return bool(part.get("errored")) or part.get("verdict") == verdicts.ERROR
+
+
+def part_record(claim: Mapping[str, Any], parts: Iterable[Mapping[str, Any]], part: Mapping[str, Any]
+                ) -> dict[str, Any]:
+    """One test part as its claim judged it, for the test's pytest outcome and its gate: the part's own criteria
+    (by its own names, which the gate maps to the baseline's copy), their outcomes, levels and firmness taken from
+    ``claim`` (``merge_claim`` of ``parts``, which holds ``part``), and the part's verdict read from those outcomes
+    (``verdict.part_verdict``: nothing is decided again). For a claim of one part it is the claim's judgement."""
+    ordered = _in_order(parts)
+    at = next(i for i, p in enumerate(ordered) if p is part)
+    start = sum(len(p.get("criteria", [])) for p in ordered[:at])
+    own = part.get("criteria", [])
+    criteria = [{**c, "name": mine["name"]} for c, mine in zip(claim["criteria"][start:start + len(own)], own)]
+    errored = part_errored(part)
+    kind = part.get("kind") or claim.get("kind") or "claim"
+    record = {k: part.get(k) for k in ("id", "title", "statement", "strength", "kind", "limitation", "nodeid",
+                                       "fast", "error", "interrupted")}
+    record.update(kind=kind, criteria=criteria, metrics=dict(part.get("metrics", {})),
+                  gates=dict(part.get("gates", {})))
+    record.update(verdicts.part_verdict(criteria, kind=kind, errored=errored, fast_only=bool(claim.get("fast")),
+                                        nothing_counted=claim.get("nothing_counted") or ""))
+    return record
 
 
 def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -171,11 +215,10 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
             claim.setdefault(k, p.get(k))
         if p.get("interrupted"):
             claim["interrupted"] = True
-    errored = any(p.get("verdict") == "error" for p in parts)
     why_nothing = next((p["nothing_counted"] for p in parts if p.get("nothing_counted")), "")
     if why_nothing:
         claim["nothing_counted"] = why_nothing
-    judge_claim(claim, errored=errored)
+    judge_claim(claim, errored=any(part_errored(p) for p in parts))
     claim["error"] = "; ".join(claim.pop("errors")) or None
     return claim
 

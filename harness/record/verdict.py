@@ -227,8 +227,26 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
                      short_of_margin=d["short_of_margin"])
             if len(d["parts"]) > 1:
                 c["parts"] = d["parts"]
+    settled = _settle(criteria, result.verdict_code, kind=kind, errored=errored, fast_only=fast_only,
+                      nothing_counted=nothing_counted)
+    firm, need, why = result.firmness, result.seeds_for_firm, result.firmness_reason
+    if errored:
+        firm, need, why = None, None, "the module errored"
+    elif settled["not_testable"]:
+        firm, need, why = None, None, "not testable here: a premise did not pass"
+    return {"criteria": criteria, "verdict": settled["verdict"], "firmness": firm, "seeds_for_firm": need,
+            "firmness_reason": why, "n_seeds": result.n_seeds, "scope": settled["scope"],
+            "not_testable": settled["not_testable"], "not_tested": settled["not_tested"]}
+
+
+def _settle(criteria: Sequence[Mapping[str, Any]], code: int, *, kind: str, errored: bool, fast_only: bool,
+            nothing_counted: str = "") -> dict[str, str]:
+    """The verdict of judged criteria whose counted outcomes gave verdict ``code`` (2, 1, 0): error if the module
+    errored, not tested if nothing is counted in the run (``not_tested`` says why: the module's
+    ``nothing_counted``, else the harness's reason), inconclusive (not testable here) if a premise did not pass,
+    else the code's; with ``not_testable`` and ``scope``."""
     untestable = "" if errored else not_testable(criteria, fast_only)
-    nothing = "" if errored or any(mask) else nothing_counted or (
+    nothing = "" if errored or counted(criteria, fast_only) else nothing_counted or (
         NO_FAST_COUNTED if fast_only and counted(criteria) else NO_COUNTED_CRITERION)
     if errored:
         outcome = ERROR
@@ -237,16 +255,22 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
     elif untestable:
         outcome = INCONCLUSIVE
     else:
-        outcome = _VERDICT_OF_CODE[result.verdict_code]
-    firm, need, why = result.firmness, result.seeds_for_firm, result.firmness_reason
-    if errored:
-        firm, need, why = None, None, "the module errored"
-    elif untestable:
-        firm, need, why = None, None, "not testable here: a premise did not pass"
-    return {"criteria": criteria, "verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
-            "firmness": firm, "seeds_for_firm": need, "firmness_reason": why, "n_seeds": result.n_seeds,
-            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only),
-            "not_testable": untestable, "not_tested": nothing}
+        outcome = _VERDICT_OF_CODE[code]
+    return {"verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
+            "not_testable": untestable, "not_tested": nothing,
+            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only)}
+
+
+def part_verdict(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
+                 fast_only: bool = False, nothing_counted: str = "") -> dict[str, str]:
+    """The verdict of some of a claim's criteria *as the claim judged them* (their outcomes are read, nothing is
+    decided again): a test part's verdict, for its pytest outcome and its gate. ``{"verdict", "not_testable",
+    "not_tested", "scope"}`` by the verdict rule of ``judge_record``; a counted criterion without an outcome was
+    never recorded."""
+    judged = counted(criteria, fast_only)
+    code = decision.verdict_code([decision.OUTCOME_RANK[c["outcome"]] for c in judged if c.get("outcome")],
+                                 sum(not c.get("outcome") for c in judged))
+    return _settle(criteria, code, kind=kind, errored=errored, fast_only=fast_only, nothing_counted=nothing_counted)
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from harness.record import decision
 from harness.study.sweeps import attention_variant_sweep
 
 #: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set by
@@ -251,8 +252,6 @@ class TunedSweep:
     def paired(self, a: str, b: str, d_k: int, label: str = "", identical: str = "") -> dict[str, Any]:
         """Arm ``a`` against arm ``b`` at ``d_k``, paired by seed (δ = a - b of the held-out loss; ``decision.samples``,
         ``identical`` passed on), invalid where either arm's rate sits at its grid's edge."""
-        from harness.record import decision
-
         return decision.samples(self.cell(a, d_k), self.cell(b, d_k), paired=True,
                                 label=label or f"{self.task} d_k={d_k}", invalid=self.invalid((a, d_k), (b, d_k)),
                                 identical=identical)
@@ -322,18 +321,6 @@ def tuned_tables(sweeps_: Mapping[str, TunedSweep]) -> pd.DataFrame:
                                for r in t.itertuples()]
         parts.append(t)
     return pd.concat(parts, ignore_index=True)
-
-
-def part_outcomes(rule, parts: Mapping[str, list[dict]]) -> pd.DataFrame:
-    """Each part's outcome alone (``decision.decide_alone``, no family adjustment): the per-task rows the report
-    shows beside a criterion with one part per task."""
-    from harness.record import decision
-
-    rows = []
-    for label, ms in parts.items():
-        d = decision.decide_alone(rule, ms)
-        rows.append({"part": label, "outcome": d["outcome"], "measured": d.get("measured"), "ci": d.get("ci")})
-    return pd.DataFrame(rows)
 
 
 def merge(a: TunedSweep, b: TunedSweep) -> TunedSweep:

@@ -229,3 +229,23 @@ def test_the_terminal_summary_says_why_a_claim_is_not_testable_here():
     # issue 47: a claim that counts nothing says so, with its module's reason
     assert _not_testable_line({"verdict": "not tested", "not_tested": "its rows are identities"}, 3) == \
         "     not tested here: its rows are identities"
+
+
+def test_each_claim_is_judged_once_where_its_parts_are_merged(fake_suite, pytester, monkeypatch):
+    """Issue 46: a part travels unjudged; where its report is logged its claim, merged from the parts so far, is
+    judged once, and the test outcome, the gate and results.json read that judgement: F3 (one test) is judged
+    once, F6 (three tests) once per part as it arrives, and results.json judges nothing again."""
+    from harness.record import verdict
+
+    fake_suite(only=["test_f3_refuted.py", "test_f6_parts.py"])
+    judged = []
+    judge = verdict.judge_record
+    monkeypatch.setattr(verdict, "judge_record", lambda criteria, **kw: judged.append(
+        [c["name"] for c in criteria]) or judge(criteria, **kw))
+    monkeypatch.setenv("FAKE_F6_REFUTE", "1")
+    result = pytester.runpytest_inprocess("--device", "cpu", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=2, skipped=1)
+    assert "FAILED test_f6_parts.py::test_f6_part_b[1]" in result.stdout.str()
+    assert judged == [["value_high"], ["a"], ["a", "b"], ["a", "b", "b [test_f6_part_b[2]]"]]
+    res = R.load(pytester.path / "reports" / "results.json")
+    assert {cid: c["verdict"] for cid, c in res["claims"].items()} == {"F3": "refuted", "F6": "refuted"}

@@ -232,3 +232,23 @@ def test_what_a_not_testable_claim_rests_on_and_how_it_is_explained():
     assert "law: REFUTED (premise)" in text and "r: REFUTED (not counted)" in text
     assert "not testable here: premise law refuted" in text
     assert _judged(crit("ok", passed=True), premise("fine", passed=True))["not_testable"] == ""
+
+
+@pytest.mark.parametrize("criteria,kw", [
+    ([crit("a", passed=True), crit("b", passed=True)], {}),
+    ([crit("a", passed=True), crit("b", refuted=True)], {}),
+    ([crit("a", passed=True), crit("b")], {}),
+    ([crit("a", passed=True), crit("b", recorded=False)], {}),
+    ([crit("a", passed=True, counts=False)], {}),
+    ([], {}),
+    ([crit("a", passed=True)], {"errored": True}),
+    ([crit("a", passed=True, fast=True), crit("slow", recorded=False)], {"fast_only": True}),
+    ([premise(refuted=True), crit("a", passed=True)], {}),
+    ([premise(passed=True), crit("a", refuted=True)], {"kind": "question"}),
+    ([crit("a")], {"kind": "recommendation"}),
+])
+def test_a_parts_verdict_read_from_the_judged_outcomes_is_the_judgements(criteria, kw):
+    """Issue 46: a test part's verdict is read from its criteria as its claim judged them, never decided again;
+    on the criteria of a whole claim it is the judgement's own verdict, reason and scope."""
+    judged = V.judge_record(criteria, firmness=False, **kw)
+    assert V.part_verdict(judged["criteria"], **kw) == {k: judged[k] for k in ("verdict", "not_testable", "scope")}
