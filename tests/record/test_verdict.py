@@ -251,4 +251,5 @@ def test_a_parts_verdict_read_from_the_judged_outcomes_is_the_judgements(criteri
     """Issue 46: a test part's verdict is read from its criteria as its claim judged them, never decided again;
     on the criteria of a whole claim it is the judgement's own verdict, reason and scope."""
     judged = V.judge_record(criteria, firmness=False, **kw)
-    assert V.part_verdict(judged["criteria"], **kw) == {k: judged[k] for k in ("verdict", "not_testable", "scope")}
+    assert V.part_verdict(judged["criteria"], **kw) == {k: judged[k] for k in ("verdict", "not_testable", "not_tested",
+                                                                              "scope")}
