@@ -6,8 +6,8 @@ other switch of ``ModelConfig`` equal (one encoder layer on key-value lookup, ``
 
 * ``l2``: Henry et al. 2020's QKNorm (``qk_norm="l2"``): q and k l2-normalised, the cosine logit multiplied by a
   learned per-head gain g, started at their g0 = log2(L^2 - L) (``model.henry_gain_init``, L the task's sequence
-  length). The scaled arm keeps that g0, so the two arms differ in the scale alone: at init its logits are
-  g0 cos / sqrt(d_k), and the gain must grow to undo the scale;
+  length), learnt as log g (below). The scaled arm keeps that g0, so the two arms differ in the scale alone: at
+  init its logits are g0 cos / sqrt(d_k), and the gain must grow to undo the scale;
 * ``rmsnorm``: RMSNorm over the head dimension of q and of k with learned per-dimension gains started at 1
   (``qk_norm="rmsnorm"``; Gemma 3, Qwen3, OLMo 2 over the whole projection), which all three use *with* the scale.
 
@@ -22,6 +22,28 @@ question: "is it fixing the same problem?") is measured at init and reported: th
 unscaled arm's logit std against d_k, predicted 0.5 for rmsnorm and layernorm, -0.5 for l2 (identities, never
 counted: issue 38's mechanism 1).
 
+**The l2 gain, learnt as log g** (issue 47, finding 4). Learnt as g itself, Adam moves g by about the rate per step
+whatever its size, so the scaled arm, which needs g to grow sqrt(d_k) = 8 times (from 6.2 to ~49) to reach the
+unscaled arm's logits, could not (its max |logit| over training stayed near 1.5, against 6-7 without the scale), and
+a "no" would measure how fast Adam grows a scalar, not the scale. Learnt as log g
+(``ModelConfig.qk_norm_gain_param="log"``), a step changes g by a factor, so g can grow 8 times in ln 8 / rate steps
+(~70-210 at the rates tuned), and the scale becomes exactly a shift of log g's start: with the scale, started at g,
+is without it, started at g / sqrt(d_k), in logits and in every gradient (``tests/model/test_attention.py``). The l2
+comparison then asks whether l2 QK-norm's logits are better started at g0 / sqrt(d_k) or at g0 — which is what "does
+the scaling earn its place alongside it" means for a gain that learns its own scale. Only l2's gain changes; rmsnorm
+and layernorm, and the default model of every other claim, keep the default parametrisation (their numbers do not
+move).
+
+**The l2 control** (``l2_control_scale_earns_place``, reported). A comparison that can only say "no" shows nothing.
+The control asks the same question of l2 started at g0 * sqrt(d_k) (without the scale its logits start sqrt(d_k)
+times Henry's range; with it, they start at Henry's): its arm with the scale *is* the l2 arm without it (the shift
+above; up to floating-point rounding, which training amplifies a little), so it costs one arm (``CONTROL_ARM``), and
+it is expected to answer yes. It is also the mirror of ``scale_earns_place_l2``'s falsifier: under
+``scale_inverted`` the l2 arm "with the scale" multiplies by sqrt(d_k), which is the control's arm, so the
+falsifier's δ is minus the control's: a control that passes (its interval above the margin) puts the falsifier's
+interval below 0, refuted. A "no" for l2 beside a passing control is an answer about Henry's g0, not a comparison
+that cannot say yes.
+
 **Tuning.** Each (arm, d_k) trains at its own learning rate (``harness.study.tuning.tuned_sweep``): a grid centred
 on the profile's rate, trained on tuning seeds disjoint from the evaluation seeds, the rate with the lowest mean
 *validation* loss chosen (the grid extended past an end on the tuning seeds alone, up to the profile's
@@ -34,9 +56,11 @@ share its data and initial weights: the scale is not a parameter), each arm at i
 one worse than chance, counts as the chance loss ln(n_values) (Wortsman et al. 2023).
 
 * ``scale_earns_place_l2``, ``scale_earns_place_rmsnorm`` (counted, superiority): δ > the suite's held-out-loss
-  margin (``harness.record.margins.HELD_OUT_LOSS``, 0.05 nats: no margin of Q1's own). Both passed: 'answered yes'
-  (the scale still earns its place beside QK-norm); either refuted (δ <= 0: dropping the scale costs nothing, or
-  helps): 'answered no', the verdict's scope naming which variant; otherwise inconclusive at this scale.
+  margin (``harness.record.margins.HELD_OUT_LOSS``, 0.05 nats: no margin of Q1's own). Each answers for its
+  variant (``answers=``): the record gives one answer per variant, each with its firmness (``answers``: 'answered
+  yes for rmsnorm (firmness F); answered no for l2 (firmness F)'), and, where they differ, the scope names them. The
+  pooled verdict: both passed, 'answered yes' (the scale still earns its place beside QK-norm); either refuted
+  (δ <= 0: dropping the scale costs nothing, or helps), 'answered no'; otherwise inconclusive at this scale.
 * A live foil (issue 38, mechanism 3; ``decision.dead_foil``): the arm without the scale is the foil. If it sits
   at chance, or at the loss floor 0, on every seed and at every rate tuned, the comparison is invalid.
 
@@ -72,21 +96,36 @@ LOSS_COST = decision.superiority(margins.HELD_OUT_LOSS.value, paired=True, reaso
 _SLOPE = "+-0.1 around the exponent the variance law predicts: a fifth of sqrt(d_k)'s 0.5"
 
 
+#: l2's per-head gain is learnt as log g (``ModelConfig.qk_norm_gain_param``), so that Adam can grow it by a factor
+#: (module docstring, "The l2 gain"); the other variants keep the default parametrisation
+L2_GAIN = {"l2": {"qk_norm_gain_param": "log"}}
+
+
 def arm(variant: str, scaled: bool) -> str:
     """An arm's name: '<variant>_scaled' or '<variant>_unscaled'."""
     return f"{variant}_{'scaled' if scaled else 'unscaled'}"
 
 
 ARM_ORDER = tuple(arm(v, s) for v in VARIANTS for s in (True, False))
+#: the l2 control (module docstring, "The l2 control"): l2 without the scale, its gain started at g0 * sqrt(d_k).
+#: With log g learnt, the arm *with* the scale started there is the l2 arm without the scale started at g0 (the
+#: scale is a constant shift of log g: ``tests/model``), so the control's comparison is this arm against
+#: ``arm("l2", False)``
+CONTROL = "l2_gain_sqrt_dk"
+CONTROL_ARM = arm(CONTROL, False)
 
 
-def arms(seq_len: int) -> dict[str, dict[str, Any]]:
+def arms(seq_len: int, d_k: int | None = None) -> dict[str, dict[str, Any]]:
     """The six arms as ModelConfig overrides (module docstring): the scale is 1/sqrt(d_k) set explicitly (a scale
-    fault of ``model.faults`` acts on the default only) or none; l2's gain starts at Henry's g0 in both arms."""
+    fault of ``model.faults`` acts on the default only) or none; l2's gain starts at Henry's g0 in both arms. With
+    ``d_k``: the l2 control's arm too, its gain started at g0 * sqrt(d_k), without the scale."""
     gain = {"l2": henry_gain_init(seq_len), "rmsnorm": 1.0, "layernorm": 1.0}
-    return {arm(v, s): {"qk_norm": v, "qk_norm_gain_init": gain[v], **({"scale_exponent": 0.5} if s else
-                                                                        {"scale": "none"})}
-            for v in VARIANTS for s in (True, False)}
+    out = {arm(v, s): {"qk_norm": v, "qk_norm_gain_init": gain[v], **L2_GAIN.get(v, {}),
+                       **({"scale_exponent": 0.5} if s else {"scale": "none"})}
+           for v in VARIANTS for s in (True, False)}
+    if d_k is not None:
+        out[CONTROL_ARM] = {**out[arm("l2", False)], "qk_norm_gain_init": gain["l2"] * math.sqrt(d_k)}
+    return out
 
 
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
@@ -108,6 +147,7 @@ _INIT_METRIC = "log-log slope of the init logit std (no scale) against d_k"
 CRITERIA = {
     "scale_earns_place_l2": dict(
         quote="does the scaling still earn its place alongside it?",
+        answers="l2",
         falsified_by=("scale_inverted",),
         rule=LOSS_COST, role="counted", arms=(arm("l2", False), arm("l2", True)), metric=_METRIC,
         prediction="yes-condition: at d_k={d_k}, l2 QK-norm with a learned gain (Henry et al. 2020) has a higher "
@@ -115,6 +155,7 @@ CRITERIA = {
                    "tuned rate"),
     "scale_earns_place_rmsnorm": dict(
         quote="does the scaling still earn its place alongside it?",
+        answers="rmsnorm",
         falsified_by=("scale_inverted",),
         rule=LOSS_COST, role="counted", arms=(arm("rmsnorm", False), arm("rmsnorm", True)), metric=_METRIC,
         prediction="yes-condition: at d_k={d_k}, RMSNorm QK-norm with learned per-dimension gains (OLMo 2, Gemma 3) "
@@ -133,25 +174,33 @@ CRITERIA = {
         rule=decision.band(0.4, 0.6, reason=_SLOPE), role="reported", arms=(arm("layernorm", False),),
         metric=_INIT_METRIC,
         prediction="LayerNorm at gain 1 leaves it too: its unscaled init logit std grows as d_k^0.5"),
+    "l2_control_scale_earns_place": dict(
+        rule=LOSS_COST, role="reported", arms=(CONTROL_ARM, arm("l2", False)), metric=_METRIC,
+        prediction="the control of scale_earns_place_l2: at d_k={d_k}, l2 QK-norm with its learnt gain started at "
+                   "g0*sqrt(d_k) has a higher held-out loss without 1/sqrt(d_k) than with it (the arm with it is "
+                   "l2 without it started at g0), by more than the margin; expected yes, so that a 'no' for l2 is "
+                   "not a comparison that cannot say yes"),
     "l2_removes_dk_growth": dict(
         rule=decision.band(-0.6, -0.4, reason=_SLOPE), role="reported", arms=(arm("l2", False),),
         metric=_INIT_METRIC,
         prediction="l2 QK-norm removes it, and more: a cosine's std falls as d_k^-0.5, so its unscaled init logit "
                    "std does too"),
 }
-#: name -> (what it reads: "loss" at the profile's d_k, or the "init" slope; the variant)
+#: name -> (what it reads: "loss" at the profile's d_k, or the "init" slope; the variant, or ``CONTROL``)
 READS = {"scale_earns_place_l2": ("loss", "l2"), "scale_earns_place_rmsnorm": ("loss", "rmsnorm"),
-         "scale_earns_place_layernorm_gain1": ("loss", "layernorm"), "rmsnorm_keeps_dk_growth": ("init", "rmsnorm"),
-         "layernorm_keeps_dk_growth": ("init", "layernorm"), "l2_removes_dk_growth": ("init", "l2")}
+         "l2_control_scale_earns_place": ("loss", CONTROL), "scale_earns_place_layernorm_gain1": ("loss", "layernorm"),
+         "rmsnorm_keeps_dk_growth": ("init", "rmsnorm"), "layernorm_keeps_dk_growth": ("init", "layernorm"),
+         "l2_removes_dk_growth": ("init", "l2")}
 
 
 # ================================================================================================ measure
 def run_sweep(budget: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu",
               progress: Callable[..., Any] | None = None) -> tuning.TunedSweep:
-    """The six arms at the profile's d_k, each at its own rate tuned on the tuning seeds (``tuning.tuned_sweep``)."""
+    """The six arms and the l2 control's at the profile's d_k, each at its own rate tuned on the tuning seeds
+    (``tuning.tuned_sweep``)."""
     sweep = budget["sweep"]
-    return tuning.tuned_sweep(arms(sweep_task(sweep).max_len), [int(budget["d_k"])], sweep, seeds, budget["tuning"],
-                              device, progress)
+    return tuning.tuned_sweep(arms(sweep_task(sweep).max_len, int(budget["d_k"])), [int(budget["d_k"])], sweep,
+                              seeds, budget["tuning"], device, progress)
 
 
 def measure_init(budget: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu") -> pd.DataFrame:
@@ -205,7 +254,7 @@ def measurements(name: str, s: tuning.TunedSweep | None, init: pd.DataFrame | No
     what, variant = READS[name]
     if what == "init":
         return [decision.samples(init_slopes(init, arm(variant, False)), label="init slope")]
-    un, sc = arm(variant, False), arm(variant, True)
+    un, sc = arm(variant, False), arm("l2", False) if variant == CONTROL else arm(variant, True)
     return [decision.samples(capped(s, un, d_k, l0), capped(s, sc, d_k, l0), paired=True, label=f"d_k={d_k}",
                              invalid=s.invalid((un, d_k), (sc, d_k)), foil_dead=foil(s, variant, d_k, l0))]
 
@@ -331,7 +380,7 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_thre
         ev.metric(f"q1_scale_cost/{variant}", float(cost.mean()))
     for key, value in tuning.tuned_metrics(CLAIM_ID, s).items():
         ev.metric(key, value)
-    for name in ARM_ORDER:
+    for name in (*ARM_ORDER, CONTROL_ARM):
         ev.metric(f"q1_max_logit/{name}", float(s.cell(name, d_k, "logit_absmax_first_k").mean()))
     ev.headline("q1_scale_cost/rmsnorm")
     ev.table("runs", summary_table(s.runs))
@@ -343,7 +392,9 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_thre
     ev.figure("init_logit_std_vs_dk", figure_init_logit_std(init))
     seq_len = sweep_task(sweep).max_len
     ev.note(f"Gains: l2 arms start at Henry et al.'s g0 = log2(L^2 - L) = {henry_gain_init(seq_len):.3g} (L = "
-            f"{seq_len}), with or without the scale; rmsnorm's per-dimension gains and layernorm's per-head gain at 1. "
+            f"{seq_len}), with or without the scale, learnt as log g; the l2 control ({CONTROL_ARM}) at g0 * "
+            f"sqrt(d_k) = {henry_gain_init(seq_len) * math.sqrt(d_k):.3g} without it; rmsnorm's per-dimension gains "
+            "and layernorm's per-head gain at 1, learnt as themselves. "
             f"Loss: the final held-out cross-entropy on the test part, capped at chance (ln {round(math.exp(l0))} = "
             f"{l0:.3f}) for diverged or worse-than-chance runs. q1_max_logit/<arm>: max |logit| over training at the "
             "tuned rate, mean over seeds.")

@@ -445,6 +445,8 @@ class ClaimsSession:
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
             if _not_testable_line(claim, width):
                 tr.write_line(_not_testable_line(claim, width), yellow=True)
+            if claim.get("answers"):
+                tr.write_line(f"{'':<{width}}  answers: {verdicts.answers_text(claim['answers'])}")
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
         if any(c.get("firmness") is not None and verdicts.tuned(c) for c in res["claims"].values()):

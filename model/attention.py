@@ -2,7 +2,8 @@
 
 Switches (all from ``ModelConfig``): ``score`` dot | additive (C3, R2, R3), ``scale`` default
 1/sqrt(d_k) | none | float | ``scale_exponent`` alpha -> d_k**-alpha (C4, R1), ``qk_norm`` none |
-layernorm | l2 (each with a learnable per-head gain on the logits) | rmsnorm (learnable per-dimension gains on q and
+layernorm | l2 (each with a learnable per-head gain on the logits, learnt as g or, ``qk_norm_gain_param="log"``, as
+log g) | rmsnorm (learnable per-dimension gains on q and
 on k) (Q1), key-padding and causal masks.
 
 Two paths, same numbers: with no tap of this module active, dot-product attention goes through
@@ -188,8 +189,13 @@ class MultiHeadAttention(nn.Module):
             self.q_norm_gain = nn.Parameter(torch.full((d_k,), float(cfg.qk_norm_gain_init)))
             self.k_norm_gain = nn.Parameter(torch.full((d_k,), float(cfg.qk_norm_gain_init)))
         elif cfg.qk_norm != "none":
-            # learnable per-head gain g: logits = g * scale * norm(q) . norm(k) (Henry et al. 2020)
-            self.qk_gain = nn.Parameter(torch.full((h, 1, 1), float(cfg.qk_norm_gain_init)))
+            # learnable per-head gain g: logits = g * scale * norm(q) . norm(k) (Henry et al. 2020), learnt as g,
+            # or as log g (``qk_norm_gain_param="log"``: Adam's steps then change g by a factor, not by ~lr)
+            g0 = float(cfg.qk_norm_gain_init)
+            if cfg.qk_norm_gain_param == "log":
+                self.qk_log_gain = nn.Parameter(torch.full((h, 1, 1), math.log(g0)))
+            else:
+                self.qk_gain = nn.Parameter(torch.full((h, 1, 1), g0))
         self.q, self.k, self.v = Tap(), Tap(), Tap()
         self.logits, self.weights, self.out = Tap(), Tap(), Tap()
         self._taps = (self.q, self.k, self.v, self.logits, self.weights, self.out)
@@ -217,7 +223,11 @@ class MultiHeadAttention(nn.Module):
             q, k = (F.layer_norm(t, (self.d_k,), eps=self.norm_eps) for t in (q, k))
         else:
             q, k = (F.normalize(t, dim=-1, eps=1e-12) for t in (q, k))
-        return q * self.qk_gain, k
+        return q * self.gain(), k
+
+    def gain(self) -> torch.Tensor:
+        """The per-head gain g (h, 1, 1) of layernorm/l2 QK-norm, however it is learnt."""
+        return self.qk_log_gain.exp() if hasattr(self, "qk_log_gain") else self.qk_gain
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor | None = None,
                 key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:

@@ -17,6 +17,9 @@ INIT_KINDS = ("torch_default", "xavier")
 SCORE_KINDS = ("dot", "additive")
 SCALE_KINDS = ("default", "none")
 QK_NORM_KINDS = ("none", "layernorm", "l2", "rmsnorm")
+#: how the per-head gain g of layernorm/l2 QK-norm is learnt: g itself ("linear"), or log g ("log": Adam's step on
+#: log g is a relative change of g, so g can grow by a factor, not only by about lr per step)
+QK_GAIN_PARAMS = ("linear", "log")
 
 # Fields that __post_init__ derives when left as None; ``replace`` re-derives them.
 _DERIVED = ("tgt_vocab", "d_k", "d_v")
@@ -71,6 +74,7 @@ class ModelConfig:
     # QKNorm, whose g0 is model.attention.henry_gain_init(L)) | "rmsnorm" (learnable per-dimension gains on q and k)
     qk_norm: str = "none"
     qk_norm_gain_init: float = 1.0          # initial gain: g (layernorm, l2), each dimension's (rmsnorm)
+    qk_norm_gain_param: str = "linear"      # the per-head gain (layernorm, l2) learnt as g or as log g
     # A kernel registered in model/kernels.py (``register_kernel``) that this model's dot-product attention calls in
     # place of its own score-softmax-value step (issue 27's training arm); None: the session's kernel, if any.
     kernel: str | None = None
@@ -107,6 +111,10 @@ class ModelConfig:
         self._check_choice("init", INIT_KINDS)
         self._check_choice("score", SCORE_KINDS)
         self._check_choice("qk_norm", QK_NORM_KINDS)
+        self._check_choice("qk_norm_gain_param", QK_GAIN_PARAMS)
+        if self.qk_norm_gain_param != "linear" and self.qk_norm not in ("layernorm", "l2"):
+            raise _bad("qk_norm_gain_param", f"applies to the per-head gain of qk_norm 'layernorm' or 'l2', "
+                                             f"got qk_norm={self.qk_norm!r}")
         if self.additive_chunk is not None and (not _is_int(self.additive_chunk) or self.additive_chunk <= 0):
             raise _bad("additive_chunk", f"must be None or a positive integer (queries per chunk), "
                                          f"got {self.additive_chunk!r}")

@@ -3,10 +3,10 @@ times, the faults that must refute it, and its kernel-trial status. The claim mo
 ``harness.profiles`` reads this file."""
 from harness.profiles.merge import DROP, overrides
 
-# Q1 (issues 11, 38.5): QK-norm against 1/sqrt(d_k). Six arms (claims/test_q1_qk_norm.py: l2, rmsnorm and
-# layernorm QK-norm, each with and without the scale) at one d_k, d_model fixed, through harness.study.tuning's
-# tuned_sweep on `sweep` (one encoder layer; grad_steps = steps, so the max |logit| over training is read on every
-# batch): each arm's rate chosen by validation loss from `tuning["points"]` rates over `span`x centred on the
+# Q1 (issues 11, 38.5, 47.4): QK-norm against 1/sqrt(d_k). Seven arms (claims/test_q1_qk_norm.py: l2, rmsnorm and
+# layernorm QK-norm, each with and without the scale, and the l2 control: l2 started at g0*sqrt(d_k) without it) at
+# one d_k, d_model fixed, through harness.study.tuning's tuned_sweep on `sweep` (one encoder layer; grad_steps =
+# steps, so the max |logit| over training is read on every batch): each arm's rate chosen by validation loss from `tuning["points"]` rates over `span`x centred on the
 # sweep's lr, on `tuning["seeds"]` tuning seeds, the grid extended past an end up to `extend` times; then `seeds`
 # evaluation seeds at that rate. probe_d_ks: the init probes (no training) for the d_k-growth slopes.
 # Smoke: 200 steps (at 120 the rmsnorm arms were still near chance, 1.96 nats against ln 8 = 2.08, measured);

@@ -26,7 +26,7 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
 _CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast",
-                               "falsified_by", "quote"})
+                               "falsified_by", "quote", "answers"})
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
 
@@ -59,6 +59,9 @@ class Criterion:
     #: the research note's own words that this criterion tests, verbatim (docs/NOTE-011.txt; issue 47): not part of
     #: the fingerprint; ``tests/claims/test_quotes.py`` finds each in the note
     quote: str = ""
+    #: a question's counted criterion: the case it answers for ("l2"); the record then gives one answer per case
+    #: (``harness.record.verdict.answers``); not part of the fingerprint
+    answers: str = ""
     recorded: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
@@ -182,6 +185,7 @@ class Criterion:
                 "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
                 "falsified_by": list(self.falsified_by), "detail": self.detail,
                 **({"quote": self.quote} if self.quote else {}),
+                **({"answers": self.answers} if self.answers else {}),
                 **({"property": self.kernel_property} if self.kernel_property else {}),
                 **({"counterexample": self.counterexample} if self.counterexample else {}),
                 "fingerprint": decision.fingerprint(self.definition())}
@@ -239,7 +243,8 @@ class Evidence:
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool | None = None,
                   role: str | None = None, fast: bool = False,
-                  falsified_by: tuple[str, ...] | list[str] | str = (), quote: str = "") -> Criterion:
+                  falsified_by: tuple[str, ...] | list[str] | str = (), quote: str = "",
+                  answers: str = "") -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10). Parts
@@ -266,6 +271,10 @@ class Evidence:
         ``quote`` (issue 47): the words of the research note this criterion tests, verbatim (any substring of
         ``docs/NOTE-011.txt``, whitespace aside); every premise and counted criterion of a claim module gives one
         (``tests/claims/test_quotes.py``). It is shown above the criterion and kept outside the fingerprint.
+
+        ``answers`` (issue 47): for a question's counted criterion, the case it answers for (a variant: "l2"). A
+        question whose counted criteria name cases gets one answer per case in its record (``answers``: yes, no or
+        inconclusive, each with its firmness) beside the pooled verdict; kept outside the fingerprint.
         """
         self._require_claim("ev.criterion")
         if self._first_measurement is not None:
@@ -284,6 +293,8 @@ class Evidence:
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
         if not isinstance(quote, str):
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: quote must be the note's words, a string")
+        if not isinstance(answers, str):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: answers must name a case, a string")
         if role is not None and role not in ROLES:
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: role must be one of {', '.join(ROLES)}, "
                                 f"got {role!r}")
@@ -294,7 +305,7 @@ class Evidence:
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
                          counts=role == COUNTED, role=role, fast=bool(fast), claim_id=self.id or "",
                          falsified_by=(falsified_by,) if isinstance(falsified_by, str) else tuple(falsified_by),
-                         quote=" ".join(quote.split()),
+                         quote=" ".join(quote.split()), answers=answers.strip(),
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit

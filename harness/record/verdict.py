@@ -38,8 +38,11 @@ HOW_VERDICTS_ARE_DECIDED = (
     "false-refutation rate stays at or below 0.05; an exact check that fails refutes. Otherwise inconclusive, "
     "including a criterion never recorded; error if its module crashed. A claim with nothing counted in the run "
     "claims nothing: it reads not tested here, with its module's reason, and never fails the run. "
-    "Questions read answered yes / answered no / inconclusive at this scale. Reported criteria are decided "
-    "alone and never enter the verdict.",
+    "Questions read answered yes / answered no / inconclusive at this scale. A question asked of several cases "
+    "(each counted criterion naming the case it answers for: a variant) also gets one answer per case, from that "
+    "case's counted criteria by the same rule (within the question's Holm family), each with the firmness of its "
+    "weakest criterion; the pooled verdict stays the rule above, and its scope names each case's answer ('answered "
+    "no for l2; answered yes for rmsnorm'). Reported criteria are decided alone and never enter the verdict.",
     "A premise is a condition the test needs (the variance law a scaling claim builds on; that one head averages, "
     "for a claim that heads undo averaging). It is decided alone, outside the Holm family and the claim's "
     "firmness, and checked first: if any premise did not pass (refuted, or not shown), the claim is inconclusive, "
@@ -236,7 +239,8 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         firm, need, why = None, None, "not testable here: a premise did not pass"
     return {"criteria": criteria, "verdict": settled["verdict"], "firmness": firm, "seeds_for_firm": need,
             "firmness_reason": why, "n_seeds": result.n_seeds, "scope": settled["scope"],
-            "not_testable": settled["not_testable"], "not_tested": settled["not_tested"]}
+            "not_testable": settled["not_testable"], "not_tested": settled["not_tested"],
+            "answers": settled["answers"]}
 
 
 def _settle(criteria: Sequence[Mapping[str, Any]], code: int, *, kind: str, errored: bool, fast_only: bool,
@@ -256,21 +260,52 @@ def _settle(criteria: Sequence[Mapping[str, Any]], code: int, *, kind: str, erro
         outcome = INCONCLUSIVE
     else:
         outcome = _VERDICT_OF_CODE[code]
+    per_case = [] if errored or untestable or nothing or kind != "question" else answers(criteria, fast_only)
+    where = "" if errored or untestable else scope(criteria, outcome, fast_only)
+    if len({a["answer"] for a in per_case}) > 1:
+        where = " | ".join(filter(None, (answers_text(per_case, firmness=False), where)))
     return {"verdict": QUESTION_LABELS[outcome] if kind == "question" else outcome,
-            "not_testable": untestable, "not_tested": nothing,
-            "scope": "" if errored or untestable else scope(criteria, outcome, fast_only)}
+            "not_testable": untestable, "not_tested": nothing, "scope": where, "answers": per_case}
 
 
 def part_verdict(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
-                 fast_only: bool = False, nothing_counted: str = "") -> dict[str, str]:
+                 fast_only: bool = False, nothing_counted: str = "") -> dict[str, Any]:
     """The verdict of some of a claim's criteria *as the claim judged them* (their outcomes are read, nothing is
     decided again): a test part's verdict, for its pytest outcome and its gate. ``{"verdict", "not_testable",
-    "not_tested", "scope"}`` by the verdict rule of ``judge_record``; a counted criterion without an outcome was
-    never recorded."""
+    "not_tested", "scope", "answers"}`` by the verdict rule of ``judge_record``; a counted criterion without an
+    outcome was never recorded."""
     judged = counted(criteria, fast_only)
     code = decision.verdict_code([decision.OUTCOME_RANK[c["outcome"]] for c in judged if c.get("outcome")],
                                  sum(not c.get("outcome") for c in judged))
     return _settle(criteria, code, kind=kind, errored=errored, fast_only=fast_only, nothing_counted=nothing_counted)
+
+
+def answers(criteria: Sequence[Mapping[str, Any]], fast_only: bool = False) -> list[dict[str, Any]]:
+    """A question's answer per case (issue 47): ``[{"case", "answer", "firmness", "criteria"}]`` in the order the
+    cases' counted criteria come, for the counted criteria that name a case (``answers``); [] when none does. A
+    case is answered no if any of its criteria was refuted (at the question's Holm level), yes if every one passed,
+    else inconclusive at this scale; its firmness is its weakest criterion's (None where one has none)."""
+    cases: dict[str, list[Mapping[str, Any]]] = {}
+    for c in counted(criteria, fast_only):
+        if c.get("answers"):
+            cases.setdefault(str(c["answers"]), []).append(c)
+    out = []
+    for case, cs in cases.items():
+        outcome = REFUTED if any(c.get("refuted") for c in cs) else \
+            SUPPORTED if all(c.get("passed") for c in cs) else INCONCLUSIVE
+        firm = [c.get("firmness") for c in cs]
+        out.append({"case": case, "answer": QUESTION_LABELS[outcome],
+                    "firmness": None if any(f is None for f in firm) else min(firm),
+                    "criteria": [c["name"] for c in cs]})
+    return out
+
+
+def answers_text(per_case: Sequence[Mapping[str, Any]], firmness: bool = True) -> str:
+    """'answered no for l2 (firmness 0.78); answered yes for rmsnorm (firmness 0.91)'; '' for no cases."""
+    def firm(a: Mapping[str, Any]) -> str:
+        f = a.get("firmness")
+        return "" if not firmness else " (firmness not estimated)" if f is None else f" (firmness {f:.2f})"
+    return "; ".join(f"{a['answer']} for {a['case']}{firm(a)}" for a in per_case)
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:
@@ -301,6 +336,8 @@ def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only:
     record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
     record["firmness_reason"] = j["firmness_reason"] if j["firmness"] is None else ""
     record["scope"] = j["scope"]
+    if j["answers"] or "answers" in record:
+        record["answers"] = j["answers"]
     record["not_testable"] = j["not_testable"]
     if j["not_tested"] or "not_tested" in record:
         record["not_tested"] = j["not_tested"]
@@ -450,6 +487,8 @@ def explain(record: Mapping[str, Any]) -> str:
     if not judged:
         lines.append(f"  not tested here: {record.get('not_tested') or NO_COUNTED_CRITERION} "
                      "(no counted criterion: nothing can support or refute this claim)")
+    if record.get("answers"):
+        lines.append(f"  answers: {answers_text(record['answers'])}")
     if record.get("scope"):
         lines.append(f"  scope: {record['scope']}")
     if record.get("error"):

@@ -244,13 +244,16 @@ def strip_own_id(cid: str, text: str | None) -> str:
 
 def verdict_text(claim: Mapping[str, Any]) -> str:
     """'supported (firmness 0.97)', 'refuted (firmness not estimated)', 'supported (firmness 0.81 given the tuned
-    rates)'; a claim that counts nothing: 'not tested here'."""
+    rates)'; a claim that counts nothing: 'not tested here'; a question answered per case (``answers``) names each
+    case's answer: 'answered no (firmness 0.78): answered no for l2 (firmness 0.78); answered yes for rmsnorm
+    (firmness 0.91)'."""
     if claim.get("verdict") == verdicts.NOT_TESTED:
         return "not tested here"
     f = claim.get("firmness")
     firm = "firmness not estimated" if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
-    return f"{claim.get('verdict')} ({firm})"
+    per_case = f": {verdicts.answers_text(claim['answers'])}" if claim.get("answers") else ""
+    return f"{claim.get('verdict')} ({firm}){per_case}"
 
 
 def premise_text(premise: Mapping[str, Any]) -> str:

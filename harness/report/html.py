@@ -157,6 +157,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "title": findings.strip_own_id(cid, c.get("title")),
             "statement": findings.strip_own_id(cid, c.get("statement")),
             "effect_text": findings.deciding_effect(c),
+            "answers_text": verdicts.answers_text(c.get("answers") or []),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),
             "headline_text": f"{head} = {fmt(c['metrics'].get(head))}" if head else "—",

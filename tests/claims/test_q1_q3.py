@@ -79,6 +79,13 @@ def test_q1_counts_the_modern_variants_at_the_suites_loss_margin():
         a, b = dict(arms[q1.arm(v, True)]), dict(arms[q1.arm(v, False)])
         assert a.pop("scale_exponent") == 0.5 and b.pop("scale") == "none" and a == b
     assert arms["l2_scaled"]["qk_norm_gain_init"] == pytest.approx(math.log2(72))
+    # l2's gain learnt as log g (it can grow by a factor); the others keep the default parametrisation
+    assert {a: c.get("qk_norm_gain_param", "linear") for a, c in arms.items()} == {
+        a: "log" if a.startswith("l2_") else "linear" for a in arms}
+    assert q1.CONTROL_ARM not in arms
+    control = q1.arms(seq_len=9, d_k=64)[q1.CONTROL_ARM]                   # the control: g0 * sqrt(d_k), no scale
+    assert control == {**arms["l2_unscaled"], "qk_norm_gain_init": pytest.approx(math.log2(72) * 8)}
+    assert q1.CRITERIA["l2_control_scale_earns_place"]["role"] == "reported"
 
 
 @pytest.mark.parametrize("name", ["scale_earns_place_l2", "scale_earns_place_rmsnorm"])
@@ -97,6 +104,25 @@ def test_q1_question_answered_yes_only_when_both_variants_pay_for_dropping_the_s
     mixed = tuning.merge(mixed, _q1_sweep(0.3, 1.0, variants=("l2",)))
     assert q1_verdict(mixed) == "answered no"
     assert q1_verdict(_q1_sweep(unscaled=0.32, scaled=0.3)) == "inconclusive at this scale"
+
+
+def test_q1_answers_per_variant_each_with_its_firmness():
+    mixed = tuning.merge(_q1_sweep(1.0, 0.3, variants=("rmsnorm",)), _q1_sweep(0.3, 1.0, variants=("l2",)))
+    names = ("scale_earns_place_l2", "scale_earns_place_rmsnorm")
+    record = [{"name": n, "answers": q1.CRITERIA[n]["answers"], "rule": q1.CRITERIA[n]["rule"].as_dict(),
+               "measurements": q1.measurements(n, mixed, None, 64, L0), "recorded": True,
+               "role": q1.CRITERIA[n]["role"]} for n in names]
+    j = judge_record(record, kind="question")
+    assert j["verdict"] == "answered no"
+    by_case = {a["case"]: a for a in j["answers"]}
+    assert (by_case["l2"]["answer"], by_case["rmsnorm"]["answer"]) == ("answered no", "answered yes")
+    firm = {c["name"]: c["firmness"] for c in j["criteria"]}
+    assert by_case["l2"]["firmness"] == firm["scale_earns_place_l2"] is not None
+    assert by_case["rmsnorm"]["firmness"] == firm["scale_earns_place_rmsnorm"] is not None
+    assert j["scope"].startswith("answered no for l2; answered yes for rmsnorm")
+    same = judge_record([{**r, "measurements": q1.measurements(r["name"], _q1_sweep(1.0, 0.3), None, 64, L0)}
+                         for r in record], kind="question")
+    assert [a["answer"] for a in same["answers"]] == ["answered yes"] * 2 and same["scope"] == ""
 
 
 def test_q1_an_edge_rate_or_a_dead_foil_makes_the_comparison_invalid():
@@ -142,7 +168,7 @@ TINY_Q1 = {"sweep": {"task": {"name": "kv_lookup", "n_pairs": 4, "n_values": 4},
 
 def test_q1_takes_the_tuned_rate_path_at_a_tiny_budget():
     s = q1.run_sweep(TINY_Q1, [0, 1])
-    assert set(s.tuned) == {(a, 16) for a in q1.ARM_ORDER}
+    assert set(s.tuned) == {(a, 16) for a in (*q1.ARM_ORDER, q1.CONTROL_ARM)}
     assert set(s.tuning["seed"]) == {tuning.TUNING_SEED_OFFSET}              # disjoint from the evaluation seeds
     assert sorted(set(s.tuning["lr"])) == pytest.approx([0.005, 0.01, 0.02])
     for a in q1.ARM_ORDER:                                                   # each arm evaluated at its own rate
@@ -150,6 +176,9 @@ def test_q1_takes_the_tuned_rate_path_at_a_tiny_budget():
         assert sorted(runs["seed"]) == [0, 1] and set(runs["lr"]) == {s.tuned[(a, 16)].lr}
     ms = q1.measurements("scale_earns_place_rmsnorm", s, None, 16, math.log(4))
     assert len(ms[0]["a"]) == 2 and ms[0]["paired"]
+    control = q1.measurements("l2_control_scale_earns_place", s, None, 16, math.log(4))[0]
+    np.testing.assert_array_equal(control["a"], q1.capped(s, q1.CONTROL_ARM, 16, math.log(4)))
+    np.testing.assert_array_equal(control["b"], q1.capped(s, "l2_unscaled", 16, math.log(4)))
     init = q1.measure_init(TINY_Q1, [0, 1])
     assert len(init) == 6 * 2 * 2 and init["logit_std"].gt(0).all()
     assert q1.init_slopes(init, "rmsnorm_unscaled").mean() > 0 > q1.init_slopes(init, "l2_unscaled").mean()

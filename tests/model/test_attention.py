@@ -252,3 +252,40 @@ def test_d_k_d_v_independent_of_d_model():
     assert y.shape == (2, 3, 16)
     assert c["q"].shape == (2, 2, 3, 40) and c["v"].shape == (2, 2, 3, 6) and c["out"].shape == (2, 2, 3, 6)
     assert cfg.attn_scale() == 40 ** -0.5
+
+
+def test_l2_gain_learnt_as_log_g_starts_at_g0_and_the_default_is_unchanged():
+    g0 = henry_gain_init(9)
+    cfg = ModelConfig(d_model=32, n_heads=2, d_k=16, qk_norm="l2", qk_norm_gain_init=g0, scale="none")
+    lin, log = _mha(cfg), _mha(cfg.replace(qk_norm_gain_param="log"))
+    assert not hasattr(lin, "qk_log_gain") and not hasattr(log, "qk_gain")          # default: g itself, as before
+    assert {n for n, _ in log.named_parameters()} >= {"qk_log_gain"}
+    torch.testing.assert_close(log.gain(), torch.full((2, 1, 1), g0, dtype=torch.float64))
+    x = torch.randn(4, 9, 32, dtype=torch.float64)
+    torch.testing.assert_close(_logits(cfg, x), _logits(cfg.replace(qk_norm_gain_param="log"), x))
+    assert ModelConfig().qk_norm_gain_param == "linear"
+
+
+def test_with_log_g_the_scale_is_a_shift_of_the_gain_start():
+    """Q1's l2 control: learnt as log g, l2 with 1/sqrt(d_k) started at g0 * sqrt(d_k) is the arm without it started
+    at g0: the same logits, and the same gradient on every parameter (Adam's steps match)."""
+    d_k, g0 = 16, henry_gain_init(9)
+    base = ModelConfig(d_model=32, n_heads=2, d_k=d_k, qk_norm="l2", qk_norm_gain_param="log")
+    scaled = _mha(base.replace(qk_norm_gain_init=g0 * math.sqrt(d_k), scale_exponent=0.5))
+    plain = _mha(base.replace(qk_norm_gain_init=g0, scale="none"))
+    x = torch.randn(4, 9, 32, dtype=torch.float64)
+    logits = []
+    for mha in (scaled, plain):
+        with capture(mha, "logits") as cache:
+            mha(x).pow(2).sum().backward()
+        logits.append(cache["logits"])
+    torch.testing.assert_close(logits[0], logits[1])
+    for (n, a), (_, b) in zip(scaled.named_parameters(), plain.named_parameters()):
+        torch.testing.assert_close(a.grad, b.grad, msg=n)
+    # learnt as g itself, the two differ: the scaled arm's gradient on g is 1/sqrt(d_k) of the other's
+    lin = [_mha(m.replace(qk_norm_gain_param="linear", **k)) for m, k in
+           ((base, dict(qk_norm_gain_init=g0 * math.sqrt(d_k), scale_exponent=0.5)),
+            (base, dict(qk_norm_gain_init=g0, scale="none")))]
+    for mha in lin:
+        mha(x).pow(2).sum().backward()
+    torch.testing.assert_close(lin[0].qk_gain.grad * math.sqrt(d_k), lin[1].qk_gain.grad)

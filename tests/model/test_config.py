@@ -32,6 +32,8 @@ from model import ModelConfig
     (dict(scale=math.inf), "scale"),
     (dict(scale=0.0), "scale"),
     (dict(qk_norm_gain_init=0.0), "qk_norm_gain_init"),
+    (dict(qk_norm="l2", qk_norm_gain_param="exp"), "qk_norm_gain_param"),
+    (dict(qk_norm="rmsnorm", qk_norm_gain_param="log"), "qk_norm_gain_param"),
     (dict(embed_init_std=-1.0), "embed_init_std"),
     (dict(norm_first="yes"), "norm_first"),
 ])

@@ -172,3 +172,13 @@ def test_a_kernel_trials_failing_properties_come_first_with_their_counterexample
     assert lines[0].endswith("M0 kernel_heads_independent: heads mixed")
     assert lines[1].endswith("R1 kernel_exact: float32: differs at B=1, causal")
     assert F.failing_properties({**res, "attention": None}) == []
+
+
+def test_a_question_answered_per_case_names_each_answer_in_its_verdict_cell():
+    answers = [{"case": "l2", "answer": "answered no", "firmness": 0.78, "criteria": ["scale_earns_place_l2"]},
+               {"case": "rmsnorm", "answer": "answered yes", "firmness": None, "criteria": ["scale_earns_place_rmsnorm"]}]
+    q1 = claim("Q1", "answered no", kind="question", firmness=0.78, answers=answers,
+               criteria=[crit("superiority", passed=False, refuted=True, firmness=0.78, outcome="refuted")])
+    assert F.findings_rows(results(Q1=q1))[0]["verdict"] == (
+        "answered no (firmness 0.78): answered no for l2 (firmness 0.78); answered yes for rmsnorm (firmness not "
+        "estimated)")
