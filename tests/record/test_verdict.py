@@ -252,4 +252,4 @@ def test_a_parts_verdict_read_from_the_judged_outcomes_is_the_judgements(criteri
     on the criteria of a whole claim it is the judgement's own verdict, reason and scope."""
     judged = V.judge_record(criteria, firmness=False, **kw)
     assert V.part_verdict(judged["criteria"], **kw) == {k: judged[k] for k in ("verdict", "not_testable", "not_tested",
-                                                                              "scope")}
+                                                                              "scope", "answers")}
