@@ -34,26 +34,25 @@ and not at all when nothing in the value says which slot it came from; heads tha
 every token recoverable. Entropy only says how spread the weights are. The probe is linear, not the model's FFN, so
 it measures what attention delivered.
 
-**Premise** (issue 38; checked first, outside the Holm family): ``single_head_averages``: on the binding the
-counted criteria are decided on (position, M = 4), the single head averages: its top-slot share (the share of its
-slot mass on its most-attended slot, ``harness.measure.resolution.top_slot_share``; per seed, mean over held-out
-examples) lies below ``AVERAGING_SHARE`` = 1/2, a band (-inf, 1/2]. Why 1/2: an even average of the M = 4 slots
-gives 1/M = 1/4 and selecting one slot gives 1; at or below 1/2 no slot receives most of the head's slot mass (the
-line ``distinct_slots`` draws with ``MAJORITY``), so the other slots' values weigh at least as much in its output
-as the top slot's, and superposition is what costs resolution. Above it the head reads mostly one slot and loses
-the others by not looking at them. The claim is that heads recover resolution *lost to averaging*; where one head
-does not average, nothing was lost to averaging, so the counted criteria cannot test the claim: C5 then reads
-inconclusive, not testable here. Not fast: ``--fast`` is a fault check of ``resolution_rises`` at a shared rate,
-not the verdict. Under a kernel that returns no weights it is unmeasured (where a head looked is unseen), so
-the claim is not testable through that kernel.
+**Premise** (issue 38, restated in issue 47; checked first, outside the Holm family): ``single_head_loses_slots``:
+on the binding the counted criteria are decided on (position, M = 4), one head cannot resolve the M slots: its
+effective resolution (the probe below, per seed) is at most ``LOST_SLOT_LEVEL`` = 1 - 1/M = 3/4, a band
+(-inf, 3/4]. The note's words are the cost, "reduced effective resolution due to averaging attention-weighted
+positions": the paper (3.2.2) says that with a single head averaging *inhibits* attending to information at
+different positions jointly. One softmax gives the query one weighted sum of the values; it can spread its mass
+over the slots and superpose them, or settle on one slot and not look at the others, and either way it cannot
+deliver the M slots apart. The premise therefore reads what was lost (resolution), not which of the two ways the
+head lost it (its top-slot share, reported in the detail and in ``single_head_top_slot_share_position``). Why
+3/4: ``resolution_gain`` asks heads for one more slot of four (margin 0.25); a single head that resolves more than
+three slots leaves less than one to recover, so there the counted criteria cannot test the claim and C5 reads
+inconclusive, not testable here. The level comes from that margin and M, not from a run.
 
-**What is measured when the premise fails: a capacity effect.** Earlier runs (docs/c5-resolution.md) and the
-standard profile found the single head on the position binding diffuse with top-slot share ~0.72-0.75 or
-selecting at ~1.0, never averaging, while on the token binding, where it does average (~0.32), it loses nothing
-(``resolution_h1_token`` ~0.99). Then ``resolution_gain``, ``distinct_slots`` and ``resolution_rises`` measure
-*read-out capacity*: one head reads about one slot of M, h heads each read their own, so more heads resolve more
-slots. A real effect, and the module reports it under that name (the note "capacity effect" with slots resolved
-per h), but not the claim's mechanism. Their names and metrics are kept (a contract).
+*The premise can fail* (``single_head_resolves_token``, reported, the control): on the token binding each value
+carries its own slot, so one head's weighted sum still tells the M tokens apart, and the same probe must read at
+least 3/4 there (the band read the other way). Were the probe, or the task, unable to show one head resolving the
+slots, the control would say so, and the premise would be a check that cannot fail. Not fast (``--fast`` is a
+fault check of ``resolution_rises`` at a shared rate). The probe reads the heads' outputs, which every kernel
+returns, so the premise is measured through a kernel on trial that returns no weights.
 
 **Counted** (``CRITERIA``, declared before any training; Holm over the counted ones; position binding, M = 4):
 
@@ -92,8 +91,8 @@ every position) take away what extra heads add; ``resolution_rises`` catches bot
 **A kernel on trial** (``--attention``, issue 27): the kernel runs inside every model here. The resolution probe
 reads the heads' outputs, which every kernel returns; the criteria that read weights (``WEIGHT_CRITERIA``) need the
 kernel to return them, and for one that returns none (every ``sdpa`` kernel) they are recorded unmeasured with that
-reason: the counted ones among them declared reported, so the counted family is ``resolution_gain`` and
-``resolution_rises``, and the premise kept a premise, so the claim reads not testable through that kernel.
+reason: the counted one among them (``distinct_slots``) declared reported, so the counted family is
+``resolution_gain`` and ``resolution_rises``; the premise reads resolution, so it is measured there too.
 
 What earlier runs measured (the calibration behind the two bindings, the single head's two states) and the longer
 justifications (the proportion's approximation, the exact point): docs/c5-resolution.md.
@@ -123,10 +122,12 @@ SELECTING_SHARE = 0.9      # a head whose most-attended slot holds > 90% of its 
 
 MIN_DISTINCT_SLOTS = 3     # distinct_slots: a seed counts when >= 3 of the M = 4 slots each hold most of some head's
                            # slot mass (issue 17: "at least 3 for h = 4")
-AVERAGING_SHARE = MAJORITY  # single_head_averages: a head averages when no slot receives most (> 1/2) of its slot
-                            # mass (1/M = 1/4: an even average; 1: selecting; module docstring)
+#: single_head_loses_slots: the most of the M slots one head may resolve and still have lost a slot: 1 - 1/M (M = 4:
+#: three of four). resolution_gain asks heads for one more slot of four (its margin 0.25); above this level less than
+#: one slot is left to recover, so the counted criteria could not tell the claim from its absence
+LOST_SLOT_LEVEL = 1.0 - 1.0 / 4
 #: the criteria that read them, and why they are unmeasured on a kernel that returns no weights
-WEIGHT_CRITERIA = ("single_head_averages", "distinct_slots", "head_sharpness", "single_head_entropy",
+WEIGHT_CRITERIA = ("distinct_slots", "head_sharpness", "single_head_entropy",
                    "token_head_sharpness")
 NO_WEIGHTS = ("the kernel on trial returns no attention weights, so where each head looked is not observable (the "
               "resolution probe reads the heads' outputs, which it does return)")
@@ -140,18 +141,17 @@ _TUNED = "each arm at its own learning rate, chosen on tuning seeds"
 # name -> the criterion's declaration (rule, prediction, metric, arms, role or counts, fast); "fast" ones run in
 # --fast
 CRITERIA: dict[str, dict[str, Any]] = {
-    "single_head_averages": dict(
+    "single_head_loses_slots": dict(
         quote="reduced effective resolution due to averaging attention-weighted positions",
-        rule=decision.band(None, AVERAGING_SHARE, level=True,
-                           reason="1/2: no slot receives most of the head's slot mass, so the other slots weigh at "
-                                  "least as much as the top one in its output (even average of M = 4: 1/4; one "
-                                  "slot: 1); the line distinct_slots draws"),
+        rule=decision.band(None, LOST_SLOT_LEVEL, level=True,
+                           reason="1 - 1/M = 3/4: at least one of the M = 4 slots lost, the slot resolution_gain's "
+                                  "margin asks heads to recover; above it less than one slot is left to recover"),
         role="premise", arms=("h = 1",),
-        metric="top-slot share of the single head (its most-attended slot's share of its slot mass, mean over "
-               "held-out examples), per seed; " + _TUNED,
-        prediction="position binding, M = 4 (where the counted criteria are decided): the single head averages "
-                   "the slots: its top-slot share is at most 1/2 (premise: with no averaging, nothing is lost to "
-                   "averaging for heads to recover)"),
+        metric="effective resolution of the single head (fraction of the M slots), per seed; " + _TUNED,
+        prediction="position binding, M = 4 (where the counted criteria are decided): one head cannot resolve the "
+                   "M slots at once: its effective resolution is at most 3/4 (premise: where one head resolves "
+                   "every slot, nothing is lost for heads to recover; the token binding is the control where one "
+                   "head can, single_head_resolves_token)"),
     "resolution_gain": dict(
         quote="Multi-head attention recovers resolution lost to averaging",
         falsified_by=("uniform_attention",),
@@ -192,6 +192,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="token binding: a single head spreads its mass over the M slots: query-row entropy nearer ln M "
                    "than 0 (one position) or ln S (all positions), at every M (reported: the premise, where "
                    "averaging costs nothing)"),
+    "single_head_resolves_token": dict(
+        rule=decision.band(LOST_SLOT_LEVEL, None, level=True,
+                           reason="the premise's level read the other way: at least 3 of the M = 4 slots"),
+        counts=False, arms=("h = 1",),
+        metric="effective resolution of the single head (fraction of the M slots) on the token binding, per seed",
+        prediction="control of the premise single_head_loses_slots: where a gathered value carries its own slot "
+                   "(token binding), one head can resolve the M slots: resolution(h = 1) at least 3/4, so the "
+                   "premise's measurement reads the other way where one head can resolve them"),
     "token_head_sharpness": dict(
         rule=_SHARPER, arms=("h = 1", "h = 4"), counts=False,
         metric="mean per-head query-row entropy (nats), " + _PER_SEED,
@@ -400,8 +408,10 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     # ---- criteria, before any measurement
     rates = ("the profile's shared rate (--fast: no tuning)" if fast else
              f"each h at its rate of {tuning['lr_grid']}, chosen on {tuning['seeds']} tuning seeds")
-    how = {"single_head_averages": f"{n_primary} seeds of h = 1 (position binding, M = 4); {rates}; "
-                                   "harness.measure.resolution.top_slot_share on the held-out examples",
+    how = {"single_head_loses_slots": f"{n_primary} seeds of h = 1 (position binding, M = 4); {rates}; the "
+                                      "resolution probe on the held-out examples",
+           "single_head_resolves_token": f"{len(seeds)} seeds of h = 1 (token binding, M = 4); the paper's warmup "
+                                         "schedule",
            "resolution_gain": f"{n_primary} seeds per arm; {rates}",
            "distinct_slots": f"{n_primary} seeds of h = 4; exact binomial p in the detail",
            "head_sharpness": f"{n_primary} seeds per arm", "exact_match": f"{len(seeds)} seeds",
@@ -410,8 +420,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
            "single_head_entropy": f"M in {Ms}, S = {n_keys} positions", "too_many_heads": f"h = {many}"}
     if blind:       # where each head looked is not observable: the criteria that read it are reported, unmeasured
         how.update(dict.fromkeys(WEIGHT_CRITERIA, NO_WEIGHTS))
-    # blind: the counted criteria that read weights become reported; the premise stays a premise (unmeasured, it
-    # leaves the claim not testable through the kernel)
+    # blind: the counted criteria that read weights become reported (the premise reads resolution: measured)
     c = ev.declare({name: {**spec, "counts": False}
                     if blind and name in WEIGHT_CRITERIA and spec.get("role") != "premise" else spec
                     for name, spec in CRITERIA.items()}, fast=fast, how=how)
@@ -454,17 +463,22 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
         else:
             c["resolution_gain"].compare(res(4), res(1), invalid=edge(1, 4), detail=gain_detail)
         c["exact_match"].compare(em("token", 4), em("token", 1), detail=means_by_h(df, "exact_match", [1, 4], "token"))
+        single_pos_rows = select(df, "position", 4, 1)
+        c["single_head_loses_slots"].sample_each(
+            {"position": res(1)},
+            detail=f"the single head resolves {4 * res(1).mean():.2f} of the 4 slots (resolution per seed "
+                   + ", ".join(f"{r:.3f}" for r in res(1)) + f"; at or below {LOST_SLOT_LEVEL:g} at least one "
+                   "slot is lost)" + ("" if blind else f"; single heads: {describe_single_heads(single_pos_rows)}"))
+        token_res = by_seed(df, "token", 4, 1, "resolution")
+        c["single_head_resolves_token"].sample_each(
+            {"token": token_res}, detail="control: resolution per seed " + ", ".join(f"{r:.3f}" for r in token_res)
+            + " (a gathered value carries its slot, so one head can resolve every slot)")
         if blind:
             for name in WEIGHT_CRITERIA:
                 c[name].unmeasured(NO_WEIGHTS)
         else:
             single_shares = by_seed(df, "position", 4, 1, "top_slot_share")
             token_shares = select(df, "token", 4, 1)["top_slot_share"]
-            c["single_head_averages"].sample_each(
-                {"position": single_shares},
-                detail=f"single heads: {describe_single_heads(select(df, 'position', 4, 1))}; at or below "
-                       f"{AVERAGING_SHARE:g} the head averages (1/M = 0.25: evenly); for contrast, on the token "
-                       f"binding (not counted) the single head's top-slot share is {token_shares.mean():.2f}")
             ev.metric("single_head_top_slot_share_position", float(single_shares.mean()))
             ev.metric("single_head_top_slot_share_token", float(token_shares.mean()))
             counts = by_seed(df, "position", 4, 4, "distinct_slots").astype(int)
@@ -542,14 +556,13 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                     "profile does not re-measure it (the standard profile does: exact_match_h1_M4_long)."))
     if not fast and not single_pos.empty and not blind:
         slots = {h: 4 * select(df, "position", 4, h)["resolution"].mean() for h in (1, 4)}
-        ev.note(f"Capacity effect (what resolution_gain, distinct_slots and resolution_rises measure when the "
-                f"premise single_head_averages does not pass): the single head's top-slot share on the position "
-                f"binding is {single_pos['top_slot_share'].mean():.2f} (at or below {AVERAGING_SHARE:g}: it "
-                f"averages the slots; above: it reads mostly one). h = 1 resolves {slots[1]:.2f} of the 4 slots "
-                f"and h = 4 {slots[4]:.2f}, with {by_seed(df, 'position', 4, 4, 'distinct_slots').mean():.2f} "
-                "distinct slots held by h = 4's heads. Where one head reads one slot, more heads read more slots: "
-                "a gain in read-out capacity, not resolution recovered from averaging. Only where the single head "
-                "averages is the gain the claim's.")
+        ev.note(f"One head against the M slots (the premise single_head_loses_slots): h = 1 resolves "
+                f"{slots[1]:.2f} of the 4 slots and h = 4 {slots[4]:.2f}, with "
+                f"{by_seed(df, 'position', 4, 4, 'distinct_slots').mean():.2f} distinct slots held by h = 4's heads. "
+                f"The single head's top-slot share is {single_pos['top_slot_share'].mean():.2f} (1/M = 0.25: an "
+                "even average; 1: one slot): one head's softmax cannot attend to the M positions jointly and keep "
+                "them apart, whether it averages them or settles on one, and that is the resolution the claim says "
+                "heads recover.")
         ev.note(f"Single heads on the position binding: {describe_single_heads(single_pos)} (1/M = 0.25 would "
                 "weight the slots evenly). Where averaging would lose which slot a token came from, a single "
                 "head does not average: diffuse or selecting, it favours one slot and resolves about one in four. "

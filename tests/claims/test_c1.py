@@ -117,15 +117,38 @@ def _losses(transformer, lstm):
                          for s, x in enumerate(xs)])
 
 
-def test_at_the_loss_floor_the_ratio_refutes_what_the_nats_margin_lets_pass():
-    """A Transformer 20x worse than the LSTM at the floor is within 0.05 nats, so quality_vs_lstm passes it;
-    quality_ratio_vs_lstm, a factor 2 on ln loss, refutes it. Equal losses pass both."""
-    worse = _losses([0.040, 0.042, 0.038], [0.0020, 0.0021, 0.0019])
+def test_above_the_floor_the_ratio_refutes_what_the_nats_margin_lets_pass():
+    """Both arms off the loss floor: a Transformer ~3.7x worse than the LSTM is within 0.05 nats, so
+    quality_vs_lstm passes it; quality_ratio_vs_lstm, a factor 2 on ln loss, refutes it. Equal losses pass both."""
+    worse = _losses([0.045, 0.047, 0.043], [0.012, 0.013, 0.011])
     nats, ratio = (c1.CRITERIA[n]["rule"] for n in ("quality_vs_lstm", "quality_ratio_vs_lstm"))
     assert decision.decide_alone(nats, c1.quality(worse)[0])["outcome"] == "passed"
     assert decision.decide_alone(ratio, c1.quality(worse, log=True)[0])["outcome"] == "refuted"
-    same = _losses([0.0020, 0.0021, 0.0019], [0.0021, 0.0020, 0.0020])
+    same = _losses([0.020, 0.021, 0.019], [0.021, 0.020, 0.020])
     assert decision.decide_alone(ratio, c1.quality(same, log=True)[0])["outcome"] == "passed"
+    assert c1.at_floor(worse) == [] and c1.at_floor(same) == []
+
+
+def test_at_the_loss_floor_the_comparisons_are_not_testable():
+    """Issue 47: both arms at the floor (reverse at smoke/standard: 0.0004 / 0.0001 nats) make a ratio of two floors,
+    not testable, never refuted; the nats comparison's foil (the LSTM) at the floor is a dead foil; a Transformer
+    off the floor against an LSTM at it leaves the ratio not testable and the nats margin decides alone."""
+    nats, ratio = (c1.CRITERIA[n]["rule"] for n in ("quality_vs_lstm", "quality_ratio_vs_lstm"))
+    floors = _losses([0.00036, 0.0005, 0.0003], [0.00008, 0.0001, 0.00007])
+    for rule, log in ((nats, False), (ratio, True)):
+        (part,), _ = c1.quality(floors, log=log)
+        assert ("not testable" in part["invalid"]) if log else part["foil_dead"].startswith("the lstm (reverse) is at")
+        assert decision.decide_alone(rule, [part])["outcome"] == "inconclusive"
+    assert c1.at_floor(floors) == ["reverse (transformer, lstm)"]
+    one = _losses([0.040, 0.042, 0.038], [0.0020, 0.0021, 0.0019])
+    assert decision.decide_alone(ratio, c1.quality(one, log=True)[0])["outcome"] == "inconclusive"
+    assert c1.at_floor(one) == ["reverse (lstm)"]
+    # a Transformer at the floor against an LSTM above it: the ratio is not testable, the nats margin passes
+    better = _losses([0.0020, 0.0021, 0.0019], [0.040, 0.042, 0.038])
+    assert decision.decide_alone(ratio, c1.quality(better, log=True)[0])["outcome"] == "inconclusive"
+    assert decision.decide_alone(nats, c1.quality(better)[0])["outcome"] == "passed"
+    # the floor is a loss of 0 within 0.01 nats (every reference token at >= 0.99 geometric-mean probability)
+    assert (c1.LOSS_FLOOR, c1.FLOOR_TOL) == (0.0, 0.01)
 
 
 def test_heldout_split_is_disjoint_and_held_out():

@@ -231,46 +231,52 @@ def test_counted_family_is_the_resolution_criteria():
 
     counted = {name for name, spec in c5.CRITERIA.items() if role_of(spec) == "counted"}
     assert counted == {"resolution_gain", "distinct_slots", "resolution_rises"}
-    assert [name for name, spec in c5.CRITERIA.items() if role_of(spec) == "premise"] == ["single_head_averages"]
+    assert [name for name, spec in c5.CRITERIA.items() if role_of(spec) == "premise"] == ["single_head_loses_slots"]
     assert [name for name, spec in c5.CRITERIA.items() if spec.get("fast")] == ["resolution_rises"]
     assert c5.CRITERIA["head_sharpness"]["counts"] is False
 
 
-# --------------------------------------------------------------------------------- issue 38: the premise
-def _averages(shares) -> str:
-    return decision.decide_alone(c5.CRITERIA["single_head_averages"]["rule"], [decision.samples(shares)])["outcome"]
+# --------------------------------------------------------------------------------- issue 47: the premise
+def _loses_slots(resolution, name="single_head_loses_slots") -> str:
+    return decision.decide_alone(c5.CRITERIA[name]["rule"], [decision.samples(resolution)])["outcome"]
 
 
-def test_single_head_averages_tells_an_averaging_head_from_one_that_reads_one_slot():
-    """The premise's band (-inf, 1/2] on the single head's top-slot share: the token binding's averaging heads
-    (~0.32) pass; the position binding's diffuse (~0.72-0.75) and selecting (~1.0) heads refute it, as do the 12
-    of 16 selecting heads issue 38 saw at standard; a share straddling 1/2 is not shown."""
-    assert c5.AVERAGING_SHARE == 0.5 and c5.CRITERIA["single_head_averages"]["role"] == "premise"
-    assert not c5.CRITERIA["single_head_averages"].get("fast")
-    assert _averages([0.31, 0.33, 0.30, 0.34, 0.32]) == "passed"
-    assert _averages([0.72, 0.75, 0.73, 0.99, 0.74, 1.0]) == "refuted"
-    assert _averages([0.998] * 12 + [0.73, 0.71, 0.75, 0.74]) == "refuted"
-    assert _averages([0.3, 0.7, 0.45, 0.6]) == "inconclusive"
+def test_single_head_loses_slots_reads_resolution_and_its_control_can_fail():
+    """The premise's band (-inf, 3/4] on the single head's resolution: a head resolving about one slot of four
+    (averaging or selecting alike) passes; one resolving every slot, as on the token binding (~0.99), refutes it;
+    the control single_head_resolves_token reads the same level the other way."""
+    assert c5.LOST_SLOT_LEVEL == 1 - 1 / 4 == 1 - c5.CRITERIA["resolution_gain"]["rule"].margin
+    assert c5.CRITERIA["single_head_loses_slots"]["role"] == "premise"
+    assert not c5.CRITERIA["single_head_loses_slots"].get("fast")
+    assert "single_head_loses_slots" not in c5.WEIGHT_CRITERIA      # resolution needs no weights
+    one_slot = [0.24, 0.26, 0.22, 0.25, 0.27, 0.23]
+    every_slot = [0.99, 0.98, 0.99, 1.0, 0.97]
+    assert _loses_slots(one_slot) == "passed"
+    assert _loses_slots(every_slot) == "refuted"
+    assert _loses_slots([0.5, 0.95, 0.7, 0.9]) == "inconclusive"
+    assert _loses_slots(every_slot, "single_head_resolves_token") == "passed"
+    assert _loses_slots(one_slot, "single_head_resolves_token") == "refuted"
+    assert c5.CRITERIA["single_head_resolves_token"]["counts"] is False
 
 
-def test_a_single_head_that_does_not_average_leaves_c5_not_testable_whatever_the_gain(tmp_path):
+def test_a_single_head_that_resolves_the_slots_leaves_c5_not_testable_whatever_the_gain(tmp_path):
     from harness.record import verdict
     from harness.record.evidence import Evidence
 
-    def judged(shares, tmp):
+    def judged(res1, tmp):
         ev = Evidence(tmp, claim_id="C5")
         ev.claim("C5", title="t", statement="s", strength="moderate")
-        c = ev.declare({k: c5.CRITERIA[k] for k in ("single_head_averages", "resolution_gain")})
-        c["single_head_averages"].sample_each({"position": shares})
+        c = ev.declare({k: c5.CRITERIA[k] for k in ("single_head_loses_slots", "resolution_gain")})
+        c["single_head_loses_slots"].sample_each({"position": res1})
         c["resolution_gain"].compare([0.85, 0.9, 0.8, 0.95], [0.25, 0.27, 0.26, 0.28])
         return verdict.apply_judgement(ev.to_record())
 
-    averaging = judged([0.31, 0.33, 0.30, 0.34], tmp_path)
-    assert averaging["verdict"] == "supported" and averaging["not_testable"] == ""
-    selecting = judged([0.99, 1.0, 0.72, 0.98], tmp_path)
-    assert selecting["verdict"] == "inconclusive" and selecting["firmness"] is None
-    assert selecting["not_testable"].startswith("premise single_head_averages refuted: measured 0.9225 at position")
-    assert {c["name"]: c["outcome"] for c in selecting["criteria"]}["resolution_gain"] == "passed"
+    losing = judged([0.25, 0.27, 0.26, 0.28], tmp_path)
+    assert losing["verdict"] == "supported" and losing["not_testable"] == ""
+    resolving = judged([0.99, 1.0, 0.97, 0.98], tmp_path)
+    assert resolving["verdict"] == "inconclusive" and resolving["firmness"] is None
+    assert resolving["not_testable"].startswith("premise single_head_loses_slots refuted: measured 0.985 at position")
+    assert {c["name"]: c["outcome"] for c in resolving["criteria"]}["resolution_gain"] == "passed"
 
 
 def test_resolution_gain_needs_a_slot_more():

@@ -1,7 +1,8 @@
 """C5 on a kernel under trial (issue 27): every model's attention calls the kernel, and the claim is measured through
 it. A kernel that returns no weights (the ``sdpa`` convention never does) leaves the criteria that read weights
 reported and unmeasured, with the reason, declared so before anything is measured; the resolution probe reads the
-heads' outputs, which every kernel returns, so ``resolution_gain`` and ``resolution_rises`` are still measured.
+heads' outputs, which every kernel returns, so ``resolution_gain``, ``resolution_rises`` and the premise
+``single_head_loses_slots`` are still measured.
 
 The claim runs in-process as the plugin runs it under ``--attention``, at a test budget (30 steps, 2 seeds, small
 probe sets): what is tested is the path, not the verdict.
@@ -58,6 +59,8 @@ def test_c5_on_a_kernel_without_weights_measures_resolution_and_reports_the_rest
         assert crits[name]["outcome"] == "inconclusive" and crits[name]["unmeasured"] == c5.NO_WEIGHTS, crits[name]
     for name in ("resolution_gain", "resolution_rises"):
         assert crits[name]["counts"] is True and crits[name]["measurements"], crits[name]
+    # the premise reads resolution, not weights: measured through the kernel (issue 47)
+    assert crits["single_head_loses_slots"]["role"] == "premise" and crits["single_head_loses_slots"]["measurements"]
     assert any(k.name in note for note in record["notes"])
     assert "attention_maps_h1_vs_h4" not in {f.get("name", f) if isinstance(f, dict) else f
                                              for f in record["figures"]}
