@@ -232,3 +232,16 @@ def test_what_a_not_testable_claim_rests_on_and_how_it_is_explained():
     assert "law: REFUTED (premise)" in text and "r: REFUTED (not counted)" in text
     assert "not testable here: premise law refuted" in text
     assert _judged(crit("ok", passed=True), premise("fine", passed=True))["not_testable"] == ""
+
+
+def test_a_refutation_decided_by_an_exact_check_has_no_firmness():
+    """Issue 47, finding 1: an exact check is fixed in every simulated run, so a refutation it decides would read
+    firmness 1.00 by construction; it is null with the reason, as a claim of exact checks only is."""
+    stat = {"name": "t", "prediction": "p", "threshold": "t", "measured": 1.0, "recorded": True, "counts": True,
+            "fast": False, "rule": D.band(0.5, None, reason="test").as_dict(),
+            "measurements": [D.samples([1.0, 1.1, 0.9, 1.05])]}
+    j = V.judge_record([stat, crit("m", refuted=True)])
+    assert j["verdict"] == V.REFUTED and j["firmness"] is None and j["seeds_for_firm"] is None
+    assert "deterministic checks alone" in j["firmness_reason"] and "m refuted" in j["firmness_reason"]
+    passing = V.judge_record([stat, crit("m", passed=True)])          # a check that passed decides nothing alone
+    assert passing["verdict"] == V.SUPPORTED and passing["firmness"] is not None
