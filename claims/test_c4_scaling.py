@@ -71,6 +71,14 @@ Every (c) criterion has parts per task (and d_k), replications under the suite's
 part passes, refuted if any part is (the verdict's scope names where); each part's own outcome is in the
 ``alpha_criteria_per_part`` table.
 
+**Scope in the headline** (issue 47, finding 6). A refutation of C4 at this scale is narrow: one counted part can
+refute it (a task at one d_k, while the other task at that d_k passes), under one Adam rate for all of a model's
+parameters, while the variance law holds at init. The first note
+of the run (``scope_text``) says so from the measured outcomes: the counted parts that were refuted and those
+that passed, whether the q/k learning-rate control reproduces alpha = 1 at a refuted part (alpha = 0.5 with W_Q,
+W_K's rate x m matching alpha = 1 is the scale/learning-rate equivalence, the μP argument for 1/d scaling), and
+the premises' outcome. Nothing of it is written in advance.
+
 **What would refute it:** alpha = 0.5 worse than another alpha by more than 0.05 nats at its tuned rate, on a
 task and d_k (``alpha_half_among_best``), or alpha = 0 not behind it at the large d_k. A slope of (b) outside its
 band does not refute the claim: a failed law makes it not testable here (a premise), and a wrong default scale
@@ -179,8 +187,9 @@ OBJECTIONS = {
     "ceiling": ("answered", "(c) on held-out loss: alpha = 1 scores accuracy 1.000 on every seed"),
     "selection": ("answered", "the best other alpha is chosen on the tuning seeds and tested on the evaluation "
                   "seeds"),
-    "second_task": ("answered", "(c) on key-value lookup and delayed copy, decided only where both agree; (a), "
-                    "(b) are task-free variance measurements"),
+    "second_task": ("answered", "(c) on key-value lookup and delayed copy: a criterion passes only where both "
+                    "tasks pass and is refuted where either is (the verdict's scope names which); (a), (b) are "
+                    "task-free variance measurements"),
 }
 
 
@@ -509,6 +518,39 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend_size: float):
     return fig
 
 
+def scope_text(per_part: pd.DataFrame, control: pd.DataFrame | None, premises: dict[str, str]) -> str:
+    """The run's scope in words, from measured outcomes only: which counted (c) parts were refuted and which
+    passed (``per_part``: ``tuning.part_outcomes`` rows with their criterion), whether the q/k learning-rate
+    control reproduces alpha = 1 at a refuted part's task and d_k (``control``: ``measure_qk_control``'s table),
+    and the premises' outcomes (name -> outcome, each decided alone)."""
+    counted = [n for n, spec in CRITERIA.items() if spec.get("role", "counted") == "counted" and spec.get("counts", True)]
+    rows = per_part[per_part["criterion"].isin(counted)]
+    refuted, passed = rows[rows["outcome"] == "refuted"], rows[rows["outcome"] == "passed"]
+    law = ("the variance law holds at init (" + ", ".join(premises) + " passed)" if premises and
+           set(premises.values()) == {"passed"} else "the variance law at init: " + ", ".join(
+               f"{n} {o}" for n, o in premises.items()) if premises else "")
+    if not len(refuted):
+        head = ("Scope: no counted part of (c) is refuted" + ("; passed on every part" if len(passed) == len(rows)
+                                                              else ""))
+        return head + (f"; {law}." if law else ".")
+    text = ("Scope: refuted under one Adam rate for all of a model's parameters (each alpha's own, tuned) on "
+            + "; ".join(f"{r.part} ({r.criterion})" for r in refuted.itertuples())
+            + (f"; passed on {len(passed)} of {len(rows)} counted parts (" + "; ".join(passed["part"]) + ")"
+               if len(passed) else ""))
+    if control is not None and len(control):
+        same = []
+        for r in refuted.itertuples():
+            task, _, rest = str(r.part).partition(" d_k=")
+            d = int(rest.split()[0]) if rest else int(control["d_k"].max())
+            hit = control[(control["task"] == task) & (control["d_k"] == d) & control["equivalent_to_alpha1"]]
+            same += [f"{task} d_k={d}: m={m:g}" for m in hit["multiplier"]]
+        text += ((". There the q/k learning-rate control reproduces alpha = 1 with alpha = 0.5 and W_Q, W_K's rate x m ("
+                  + ", ".join(dict.fromkeys(same)) + "): the scale/learning-rate equivalence under Adam, the μP "
+                  "argument for 1/d scaling") if same else
+                 ". The q/k learning-rate control does not reproduce alpha = 1 there")
+    return text + (f"; {law}." if law else ".")
+
+
 def _claim(ev, objections: dict | None = None) -> None:
     """C4 as the note states it (the same declaration with or without a model on trial); ``objections``: the
     answers of a run that reads a model at init instead of this module's sweeps."""
@@ -633,12 +675,16 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
                                   configs=configs, device=device, progress=progress)
     table = model_slopes(model_df)
     ms = model_summary(model_df, table)
+    premise_outcomes: dict[str, str] = {}
     for name, quantity, premise in (("model_scaled_slope", "scaled", True), ("model_unscaled_slope", "unscaled", True),
                                     ("model_variance_law", "law", None),
                                     ("model_unscaled_slope_xavier_fixed_d_model", "unscaled", False)):
         if name in c:
             parts = slope_parts(table, quantity, premise)
             c[name].fit_each(parts, n_seeds=len(seeds), detail="; ".join(f"{k} {f}" for k, f in parts.items()))
+            if CRITERIA[name].get("role") == "premise":     # for the scope note; the verdict is the harness's
+                premise_outcomes[name] = decision.decide_alone(CRITERIA[name]["rule"], [
+                    decision.from_fit(f, label=str(k), n=len(seeds)) for k, f in parts.items()])["outcome"]
     ev.metric("qk_var_slope_model_unscaled", ms["slope_unscaled"])
     ev.metric("qk_var_slope_model_scaled", ms["slope_scaled"])
     ev.metric("qk_component_var_model_default_init", ms["component_var_default_init"])
@@ -665,6 +711,8 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
             ev.metric(f"c4_qk_lr_control_loss/{r.multiplier:g}/{r.d_k}/{r.task}", r.loss)
 
     # ---- tables, figures, notes
+    if alpha_df is not None:
+        ev.note(scope_text(pd.concat(per_part, ignore_index=True), control, premise_outcomes))
     if iid is not None:
         ev.table("iid_per_seed", iid.per_seed)
         ev.table("iid_scaled_variance_per_dk", iid.per_dk)

@@ -32,12 +32,11 @@ BUDGETS = {name: {**OWN[name], **sweep.BUDGETS[name]} for name in OWN}
 WALL_BUDGET_S = {"smoke": 540, "standard": 1560}
 DRY_RUN_WALL_BUDGET_S = {"standard": 20, "full": 70}
 
-#: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
-REFUTED_BY_FAULTS = ("no_scale", "scale_inverted")
-#: fault -> why this claim's cell may move under a fault that is not about it
-SIDE_EFFECTS = {"uniform_attention": "C3 probes the softmax itself; with it replaced every entropy and gradient "
-                                     "slope is exactly 0, with no spread to test: its premise (a) is not shown "
-                                     "(inconclusive, not testable)"}
+#: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix: none, since C3
+#: counts no fast criterion (its scaled arm's flatness at init is the variance law's arithmetic, reported; R1's
+#: default_is_sdpa_scale catches no_scale and scale_inverted fast, and C3's b_train_grad_smaller_unscaled_large_dk
+#: and c_large_dk_scaled_beats_unscaled are refuted by scale_inverted in training, reports/falsifiers.json)
+REFUTED_BY_FAULTS = ()
 
 #: under --attention this claim is skipped, for this reason
 KERNEL_TRIAL = ("its part (a) on the kernel is R2's saturation check through the kernel, and (b, c) are R1's "

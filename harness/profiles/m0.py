@@ -24,8 +24,8 @@ REFUTED_BY_FAULTS = ("single_head", "causal_leak", "no_positional_encoding", "pa
 #: fault -> (this claim's fast, counted criterion that the fault refutes, a claim the fault is not about that must
 #: keep its verdict): the cells of tests/suite/test_sensitivity_modules.py this claim makes (one per fault with a
 #: catcher, across the profiles; docs/fault-matrix.md's table is generated from them)
-FAST_CELLS = {"single_head": ("heads_distinct", "C3"), "causal_leak": ("causal_mask", "C3"),   # seconds
-              "no_positional_encoding": ("positional_encoding", "R1"), "padding_leak": ("padding_ignored", "C3")}
+FAST_CELLS = {"single_head": ("heads_distinct", "C1"), "causal_leak": ("causal_mask", "C5"),   # seconds
+              "no_positional_encoding": ("positional_encoding", "R1"), "padding_leak": ("padding_ignored", "C5")}
 
 #: under --attention this claim judges the kernel
 KERNEL_TRIAL = True

@@ -53,7 +53,8 @@ HOW_VERDICTS_ARE_DECIDED = (
     "with the whole rule applied in every simulated run; criteria measured on the same seeds are drawn together, "
     "correlated as their per-seed values are, so criteria that share runs pass or fail together. It is not "
     "estimated (null, with the reason) for exact checks, for degenerate, invalid or unmeasured criteria, and for "
-    "an inconclusive verdict that rests on one. "
+    "an inconclusive verdict that rests on one, nor for a refutation that a counted exact check decides alone "
+    "(every fresh seed set repeats it). "
     "'Seeds for firm' is a planning number: the seed count at which the outcome would reach 0.9 if the observed "
     "means and spreads were the truth. Below 0.8 a verdict is marked fragile.",
 )
@@ -237,6 +238,10 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         firm, need, why = None, None, "the module errored"
     elif settled["not_testable"]:
         firm, need, why = None, None, "not testable here: a premise did not pass"
+    elif canonical(settled["verdict"]) == REFUTED and firm is not None and (checks := refuting_checks(criteria, fast_only)):
+        firm, need, why = None, None, (
+            f"decided by deterministic checks alone ({', '.join(checks)} refuted: an exact check gives the same "
+            "outcome on any seeds, so every simulated run repeats it): nothing to simulate")
     return {"criteria": criteria, "verdict": settled["verdict"], "firmness": firm, "seeds_for_firm": need,
             "firmness_reason": why, "n_seeds": result.n_seeds, "scope": settled["scope"],
             "not_testable": settled["not_testable"], "not_tested": settled["not_tested"],
@@ -306,6 +311,22 @@ def answers_text(per_case: Sequence[Mapping[str, Any]], firmness: bool = True) -
         f = a.get("firmness")
         return "" if not firmness else " (firmness not estimated)" if f is None else f" (firmness {f:.2f})"
     return "; ".join(f"{a['answer']} for {a['case']}{firm(a)}" for a in per_case)
+
+
+def refuting_checks(criteria: Sequence[Mapping[str, Any]], fast_only: bool = False) -> list[str]:
+    """The judged counted exact checks that came out refuted. One is enough to refute the claim, on any seeds,
+    so a refutation that has one is decided by deterministic checks alone and has no firmness (issue 47,
+    finding 1), as a claim of exact checks only has none: the simulation would hold them fixed and read 1.00."""
+    return [c["name"] for c in counted(criteria, fast_only)
+            if (c.get("rule") or {}).get("kind") == "exact" and c.get("refuted")]
+
+
+def refuting_checks(criteria: Sequence[Mapping[str, Any]], fast_only: bool = False) -> list[str]:
+    """The judged counted exact checks that came out refuted. One is enough to refute the claim, on any seeds,
+    so a refutation that has one is decided by deterministic checks alone and has no firmness (issue 47,
+    finding 1), as a claim of exact checks only has none: the simulation would hold them fixed and read 1.00."""
+    return [c["name"] for c in counted(criteria, fast_only)
+            if (c.get("rule") or {}).get("kind") == "exact" and c.get("refuted")]
 
 
 def scope(criteria: Sequence[Mapping[str, Any]], outcome: str, fast_only: bool = False) -> str:

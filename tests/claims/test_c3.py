@@ -46,14 +46,20 @@ def test_every_criterion_declares_a_rule_with_a_reason():
         assert rule.kind in decision.KINDS and rule.reason.strip(), name
     fast = {n for n, s in c3.CRITERIA.items() if s.get("fast")}
     assert fast == {"a_unscaled_entropy_and_grad_fall", "a_unscaled_saturated_rows_rise", "a_scaled_flat"}
+    # issue 47, finding 7: the scaled arm's flatness at init is the variance law's arithmetic, never counted, so
+    # no fast criterion counts and C3 is out of the fault matrix
+    assert c3.CRITERIA["a_scaled_flat"]["role"] == "reported" and "falsified_by" not in c3.CRITERIA["a_scaled_flat"]
+    assert not [n for n, s in c3.CRITERIA.items() if s.get("fast") and s.get("role", "counted") == "counted"
+                and s.get("counts", True)]
     assert not c3.CRITERIA["c_small_dk_additive_similar_to_unscaled"].get("counts", True)
     assert not any("parts_agree" in s for s in c3.CRITERIA.values())     # issue 26: one rule for parts
 
 
 def test_probe_criteria_pass_clean_and_scale_faults_refute_only_the_scaled_arm():
     """The premises (a) are the explicitly unscaled arm's: no scale fault reaches it. The scaled arm's exponent is
-    a scale derived from d_k: no_scale and scale_inverted move its trend out of its band (its falsifiers, issue
-    38); scale_by_dk (1/d_k) leaves it near uniform at every d_k, as flat as the claim says it is."""
+    a scale derived from d_k: no_scale and scale_inverted move its trend out of its band (a_scaled_flat, reported:
+    the variance law's arithmetic, issue 47); scale_by_dk (1/d_k) leaves it near uniform at every d_k, as flat as
+    the claim says it is."""
     clean = _probe()
     assert set(_outcomes(c3.probe_measurements(clean)).values()) == {"passed"}
     unscaled = clean[clean.variant == "unscaled"].reset_index(drop=True)
@@ -140,6 +146,17 @@ def test_training_criteria_pass_on_a_saturating_model_and_fail_on_one_that_does_
     for name in ("b_train_grad_smaller_unscaled_large_dk", "c_large_dk_additive_beats_unscaled",
                  "c_large_dk_scaled_beats_unscaled", "c_additive_advantage_grows_with_dk"):
         assert out[name] == "refuted", (name, out)
+
+
+def test_similar_note_names_the_parts_and_whose_words_they_test():
+    """The paper's "similar at small d_k" (not the note's words) is reported; a refuted part is said in a note."""
+    rows = pd.DataFrame({"part": ["kv_lookup d_k=2", "kv_lookup d_k=8", "delayed_copy d_k=8"],
+                         "outcome": ["passed", "refuted", "inconclusive"]})
+    text = c3.similar_note(rows)
+    assert "refuted on kv_lookup d_k=8" in text and "passed on kv_lookup d_k=2" in text
+    assert "not shown on delayed_copy d_k=8" in text and "contradicted at this scale" in text
+    assert "not the note's words" in text
+    assert "contradicted" not in c3.similar_note(rows.assign(outcome="passed"))
 
 
 def test_tasks_that_disagree_and_an_edge_rate_are_inconclusive():

@@ -221,3 +221,24 @@ def test_r2_counts_nothing_its_calibration_rows_are_premises_and_the_default_row
     assert r2.CRITERIA["default_not_flagged"]["fast"]
     # a kernel on trial: the evidence is the kernel's behaviour, counted
     assert _roles(r2.KERNEL_CRITERIA) == {"counted": {"kernel_default_not_flagged", "kernel_unscaled_flagged"}}
+
+
+def test_c4_scope_text_comes_from_the_measured_parts():
+    """Issue 47, finding 6: the headline's scope is the measured one. A refutation on one part names that part,
+    the parts that passed, the q/k control where it reproduces alpha = 1, and the premises; nothing is fixed text."""
+    per_part = pd.DataFrame({
+        "criterion": ["alpha_half_among_best"] * 3 + ["alpha0_behind_at_large_dk"] * 2 + ["alpha1_behind_at_large_dk"],
+        "part": ["kv_lookup d_k=8 vs alpha 1", "kv_lookup d_k=512 vs alpha 1", "delayed_copy d_k=512 vs alpha 1",
+                 "kv_lookup", "delayed_copy", "kv_lookup"],
+        "outcome": ["passed", "refuted", "passed", "passed", "passed", "refuted"]})
+    control = pd.DataFrame({"task": ["kv_lookup", "kv_lookup"], "d_k": [512, 512], "multiplier": [0.25, 1.0],
+                            "equivalent_to_alpha1": [True, False]})
+    premises = {"model_unscaled_slope": "passed", "model_variance_law": "passed"}
+    text = c4.scope_text(per_part, control, premises)
+    assert "refuted under one Adam rate" in text and "kv_lookup d_k=512 vs alpha 1 (alpha_half_among_best)" in text
+    assert "passed on 4 of 5 counted parts" in text and "delayed_copy d_k=512 vs alpha 1" in text
+    assert "kv_lookup d_k=512: m=0.25" in text and "m=1" not in text
+    assert "variance law holds at init" in text
+    assert "alpha1_behind" not in text                       # reported: not in the scope
+    clean = c4.scope_text(per_part.assign(outcome="passed"), control, {"model_variance_law": "refuted"})
+    assert "no counted part of (c) is refuted" in clean and "model_variance_law refuted" in clean

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 import model.attention as attention
-from claims.test_r3_matmul import (ADDITIVE, DOT, MEMORY_RULE, SDPA, TIME_RULE, log_seconds, measure_r3,
-                                   memory_growth)
+from claims.test_r3_matmul import (ADDITIVE, CHUNKED, DOT, MEMORY_RULE, SDPA, TIME_RULE, log_seconds, measure_r3,
+                                   memory_level)
+from model.faults import inject
 from harness.record import decision
 
 SEEDS = [0, 1, 2]
@@ -45,8 +46,8 @@ def time_outcome(times, n):
     return decision.decide_alone(TIME_RULE, [decision.samples(a, b, paired=True)])["outcome"]
 
 
-def memory_outcome(memory):
-    return decision.decide_alone(MEMORY_RULE, holds=memory_growth(memory)[0])["outcome"]
+def memory_outcome(memory, num=ADDITIVE, den=DOT):
+    return decision.decide_alone(MEMORY_RULE, holds=memory_level(memory, num, den)[0])["outcome"]
 
 
 def test_time_criterion_decision_rule():
@@ -58,9 +59,15 @@ def test_time_criterion_decision_rule():
 
 
 def test_memory_criterion_decision_rule():
+    """'More space-efficient' is a level at every n (issue 47, finding 1), not growth: a ratio that falls while
+    staying above 2 passes, one below 2 at any n is refuted, and nothing measured is no verdict."""
     assert memory_outcome(_memory([10, 20, 40])) == "passed"
-    assert memory_outcome(_memory([10, 10, 10])) == "refuted"                # additive no hungrier as n grows
-    assert memory_outcome(_memory([10, 9, 30])) == "refuted"                 # not growing at every step
+    assert memory_outcome(_memory([7.95, 6.79, 5.30])) == "passed"           # falls with n, always well above 2
+    assert memory_outcome(_memory([10, 10, 10])) == "passed"                 # flat: still 10x the space
+    assert memory_outcome(_memory([1.0, 1.0, 1.0])) == "refuted"             # no more space than dot
+    assert memory_outcome(_memory([1.2, 1.9, 3.0])) == "refuted"             # below the level at n = 64, 128
+    none = pd.DataFrame(columns=["variant", "n", "peak_bytes", "skipped"])
+    assert memory_level(none, ADDITIVE, DOT)[0] is None                      # measured at no n: unmeasured
 
 
 def _dot_scored_additive(q, k, v_a, scale, chunk=None, tanh=True):
@@ -77,11 +84,25 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
     t, m = time_outcome(times, TINY["criterion_n"]), memory_outcome(memory)
     if cheap_additive:
         assert t == "refuted", times
-        assert m == "refuted", memory_growth(memory)[2]
+        assert m == "refuted", memory_level(memory)[2]
     else:
         assert t == "passed", times
-        assert m == "passed", memory_growth(memory)[2]
+        assert m == "passed", memory_level(memory)[2]
         assert np.all(memory["peak_bytes"].notna())
+
+
+@pytest.mark.parametrize("fault", [None, "additive_no_tanh"])
+def test_lean_memory_ratio_is_refuted_by_its_falsifier(fault):
+    """lean_memory_ratio's falsifier (``additive_no_tanh``: v_a^T q + v_a^T k, no (query, key, d_k) tensor at
+    all) brings the lean additive form within 2x of SDPA's memory; the real lean form stays above it."""
+    budget = {**TINY, "variants": [SDPA, CHUNKED], "max_iterations": 1, "min_round_s": 0.0}
+    if fault:
+        with inject(fault):
+            _, memory = measure_r3(budget, SEEDS[:1])
+    else:
+        _, memory = measure_r3(budget, SEEDS[:1])
+    outcome = memory_outcome(memory, CHUNKED, SDPA)
+    assert outcome == ("refuted" if fault else "passed"), memory_level(memory, CHUNKED, SDPA)[2]
 
 
 def test_similar_quality_says_where_the_precondition_fails():

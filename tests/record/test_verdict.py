@@ -253,3 +253,14 @@ def test_a_parts_verdict_read_from_the_judged_outcomes_is_the_judgements(criteri
     judged = V.judge_record(criteria, firmness=False, **kw)
     assert V.part_verdict(judged["criteria"], **kw) == {k: judged[k] for k in ("verdict", "not_testable", "not_tested",
                                                                               "scope", "answers")}
+def test_a_refutation_decided_by_an_exact_check_has_no_firmness():
+    """Issue 47, finding 1: an exact check is fixed in every simulated run, so a refutation it decides would read
+    firmness 1.00 by construction; it is null with the reason, as a claim of exact checks only is."""
+    stat = {"name": "t", "prediction": "p", "threshold": "t", "measured": 1.0, "recorded": True, "counts": True,
+            "fast": False, "rule": D.band(0.5, None, reason="test").as_dict(),
+            "measurements": [D.samples([1.0, 1.1, 0.9, 1.05])]}
+    j = V.judge_record([stat, crit("m", refuted=True)])
+    assert j["verdict"] == V.REFUTED and j["firmness"] is None and j["seeds_for_firm"] is None
+    assert "deterministic checks alone" in j["firmness_reason"] and "m refuted" in j["firmness_reason"]
+    passing = V.judge_record([stat, crit("m", passed=True)])          # a check that passed decides nothing alone
+    assert passing["verdict"] == V.SUPPORTED and passing["firmness"] is not None
