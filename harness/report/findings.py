@@ -47,8 +47,9 @@ def number(x: Any, digits: int = 3) -> str:
     return text.replace("-", "−")
 
 
-def interval(ci: Sequence[float] | None) -> str:
-    return f"[{number(ci[0], 2)}, {number(ci[1], 2)}]" if ci else ""
+def interval(ci: Sequence[float | None] | None) -> str:
+    """'[lo, hi]', or '' where there is no interval (none computed, or a part that was not testable)."""
+    return f"[{number(ci[0], 2)}, {number(ci[1], 2)}]" if ci and None not in ci else ""
 
 
 def _top_level(text: str, cut: str = ",;") -> str:
@@ -136,6 +137,10 @@ def _tail(criterion: Mapping[str, Any], bound: str) -> str:
     notes = [bound] if bound else []
     if criterion.get("ci") is None and criterion.get("measured") is not None:
         notes.append("no interval")
+    untestable = [p["label"] for p in criterion.get("parts") or () if p.get("untestable")]
+    if untestable or str(criterion.get("decision_note") or "").startswith("not testable"):
+        notes.append("not testable" + (f" {', '.join(part_text(u) for u in untestable)}" if untestable else "")
+                     + ": at the floor or invalid, no interval")
     if criterion.get("short_of_margin"):
         notes.append("smaller than the margin")
     if decision.HOLM_NOT_REJECTED in str(criterion.get("decision_note") or ""):
@@ -184,7 +189,7 @@ def _comparison(c: Mapping[str, Any], kind: str) -> str:
     behind_is_a = (delta >= 0) == (way == "lower")
     sign = 1 if delta >= 0 else -1
     size = abs(delta)
-    shown_ci = sorted(sign * v for v in ci) if ci else None
+    shown_ci = sorted(sign * v for v in ci) if ci and None not in ci else None
     behind, ahead = (a, b) if behind_is_a else (b, a)
     amount = f"{number(size)} {unit(metric)}" if unit(metric) else f"{number(size)} in {quantity(metric)}"
     return _join(f"{behind} trails {ahead} by {amount}", interval(shown_ci), where) + _tail(c, bound)
