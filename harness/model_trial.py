@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import hashlib
 import inspect
 import json
@@ -506,6 +507,8 @@ def _at_init(trial: ModelUnderTrial, seed: int, batch: int, length: int, unscale
         trial.cache[("future", seed, batch, length)] = model_probes.future_dependency(model, inputs, seed)
     trial.cache[("frame", seed, batch, length, unscaled)] = model_probes.probe(
         model, trial.backend, inputs, seed=seed, unscaled=unscaled).assign(seed=seed)
+    del model
+    gc.collect()                        # freed before the next build, its reference cycles included
 
 
 def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int], batch: int,
@@ -621,6 +624,7 @@ def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch:
     model.eval()
     frame = model_probes.probe(model, trial.backend, {"input_ids": task.heldout(probe_batch).x}, seed=seed)
     del model
+    gc.collect()
     trial.cache[key] = (frame.assign(seed=seed), losses[0], float(np.mean(losses[-10:])))
     return trial.cache[key]
 

@@ -23,6 +23,7 @@ What a tap cannot see is NaN in the frame, and the claim records that criterion 
 """
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from contextlib import contextmanager
@@ -450,7 +451,8 @@ def family(build: Callable[[Any, int], nn.Module], values: Sequence[Any], seeds:
             model = build(value, seed)
             df = probe(model, backend, model_inputs(model, batch, length, seed), seed=seed)
             n_params = sum(p.numel() for p in model.parameters())
-            del model                   # freed before the next member is built: one member held at a time
+            del model                   # freed before the next member is built: one member held at a time (a
+            gc.collect()                # model's reference cycles would keep it until the collector ran)
             rows.append({label: value, "seed": seed, "d_k": float(df.d_k.mean()), "n_params": n_params,
                          "scale": float(df.scale.mean()), "logit_std": float(np.sqrt((df.logit_std ** 2).mean())),
                          "grad_mean_abs": float(df.grad_mean_abs.mean()),
