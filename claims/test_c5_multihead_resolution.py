@@ -373,7 +373,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
         f"group {df.group_head_distance.mean():.3f}"))
     ev.metric("model_head_distance/after_training", float(after.mean()))
     ev.table("model_attention_after_training", df)
-    ev.note(trials.loss_note(losses, 1.0, block))
+    ev.note(trials.loss_note(losses, 1.0, block, trial))
     ev.headline("model_head_distance/after_training")
 
 def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):

@@ -330,7 +330,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     ev.metric("model_logit_std_max/high_rate", float(top.logit_std.max()))
     ev.metric("model_logit_std_max/rate", float(low.logit_std.max()))
     ev.table("model_attention_after_training", pd.concat([low.assign(rate=1.0), top.assign(rate=high)]))
-    ev.note(trials.loss_note(low_losses, 1.0, block) + "; " + trials.loss_note(top_losses, high, block))
+    ev.note(trials.loss_note(low_losses, 1.0, block, trial) + "; "
+            + trials.loss_note(top_losses, high, block, trial))
     ev.headline("model_entropy_min/high_rate")
 
 def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_threads, model_on_trial):

@@ -287,7 +287,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     ev.metric("model_sink_entropy_rho", float(rho.mean()))
     ev.metric("model_sink_ratio_max", float(df.sink_ratio.max()))
     ev.table("model_attention_after_training", df)
-    ev.note(trials.loss_note(losses, 1.0, block))
+    ev.note(trials.loss_note(losses, 1.0, block, trial))
     ev.headline("model_sink_entropy_rho")
 
 def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast, model_on_trial):

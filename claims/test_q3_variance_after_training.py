@@ -273,7 +273,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     crit.sample_each(parts, detail="independence ratio per call: " + ", ".join(
         f"{k}: {2 ** v.mean():.2f}" for k, v in parts.items()))
     ev.metric("model_independence_ratio/max_abs_log2", float(max(abs(v.mean()) for v in parts.values())))
-    ev.note(trials.loss_note(losses, 1.0, block))
+    ev.note(trials.loss_note(losses, 1.0, block, trial))
     ev.headline("model_independence_ratio/max_abs_log2")
 
 def test_q3_variance_after_training(evidence, profile, device, seeds, progress, fast, claim_threads,

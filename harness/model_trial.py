@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import hashlib
 import inspect
 import json
@@ -33,6 +34,7 @@ import os
 import pkgutil
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -348,7 +350,10 @@ class ModelUnderTrial:
     calls: int = 0
     tried: dict[str, str] = field(default_factory=dict)
     sweep_reasons: dict[str, str] = field(default_factory=dict)   # dim -> why it cannot be swept
-    base: nn.Module | None = field(default=None, repr=False)      # the pre-flight's build: sweeps start from it
+    #: the pre-flight's build, on the meta device where the builder builds there (no memory held): sweeps read its
+    #: config
+    base: nn.Module | None = field(default=None, repr=False)
+    width: int | None = None           # the model's own width (the config's hidden size, or the module's d_model)
     #: frames, sweeps and trainings already made in this process, by what made them (seeds included): claims that
     #: read the same ones (M0 and C4 the frame at init; Q1, Q2, Q3 and C5 the trainings) share them instead of
     #: building, probing or training the models again
@@ -448,7 +453,23 @@ def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> Model
         for dim in SWEEP_DIMS:
             if not takes(trial.builder, dim):
                 trial.sweep_reasons[dim] = f"the builder {trial.spec} takes no {dim}= keyword"
+    config = getattr(model, "config", None)
+    width = getattr(config, "hidden_size", None) if config is not None else None
+    width = width or next((getattr(model, k) for k in ("d_model", "hidden_size", "width", "dim")
+                           if isinstance(getattr(model, k, None), int)), None)
+    trial.width = int(width) if width else None
+    trial.base = _on_meta(trial) or model
     return trial
+
+
+def _on_meta(trial: ModelUnderTrial) -> nn.Module | None:
+    """The model built on the meta device (its config and shapes, no memory), or None where the builder cannot."""
+    try:
+        with torch.device("meta"):
+            model = trial.builder(**trial.overrides)
+    except Exception:
+        return None
+    return model if isinstance(model, nn.Module) else None
 
 
 def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
@@ -456,26 +477,38 @@ def frame(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int,
     """``model_probes.probe`` at each seed's random init: one row per (seed, call, head) (``unscaled``: C3's arm)."""
     import pandas as pd
 
-    key = ("frame", tuple(seeds), batch, length, unscaled)
-    if key in trial.cache:
-        return trial.cache[key].copy()
     frames = []
     for seed in seeds:
-        model = trial.build(seed)
-        inputs = model_probes.model_inputs(model, batch, length, seed)
-        frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed,
-                                         unscaled=unscaled).assign(seed=seed))
-    trial.cache[key] = pd.concat(frames, ignore_index=True)
-    return trial.cache[key].copy()
+        key = ("frame", seed, batch, length, unscaled)
+        if key not in trial.cache:
+            _at_init(trial, seed, batch, length, unscaled)
+        frames.append(trial.cache[key])
+    return pd.concat(frames, ignore_index=True)
 
 
 def future_dependency(trial: ModelUnderTrial, seeds: list[int], batch: int, length: int) -> dict[int, float]:
     """Seed -> ``model_probes.future_dependency`` of the untapped model (the mask seen from outside)."""
     out = {}
     for seed in seeds:
-        model = trial.build(seed)
-        out[seed] = model_probes.future_dependency(model, model_probes.model_inputs(model, batch, length, seed), seed)
+        key = ("future", seed, batch, length)
+        if key not in trial.cache:
+            _at_init(trial, seed, batch, length)
+        out[seed] = trial.cache[key]
     return out
+
+
+def _at_init(trial: ModelUnderTrial, seed: int, batch: int, length: int, unscaled: bool = False) -> None:
+    """One build of the seed's model at init, read for everything the probe claims take from it (cached per seed:
+    a claim that reads fewer seeds, R1's one, takes them from the others' reads): the frame (``unscaled``: C3's
+    arm) and, for the scaled model, the future dependency (M0)."""
+    model = trial.build(seed)
+    inputs = model_probes.model_inputs(model, batch, length, seed)
+    if not unscaled:
+        trial.cache[("future", seed, batch, length)] = model_probes.future_dependency(model, inputs, seed)
+    trial.cache[("frame", seed, batch, length, unscaled)] = model_probes.probe(
+        model, trial.backend, inputs, seed=seed, unscaled=unscaled).assign(seed=seed)
+    del model
+    gc.collect()                        # freed before the next build, its reference cycles included
 
 
 def sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int], batch: int,
@@ -492,9 +525,18 @@ def _sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int]
            length: int) -> tuple["pd.DataFrame | None", str]:
     if dim in trial.sweep_reasons:
         return None, trial.sweep_reasons[dim]
+    import pandas as pd
+
     try:
-        df = model_probes.family(lambda value, seed: trial.build(seed, **{dim: value}), values, seeds,
-                                 trial.backend, batch, length, label=dim)
+        rows = []
+        for value in values:        # each member built once, whichever claim asks first (R1 reads one seed of C4's)
+            for seed in seeds:
+                member = ("member", dim, value, seed, batch, length)
+                if member not in trial.cache:
+                    trial.cache[member] = model_probes.family(lambda v, s: trial.build(s, **{dim: v}), [value],
+                                                              [seed], trial.backend, batch, length, label=dim)
+                rows.append(trial.cache[member])
+        df = pd.concat(rows, ignore_index=True)
     except ModelError as exc:
         return None, str(exc)
     except model_probes.TapError as exc:
@@ -510,16 +552,32 @@ def _sweep(trial: ModelUnderTrial, dim: str, values: list[int], seeds: list[int]
 
 
 # ------------------------------------------------------------------------------------------- a short training
+def train_width(trial: ModelUnderTrial, block: dict[str, Any]) -> int | None:
+    """The width the short training builds the model at: the block's ``train.width`` where the model is wider and
+    its width can be set (a transformers config: the hidden size and head count scaled down, the head dim, head
+    groups, MLP ratio, layers and vocabulary kept, as the width sweep does; a builder that takes ``width=``), else
+    None: the model's own width."""
+    cap = block["train"].get("width")
+    if not cap or trial.width is None or trial.width <= cap or "width" in trial.sweep_reasons:
+        return None
+    return int(cap)
+
+
 def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch: int, length: int,
-             vocab: int = 32) -> tuple[nn.Module, float, float]:
-    """(the model after ``steps`` of next-token training, its first and last training loss) on the suite's
-    ``MarkovLM`` (a fixed random Markov chain whose second half repeats the first: some tokens follow from the
-    previous one, some only from half a sequence back). A linear head on the model's first output is trained with
-    it; AdamW at ``lr``. For a causal model only (``trial.causal``): a bidirectional one would read the answer.
-    Kept in ``trial.cache`` per (seed, steps, lr, batch, length): the claims that read it share the runs."""
+             probe_batch: int, vocab: int = 32, width: int | None = None,
+             announce: Callable[[float], None] | None = None) -> tuple["pd.DataFrame", float, float]:
+    """(``model_probes.probe`` of the model after ``steps`` of next-token training, on ``probe_batch`` of the task's
+    held-out sequences; its first and last training loss) on the suite's ``MarkovLM`` (a fixed random Markov chain
+    whose second half repeats the first: some tokens follow from the previous one, some only from half a sequence
+    back). A linear head on the model's first output is trained with it; AdamW at ``lr``. ``width``: the model is
+    built at that width (``train_width``). For a causal model only (``trial.causal``): a bidirectional one would read
+    the answer. ``announce(seconds a step)``: called before the first step, with one step timed on a batch of its
+    own (the random state restored, so the training is the one it would be). Only the readings are kept in
+    ``trial.cache``, per (seed, steps, lr, batch, length, width), never the model: the claims that read them share
+    the runs."""
     from harness.data.tasks import MarkovLM
 
-    key = ("train", seed, steps, lr, batch, length, vocab)
+    key = _train_key(seed, steps, lr, batch, length, probe_batch, width, vocab)
     if key in trial.cache:
         return trial.cache[key]
     if not trial.causal:
@@ -528,7 +586,7 @@ def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch:
     if trial.base is not None and getattr(getattr(trial.base, "config", None), "is_encoder_decoder", False):
         raise ModelError("next-token training of an encoder-decoder is not built (its encoder sees every token)")
     task = MarkovLM(vocab=vocab, seq_len=length)
-    model = trial.build(seed)
+    model = trial.build(seed, **({"width": width} if width else {}))
     probe_in = model_probes.model_inputs(model, 1, 2, seed)
     if "input_ids" not in probe_in:
         raise ModelError("next-token training needs a model that takes token ids")
@@ -538,51 +596,89 @@ def train_lm(trial: ModelUnderTrial, seed: int, *, steps: int, lr: float, batch:
                          f"{model_vocab}")
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    width = model_probes.forward(model, probe_in).shape[-1]
-    head = nn.Linear(width, task.tgt_vocab)
+    out_width = model_probes.forward(model, probe_in).shape[-1]
+    head = nn.Linear(out_width, task.tgt_vocab)
     params = [p for p in model.parameters() if p.requires_grad] + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     model.train()
+
+    def loss_of(b):
+        out = model_probes.forward(model, {"input_ids": b.x})
+        return nn.functional.cross_entropy(head(out).reshape(-1, task.tgt_vocab), b.y.reshape(-1))
+
+    if announce is not None:
+        with torch.random.fork_rng():
+            t0 = time.perf_counter()
+            loss_of(task.train_batch(torch.Generator().manual_seed(10_000 + seed), batch)).backward()
+            announce(time.perf_counter() - t0)
+        opt.zero_grad(set_to_none=True)
     losses = []
     for _ in range(steps):
-        b = task.train_batch(g, batch)
-        out = model_probes.forward(model, {"input_ids": b.x})
-        loss = nn.functional.cross_entropy(head(out).reshape(-1, task.tgt_vocab), b.y.reshape(-1))
+        loss = loss_of(task.train_batch(g, batch))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         losses.append(float(loss.detach()))
+    del opt, params, head
     model.eval()
-    trial.cache[key] = (model, losses[0], float(np.mean(losses[-10:])))
+    frame = model_probes.probe(model, trial.backend, {"input_ids": task.heldout(probe_batch).x}, seed=seed)
+    del model
+    gc.collect()
+    trial.cache[key] = (frame.assign(seed=seed), losses[0], float(np.mean(losses[-10:])))
     return trial.cache[key]
 
 
-def trained_frame(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0
+def _train_key(seed: int, steps: int, lr: float, batch: int, length: int, probe_batch: int, width: int | None,
+               vocab: int = 32) -> tuple:
+    return ("train", seed, steps, lr, batch, length, vocab, probe_batch, width)
+
+
+def trained_frame(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0,
+                  progress: Callable[..., None] | None = None
                   ) -> tuple["pd.DataFrame", dict[int, tuple[float, float]]]:
-    """``frame`` of each seed's model after ``train_lm`` at ``rate`` x the block's learning rate, probed on the
-    task's own sequences; and seed -> (first, last) training loss."""
+    """``train_lm``'s reading of each seed's model after training at ``rate`` x the block's learning rate, probed on
+    the task's own sequences; and seed -> (first, last) training loss. ``progress``: the estimate of the runs still
+    to train, shown before the first of them starts."""
     import pandas as pd
 
-    from harness.data.tasks import MarkovLM
-
     t = block["train"]
+    width = train_width(trial, block)
+    args = dict(steps=t["steps"], lr=t["lr"] * rate, batch=t["batch"], length=t["length"],
+                probe_batch=block["batch"], width=width)
+    todo = [s for s in seeds if _train_key(s, **args) not in trial.cache]
     frames, losses = [], {}
     for seed in seeds:
-        model, first, last = train_lm(trial, seed, steps=t["steps"], lr=t["lr"] * rate, batch=t["batch"],
-                                      length=t["length"])
-        task = MarkovLM(vocab=32, seq_len=t["length"])
-        inputs = {"input_ids": task.heldout(block["batch"]).x}
-        frames.append(model_probes.probe(model, trial.backend, inputs, seed=seed).assign(seed=seed))
+        announce = None
+        if progress is not None and todo and seed == todo[0]:
+            def announce(step_s: float, n: int = len(todo)) -> None:
+                progress(f"model {trial.spec}: training {training_width(trial, width)}; about {step_s:.2g} s a step "
+                         f"(one timed), {t['steps']} steps x {n} seed{'s' * (n > 1)} at {rate:g}x the rate: about "
+                         f"{_duration(step_s * t['steps'] * n)}", force=True)
+        df, first, last = train_lm(trial, seed, **args, announce=announce)
+        frames.append(df)
         losses[seed] = (first, last)
     return pd.concat(frames, ignore_index=True), losses
 
 
-def trained(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0
+def training_width(trial: ModelUnderTrial, width: int | None) -> str:
+    """The width the training ran at, in words: the released width, or the reduced one beside it."""
+    if width is None:
+        return f"at the model's own width{f' {trial.width}' if trial.width else ''}"
+    return (f"at width {width}, reduced from the model's {trial.width} (heads scaled with it; the rest of the shape "
+            "kept)")
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+def trained(trial: ModelUnderTrial, seeds: list[int], block: dict[str, Any], rate: float = 1.0,
+            progress: Callable[..., None] | None = None
             ) -> tuple["pd.DataFrame | None", dict[int, tuple[float, float]], str]:
     """``trained_frame``, or (None, {}, why the model cannot be trained here)."""
     try:
-        df, losses = trained_frame(trial, seeds, block, rate)
+        df, losses = trained_frame(trial, seeds, block, rate, progress)
     except ModelError as exc:
         return None, {}, str(exc)
     return df, losses, ""
@@ -595,14 +691,17 @@ def read_trained(crit: Any, trial: ModelUnderTrial, seeds: list[int], block: dic
     trained, ``crit`` is recorded unmeasured with the reason and None is returned."""
     progress(f"model {trial.spec}: {block['train']['steps']} training steps at {rate:g}x the rate, seeds {seeds}",
              force=True)
-    df, losses, why = trained(trial, seeds, block, rate)
+    df, losses, why = trained(trial, seeds, block, rate, progress)
     if df is None:
         crit.unmeasured(why)
         return None
     return df, losses
 
 
-def loss_note(losses: dict[int, tuple[float, float]], rate: float, block: dict[str, Any]) -> str:
+def loss_note(losses: dict[int, tuple[float, float]], rate: float, block: dict[str, Any],
+              trial: ModelUnderTrial | None = None) -> str:
+    """The training in words for the record: steps, rate, the width it ran at (``trial``), each seed's losses."""
     t = block["train"]
-    return (f"{t['steps']} steps of next-token training on MarkovLM at lr {t['lr'] * rate:g}: training loss "
+    where = f" {training_width(trial, train_width(trial, block))}" if trial is not None else ""
+    return (f"{t['steps']} steps of next-token training on MarkovLM{where} at lr {t['lr'] * rate:g}: training loss "
             + ", ".join(f"seed {s} {a:.2f} -> {b:.2f}" for s, (a, b) in losses.items()))

@@ -192,10 +192,23 @@ def device(pytestconfig: pytest.Config):
 @pytest.fixture
 def seeds(request: pytest.FixtureRequest, profile: Profile) -> list[int]:
     """Seeds for this claim: ``--seeds``, else (under ``--fast``) the claim's profile block ``fast_seeds``, else its
-    ``seeds``, else the profile's count; offset by ``--master-seed``."""
-    s = _state(request.config).settings
-    n = s.n_seeds if s.n_seeds is not None else profile.seed_count(claim_marker_id(request.node), s.fast)
+    ``seeds``, else the profile's count; offset by ``--master-seed``. A trial's claims take the trial's block instead
+    of their own: ``model_trial`` under ``--model``, ``kernel_trial`` under ``--attention``."""
+    state = _state(request.config)
+    s = state.settings
+    block = trial_block(state) or claim_marker_id(request.node)
+    n = s.n_seeds if s.n_seeds is not None else profile.seed_count(block, s.fast)
     return derive_seeds(s.master_seed, min(n, DRY_RUN_SEEDS) if s.dry_run else n)
+
+
+def trial_block(state: "ClaimsSession") -> str | None:
+    """The profile block whose seed count a trial's claims run at: ``model_trial`` (``--model``), ``kernel_trial``
+    (``--attention``), None outside a trial (the claims skipped under a trial never ask)."""
+    if state.model_trial is not None:
+        return "model_trial"
+    if state.kernel is not None or state.settings.attention:
+        return "kernel_trial"
+    return None
 
 
 @pytest.fixture

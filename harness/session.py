@@ -364,6 +364,15 @@ class ClaimsSession:
             self.messages.append(f"WARNING: the new baseline holds errored claims ({', '.join(errored)}); "
                                  "an error cannot regress, so they are not gated")
 
+    def _model_params(self) -> int | None:
+        """The parameter count of the model on trial (on the meta device, once), for budgets that grow with it."""
+        if self.model_trial is None:
+            return None
+        if not hasattr(self, "_n_params"):
+            from harness.model_trial import parameter_count
+            self._n_params = parameter_count(self.model_trial)
+        return self._n_params
+
     def build_results(self, *, complete: bool, exitstatus: int, stopped: str | None) -> dict[str, Any]:
         s = self.settings
         claims = results_io.merge_parts(self.parts, self.judged)  # judged as they arrived; the rest judged here
@@ -372,7 +381,8 @@ class ClaimsSession:
         for cid, claim in claims.items():
             claim["budget_s"] = None if s.fast else wall_budget(s.profile, cid, dry=s.dry_run,
                                                                 attention=bool(s.attention),
-                                                                model=bool(s.model or s.model_config))
+                                                                model=bool(s.model or s.model_config),
+                                                                n_params=self._model_params())
             if cid in regressions:
                 claim["regression"] = regressions[cid]
         devices = sorted({p["device"] for p in self.parts if p.get("device")})

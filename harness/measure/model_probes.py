@@ -23,6 +23,7 @@ What a tap cannot see is NaN in the frame, and the claim records that criterion 
 """
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ class Call:
     scale: float | None = None
     causal: bool | None = None
     softcap: float | None = None
+    grad: Tensor | None = None         # dL/dweights, where the probe asked for it (``probe``)
 
 
 def _allowed(mask: Tensor | None, shape: Sequence[int], device) -> Tensor:
@@ -306,7 +308,7 @@ def preflight(model: nn.Module, inputs: dict[str, Tensor]) -> Preflight:
 # -------------------------------------------------------------------------------------------------------- probe
 def _rows_of(call: Call) -> list[dict[str, Any]]:
     w = call.weights
-    grad = w.grad
+    grad = call.grad if call.grad is not None else w.grad
     B, H, L, S = w.shape
     allowed = call.allowed.expand(B, H, L, S)
     n_allowed = allowed.sum(-1)                                          # (B, H, L)
@@ -319,10 +321,11 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
     groups = H // call.k.shape[1] if call.k is not None else 1
     indep = qk_independence_ratio(q, k, per_head=True) if q is not None and k is not None else [math.nan] * H
     future = ~causal_allowed(L, S, w.device)                                         # keys after the query
-    # heads' weight maps: total variation between two heads' rows, averaged over the rows (C5's head distances)
-    tv = 0.5 * (wd[:, :, None] - wd[:, None, :]).abs().sum(-1)                      # (B, H, H, L)
-    rows_ok = valid.all(1)[:, None, None, :].expand_as(tv)
-    pair = (tv * rows_ok).sum((0, 3)) / rows_ok.sum((0, 3)).clamp(min=1)            # (H, H)
+    # heads' weight maps: total variation between two heads' rows, averaged over the rows (C5's head distances);
+    # one head against all at a time: the whole (B, H, H, L, S) difference is 1 GB at 256 heads of 32 x 32
+    rows_ok = valid.all(1)[:, None, :].float()                                       # (B, 1, L)
+    pair = torch.stack([(0.5 * (wd[:, h:h + 1] - wd).abs().sum(-1) * rows_ok).sum((0, 2)) for h in range(H)]) \
+        / rows_ok.sum((0, 2)).clamp(min=1)                                           # (H, H)
     for h in range(H):
         v = valid[:, h]
         nv = int(v.sum())
@@ -378,8 +381,15 @@ def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int =
         out = forward(model, inputs)
         g = torch.Generator().manual_seed(10_000 + seed)
         direction = torch.randn(out.shape, generator=g) / math.sqrt(out[..., 0].numel())
-        (out.float() * direction).sum().backward()
+        loss = (out.float() * direction).sum()
         taken = list(calls)
+        # dL/dweights only: the parameters' gradients are never read (half the backward, and no copy of the
+        # model's size held for them)
+        need = [c for c in taken if c.weights is not None and c.weights.requires_grad]
+        if need:
+            grads = torch.autograd.grad(loss, [c.weights for c in need], allow_unused=True)
+            for c, g in zip(need, grads):
+                c.grad = g
     frames = []
     for i, call in enumerate(taken):
         rows = _rows_of(call)
@@ -440,8 +450,10 @@ def family(build: Callable[[Any, int], nn.Module], values: Sequence[Any], seeds:
         for seed in seeds:
             model = build(value, seed)
             df = probe(model, backend, model_inputs(model, batch, length, seed), seed=seed)
-            rows.append({label: value, "seed": seed, "d_k": float(df.d_k.mean()),
-                         "n_params": sum(p.numel() for p in model.parameters()),
+            n_params = sum(p.numel() for p in model.parameters())
+            del model                   # freed before the next member is built: one member held at a time (a
+            gc.collect()                # model's reference cycles would keep it until the collector ran)
+            rows.append({label: value, "seed": seed, "d_k": float(df.d_k.mean()), "n_params": n_params,
                          "scale": float(df.scale.mean()), "logit_std": float(np.sqrt((df.logit_std ** 2).mean())),
                          "grad_mean_abs": float(df.grad_mean_abs.mean()),
                          "entropy_ratio": float(df.entropy_ratio.mean())})

@@ -163,12 +163,13 @@ def get_profile(name: str, n_seeds: int | None = None) -> Profile:
 
 
 def wall_budget(profile: str, claim_id: str, dry: bool = False, attention: bool = False,
-                model: bool = False) -> float | None:
+                model: bool = False, n_params: float | None = None) -> float | None:
     """The expected wall time of ``claim_id`` under ``profile`` (its dry run's when ``dry``; a kernel trial's when
-    ``attention``, a model trial's when ``model``, dry or not; None when not stated)."""
+    ``attention``, a model trial's when ``model``, dry or not; None when not stated). A model trial's budget grows
+    with the model's parameter count ``n_params`` where the claim's builds do (``model_trial.budget_s``)."""
     if model:
-        return None if dry else importlib.import_module(f"{__name__}.model_trial").WALL_BUDGET_S.get(
-            profile, {}).get(claim_id)
+        return None if dry else importlib.import_module(f"{__name__}.model_trial").budget_s(profile, claim_id,
+                                                                                             n_params)
     if attention:
         return None if dry else KERNEL_TRIAL_WALL_BUDGET_S.get(profile, {}).get(claim_id)
     return (DRY_RUN_WALL_BUDGET_S if dry else WALL_BUDGET_S).get(profile, {}).get(claim_id)

@@ -112,8 +112,11 @@ def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
     t = trial("tiny_decoder")
     df, losses, why = model_trial.trained(t, [0], block)
     assert why == "" and losses[0][1] < losses[0][0] and len(df) == 2 * 4
-    again = model_trial.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16)
+    again = model_trial.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16, probe_batch=2)
     assert again[0] is next(v for k, v in t.cache.items() if k[0] == "train")[0]
+    # only the readings are kept: no trained model stays in the trial's cache (issue 48: 10-24 GB at released widths)
+    assert not any(isinstance(x, torch.nn.Module) for v in t.cache.values()
+                   for x in (v if isinstance(v, tuple) else (v,)))
     assert model_trial.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
     assert "encoder-decoder" in model_trial.trained(trial("t5"), [0], block)[2]
 
