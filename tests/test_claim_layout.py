@@ -97,6 +97,7 @@ pytestmark = pytest.mark.claim("C9")
 CLAIM_ID = "C9"
 CRITERIA = {"scale_near_inverse_sqrt_dk": dict(
     falsified_by=("no_scale",),        # the scale becomes 1: sqrt(d_k) * scale - 1 = 3 at d_k 16, far outside the band
+    quote="Scaling by 1/√d_k returns it to unit variance.",
     rule=decision.band(-0.5, 0.5, reason="toy: half a unit either side"),
     prediction="sqrt(d_k) x the default scale, less 1, plus a draw's mean, lies within 0.5 of 0", metric="offset")}
 OBJECTIONS = {"tuned_lr": ("not applicable", "a toy: nothing trained")}

@@ -80,10 +80,12 @@ CLAIM_ID = "{cid}"
 #: name -> ev.criterion's keyword arguments (docs/adding-a-claim.md). A counted criterion (the default role) names
 #: in ``falsified_by`` the faults of model/faults.py under which it must come out refuted; when no fault fits, add
 #: one there (with the model code it changes), or make the criterion a premise or reported (``role=``), never
-#: counted. ``fast=True``: the fault matrix runs it (``--fast``).
+#: counted. ``quote``: the words of the note (docs/NOTE-011.txt) it tests, verbatim, as every premise and counted
+#: criterion has (tests/claims/test_quotes.py finds it). ``fast=True``: the fault matrix runs it (``--fast``).
 CRITERIA = {{
     "{criterion}": dict(
         falsified_by=("{marker}: a fault of model/faults.py",), fast=True,
+        quote="{marker}: the words of the note it tests, verbatim (docs/NOTE-011.txt)",
         rule=decision.exact("{marker}: why a deterministic check (or another decision rule)"),
         prediction="{marker}: what the note predicts, as a number and its tolerance",
         metric="{marker}: the quantity read"),

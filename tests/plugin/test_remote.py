@@ -1,7 +1,7 @@
 """One run spread over several machines through pytest-xdist's own execnet gateways (issue 18).
 
 Two execnet socket servers on 127.0.0.1, each in its own working directory (standing in for two hosts with
-their own disks), run two fast claims (M0, C3); the project travels by ``--rsyncdir``. Every record, figures
+their own disks), run two claims of a few seconds (M0, and R2, which draws a figure); the project travels by ``--rsyncdir``. Every record, figures
 included, must come back to the controller: the merged results.json equals a serial run's (verdicts, metrics,
 figure count) and every figure is in the controller's report dir, which no worker wrote to.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import REPO, run_pytest
 
-CLAIMS = ["claims/test_m0_model_checks.py", "claims/test_c3_softmax_saturation.py"]
+CLAIMS = ["claims/test_m0_model_checks.py", "claims/test_r2_saturation_check.py"]
 IGNORE = [".venv", ".git", "reports", "tests", "docs", "benchmarks", "__pycache__", "*.egg-info", ".gl", ".whl"]
 
 
@@ -60,7 +60,7 @@ def two_hosts(tmp_path):
 
 
 def test_a_run_over_two_socket_workers_equals_a_serial_run(tmp_path, two_hosts):
-    common = [*(str(REPO / c) for c in CLAIMS), "--fast", "--device", "cpu"]   # absolute: xdist maps them to the rsync root
+    common = [*(str(REPO / c) for c in CLAIMS), "--device", "cpu"]   # absolute: xdist maps them to the rsync root
     serial = run_pytest(REPO, *common, "--report-dir", str(tmp_path / "serial"), timeout=600)
     assert serial.returncode == 0, serial.stdout[-3000:]
     # options as one token each (--opt=value): xdist maps every argument that names an existing path to the rsync root
@@ -72,13 +72,13 @@ def test_a_run_over_two_socket_workers_equals_a_serial_run(tmp_path, two_hosts):
 
     a = json.loads((tmp_path / "serial" / "results.json").read_text())["claims"]
     b = json.loads((tmp_path / "remote" / "results.json").read_text())["claims"]
-    assert list(a) == list(b) == ["C3", "M0"]
+    assert list(a) == list(b) == ["R2", "M0"]
     for cid in a:
         assert b[cid]["verdict"] == a[cid]["verdict"], cid
         assert b[cid]["metrics"] == a[cid]["metrics"], cid
         assert b[cid]["figures"] == a[cid]["figures"], cid
     figures = [f for c in b.values() for f in c["figures"]]
-    assert figures, "the fast claims drew no figure: the test would not show that figures travel"
+    assert figures, "the claims drew no figure: the test would not show that figures travel"
     for rel in figures:
         assert (tmp_path / "remote" / rel).is_file(), rel                     # shipped back to the controller
     for _, home in two_hosts:                                                 # the hosts ran the claims

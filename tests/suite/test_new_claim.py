@@ -49,6 +49,8 @@ MODULE_FILLS = {
     'CLAIM_ID = "R4"\n': 'CLAIM_ID = "R4"\nTOL = 1e-12   # float64 rounding of a softmax row is ~1e-16\n',
     'falsified_by=("TODO(new_claim): a fault of model/faults.py",), fast=True,':
     'falsified_by=("causal_leak", "padding_leak"), fast=True,',
+    'quote="TODO(new_claim): the words of the note it tests, verbatim (docs/NOTE-011.txt)",':
+    'quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",',
     'rule=decision.exact("TODO(new_claim): why a deterministic check (or another decision rule)"),':
     'rule=decision.exact("float64: a softmax row sums to 1 within ~1e-16; tolerance 1e-12"),',
     'prediction="TODO(new_claim): what the note predicts, as a number and its tolerance",':
