@@ -63,6 +63,11 @@ REFUTED_BY_FAULTS = ("uniform_attention",)
 #: fault -> why this claim's cell may move under a fault that is not about it
 SIDE_EFFECTS = {"no_positional_encoding": "C5's position-bound retrieval binds slots to positions, which the fault "
                                           "removes",
+                "scale_inverted": "sqrt(d_k) for 1/sqrt(d_k) multiplies every logit of C5's heads by d_k (64 at "
+                                  "one head, 16 at four): softmax saturates from the first step and the h arms "
+                                  "train otherwise than the claim's; the cell stayed supported at firmness 0.76 "
+                                  "(fast matrix, master seed 0, the 2-core AMD EPYC box), below the 0.9 at which a "
+                                  "cell holds on another machine",
                 "single_head": "tied heads make the h arms one head each, so resolution no longer rises with h "
                                "(fast matrix, master seed 0: slope [-0.013, 0.009]), which a direction reads as not "
                                "shown; in training distinct_slots is refuted by it (reports/falsifiers.json), and M0's "
