@@ -44,6 +44,7 @@ from typing import Any, Mapping
 import jinja2
 
 from harness.record import baseline as baseline_gate
+from harness.record import lock
 from harness import fp_path
 from harness.report import findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
@@ -183,6 +184,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         moves = [move_view(m) for m in baseline_gate.moves(results["claims"])]
     return {
         "run": run,
+        "lock_line": lock.summary(run) if "criteria_lock" in run else None,
         "attention": results.get("attention"),
         "model_on_trial": results.get("model"),
         "claims": claims,
