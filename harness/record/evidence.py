@@ -351,7 +351,7 @@ class Evidence:
                 kwargs["how"] = hows[name]
             out[name] = self.criterion(name, **kwargs)
         rows_dir = os.environ.get(lock.DECLARE_ONLY_ENV)
-        if rows_dir:        # collecting the code's criteria for the lock (python -m harness.suite.lock): stop here
+        if rows_dir:        # collecting the code's criteria for the lock (python -m harness.report lock): stop here
             import pytest
 
             lock.write_declared(rows_dir, self.id or "", [c.to_dict() for c in out.values()])

@@ -10,7 +10,7 @@ criterion changes the lock, hence the seeds.
 
 The code's criteria are collected by running each claim module up to its ``ev.declare`` and no further (the
 environment variable ``DECLARE_ONLY_ENV`` names a directory, ``Evidence.declare`` writes the declared rows there and
-skips the test): ``python -m harness.suite.lock`` (``--write`` to refresh the file).
+skips the test): ``python -m harness.report lock`` (``--write`` to refresh the file).
 
 API: ``row``, ``build``, ``criteria_hash``, ``dumps``, ``load``, ``master_seed``, ``differences``, ``check_run`` (a
 run against the lock), ``check_headline`` (the committed standard run against the lock), ``summary``.
@@ -37,7 +37,7 @@ MAX_MASTER_SEED = 10 ** 6
 #: how a run says where its seeds came from (``run.seeds_from`` in results.json)
 SEEDS_FROM_LOCK, SEEDS_FROM_OPTION, SEEDS_DEFAULT = "lock", "--master-seed", "default"
 #: the command that refreshes the lock
-REFRESH = "python -m harness.suite.lock --write"
+REFRESH = "python -m harness.report lock --write"
 
 
 class LockError(ValueError):
@@ -144,7 +144,12 @@ def check_run(claims: Mapping[str, Mapping[str, Any]], lock: Mapping[str, Any], 
     crits = lock["criteria"]
     out = []
     seen = set()
+    held = held_claims(lock)
     for cid, claim in claims.items():
+        if cid not in held:         # a claim with nothing counted and no premise (Q2) has nothing to lock
+            if any(locked(c) for c in claim.get("criteria", [])):
+                out.append(f"{cid}: no criterion of it in the lock")
+            continue
         for c in claim.get("criteria", []):
             if not locked(c):
                 continue
@@ -163,6 +168,11 @@ def check_run(claims: Mapping[str, Mapping[str, Any]], lock: Mapping[str, Any], 
                          and _at(e, "fingerprint", profile) is not None)
         out += [f"{k} is in the lock at {profile} but not in this run" for k in missing]
     return out
+
+
+def held_claims(lock_doc: Mapping[str, Any]) -> set[str]:
+    """The claim ids the lock holds criteria of."""
+    return {k.split("/")[0] for k in lock_doc["criteria"]}
 
 
 def summary(run: Mapping[str, Any]) -> str:

@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["baseline"]:
         from harness.report import baseline_file
         return baseline_file.main(argv[1:])
+    if argv[:1] == ["lock"]:
+        from harness.report import lock_file
+        return lock_file.main(argv[1:])
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
@@ -382,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  "`python -m harness.report rejudge RESULTS [--write]`: decide a "
                                                  "stored run again under this checkout's rules (see `rejudge --help`); "
                                                  "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
-                                                 "baseline holds, and removing a claim from it.")
+                                                 "baseline holds, and removing a claim from it; "
+                                                 "`python -m harness.report lock [--write]`: the code's criteria "
+                                                 "against reports/criteria.lock (issue 47).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

@@ -92,3 +92,10 @@ def test_the_summary_line_says_lock_and_seeds():
                          "master_seed": 7}) == \
         "criteria: differ from the lock 3f2a00000000, seeds from --master-seed 7, not from the lock"
     assert lock.summary({"criteria_lock": None}).startswith("criteria: no criteria lock")
+
+
+def test_a_claim_the_lock_does_not_hold_is_named():
+    rec = _record({"C9/a": _row(), "C9/b": _row("b" * 12), "F1/x": _row()}, 0)
+    assert lock.check_run(rec["claims"], _lock(), "standard") == ["F1: no criterion of it in the lock"]
+    nothing_locked = {"Q9": {"criteria": [{"name": "r", **_row(role="reported")}]}}
+    assert lock.check_run(nothing_locked, _lock(), "standard", fast=True) == []

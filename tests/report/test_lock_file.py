@@ -1,5 +1,5 @@
 """The committed criteria lock against the code, and the committed standard run against the lock (issue 47,
-mechanism 2; ``harness.record.lock``, ``python -m harness.suite.lock``)."""
+mechanism 2; ``harness.record.lock``, ``python -m harness.report lock``)."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.record import lock
-from harness.suite import lock as lock_cmd
+from harness.report import lock_file as lock_cmd
 from tests.conftest import REPO
 
 LOCK = REPO / lock.LOCK_FILE

@@ -1,11 +1,12 @@
-"""The criteria lock from the code (issue 47, mechanism 2; ``harness.record.lock``).
+"""``python -m harness.report lock [--write]``: the criteria lock from the code (issue 47, mechanism 2;
+``harness.record.lock``).
 
 Runs every claim module at each locked profile (``harness.record.lock.LOCKED_PROFILES``) up to its ``ev.declare``
 and no further (a pytest subprocess per profile; nothing trains), collects each premise and counted criterion's
 fingerprint, role, falsifiers and quote, and compares them with ``reports/criteria.lock``:
 
-    python -m harness.suite.lock            # print the differences; exit 1 if the code's criteria differ
-    python -m harness.suite.lock --write    # refresh reports/criteria.lock (and with it standard's master seed)
+    python -m harness.report lock            # print the differences; exit 1 if the code's criteria differ
+    python -m harness.report lock --write    # refresh reports/criteria.lock (and with it standard's master seed)
 
 Exit status: 0 when the code's criteria equal the lock (or ``--write`` wrote it), 1 when they differ, 4 for a bad
 option or a run that collected nothing.
@@ -46,7 +47,7 @@ def code_criteria(claims_dir: Path = ROOT / "claims") -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.suite.lock", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.report lock", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write the code's criteria to {lock.LOCK_FILE}")
     parser.add_argument("--lock", default=str(ROOT / lock.LOCK_FILE), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         new = code_criteria()
     except RuntimeError as exc:
-        print(f"harness.suite.lock: {exc}", file=sys.stderr)
+        print(f"harness.report lock: {exc}", file=sys.stderr)
         return 4
     doc = lock.document(new)
     old = None
