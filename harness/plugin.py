@@ -52,8 +52,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"{DEVICE_CHOICES}; auto takes CUDA where available, and each xdist worker "
                          "its own GPU (gwN -> cuda:N)")
     group.addoption("--seeds", default=None, metavar="N", help="number of seeds, overriding the profile")
-    group.addoption("--master-seed", default="0", metavar="N",
-                    help=f"derive the seeds from N (seeds N*{SEED_STRIDE} + 0..n-1; default 0)")
+    group.addoption("--master-seed", default=None, metavar="N",
+                    help=f"derive the seeds from N (seeds N*{SEED_STRIDE} + 0..n-1; default 0, and at --profile "
+                         "standard the criteria lock's: reports/criteria.lock, issue 47)")
     group.addoption("--report-dir", default=None, metavar="PATH",
                     help="where results.json, index.html and figures go (default reports/)")
     group.addoption("--baseline", default=None, metavar="PATH",

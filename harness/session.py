@@ -48,7 +48,8 @@ from harness.record.evidence import Evidence
 from harness.profiles import (KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS, MODEL_NOT_YET, MODEL_TRIAL_CLAIMS, get_profile,
                               wall_budget)
 from harness.schedule import first_test_carries
-from harness.settings import DRY_RUN_SEEDS, MAX_SEEDS, Settings, derive_seeds, resolve_device
+from harness.record import lock as criteria_lock
+from harness.settings import DRY_RUN_SEEDS, MAX_SEEDS, Settings, derive_seeds, read_lock, resolve_device
 
 PART_PROPERTY = "attention_claims.part"
 SKIP_PROPERTY = "attention_claims.skipped"
@@ -373,6 +374,22 @@ class ClaimsSession:
             self._n_params = parameter_count(self.model_trial)
         return self._n_params
 
+    def _lock_keys(self, claims: dict[str, Any]) -> dict[str, Any]:
+        """Issue 47: the criteria lock's hash, whether this run's premise and counted criteria equal it at the run's
+        profile (None where the lock does not hold this run's criteria: another profile, a kernel or model on trial,
+        claims it holds none of, no lock), how they differ, and where the master seed came from."""
+        s = self.settings
+        try:
+            doc = read_lock()
+        except pytest.UsageError:       # said at configure where it matters (standard's seeds); here: no lock
+            doc = None
+        comparable = (doc is not None and s.profile in criteria_lock.LOCKED_PROFILES and not s.attention
+                      and not (s.model or s.model_config) and bool(set(claims) & criteria_lock.held_claims(doc)))
+        differences = criteria_lock.check_run(claims, doc, s.profile, fast=s.fast) if comparable else []
+        return {"criteria_lock": doc["hash"] if doc else None,
+                "criteria_at_lock": (not differences) if comparable and claims else None,
+                "criteria_lock_differences": differences, "seeds_from": s.seeds_from}
+
     def build_results(self, *, complete: bool, exitstatus: int, stopped: str | None) -> dict[str, Any]:
         s = self.settings
         claims = results_io.merge_parts(self.parts, self.judged)  # judged as they arrived; the rest judged here
@@ -412,6 +429,7 @@ class ClaimsSession:
             "baseline_git_commit": self.baseline["run"].get("git_commit") if self.baseline else None,
             "baseline_not_run": sorted(set(base_claims) - set(claims), key=results_io.claim_sort_key),
             "skipped": self.skipped,
+            **self._lock_keys(claims),
         }
         if s.gate_active:
             run["baseline_fp_path"] = self.baseline["run"].get("fp_path")
@@ -433,6 +451,10 @@ class ClaimsSession:
                           f"seeds {run['seeds']}{seed_overrides(res)}"
                           f"{', FAULT ' + s.inject_fault if s.inject_fault else ''}"
                           f"{', DRY RUN: no verdicts (every path ran; numbers mean nothing)' if s.dry_run else ''}")
+        if "criteria_lock" in run:
+            tr.write_line(criteria_lock.summary(run), **({"red": True} if run.get("criteria_at_lock") is False else {}))
+            for line in run.get("criteria_lock_differences") or ():
+                tr.write_line(f"  {line}", red=True)
         for key, what, judges in (("attention", "a kernel", KERNEL_TRIAL_CLAIMS), ("model", "a model",
                                                                                    MODEL_TRIAL_CLAIMS)):
             if res.get(key):

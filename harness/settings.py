@@ -14,6 +14,8 @@ API:
 * ``validate_device(spec)``, ``pick_device(spec, worker_id, cuda_available, n_gpus)``, ``resolve_device(spec,
   worker_id)`` — ``--device`` (``DEVICE_CHOICES``) checked, and turned into a concrete device (xdist worker gwN
   takes cuda:N);
+* ``lock_master_seed(profile, given)`` — the master seed and where it came from: ``--master-seed`` when given, else
+  the headline profile's from the criteria lock's hash (``harness.record.lock``; issue 47), else 0;
 * ``derive_seeds(master_seed, n)`` — a run's seeds, ``master_seed * SEED_STRIDE + 0..n-1`` (at most ``MAX_SEEDS``);
 * ``DRY_RUN_STEPS``, ``DRY_RUN_SEEDS`` — what ``--dry-run`` trains (issue 18);
 * ``load_kernel(settings, worker_id)`` — ``--attention`` resolved, pre-flighted and set as the model's kernel
@@ -39,6 +41,7 @@ import pytest
 
 from harness import fp_path
 from harness.profiles import PROFILE_NAMES
+from harness.record import lock
 
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
 SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
@@ -73,6 +76,9 @@ class Settings:
     model_config: str | None = None         # --model-config ConfigClass or path/to/config.json
     model_overrides: tuple[str, ...] = ()   # --model-override key=value (repeatable)
     model_path: str | None = None
+    #: where the master seed came from: "lock" (the standard profile's, from reports/criteria.lock's hash),
+    #: "--master-seed" (given), "default" (0)
+    seeds_from: str = lock.SEEDS_DEFAULT
 
     @property
     def gate_active(self) -> bool:
@@ -143,7 +149,7 @@ def parse_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
     device = validate_device(str(opt.device))
     n_seeds = None if opt.seeds is None else _int_option("--seeds", opt.seeds, 1, MAX_SEEDS)
-    master_seed = _int_option("--master-seed", opt.master_seed, 0, 10**6)
+    master_seed, seeds_from = lock_master_seed(profile, opt.master_seed)
     invocation_dir = Path(config.invocation_params.dir)
     report_dir = (invocation_dir / opt.report_dir) if opt.report_dir else (config.rootpath / "reports")
     if report_dir.exists() and not report_dir.is_dir():
@@ -168,7 +174,34 @@ def parse_settings(config: pytest.Config) -> Settings:
                     attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32",
                     model=getattr(opt, "model", None), model_config=getattr(opt, "model_config", None),
                     model_overrides=tuple(getattr(opt, "model_override", None) or ()),
-                    model_path=getattr(opt, "model_path", None))
+                    model_path=getattr(opt, "model_path", None), seeds_from=seeds_from)
+
+
+#: the criteria lock the code's criteria are frozen in (``harness.record.lock``)
+LOCK_PATH = Path(__file__).resolve().parents[1] / lock.LOCK_FILE
+
+
+def read_lock(path: Path = LOCK_PATH) -> dict[str, Any] | None:
+    """The criteria lock, or None where the checkout has none (an installed copy); a lock that does not read is a
+    usage error."""
+    if not path.is_file():
+        return None
+    try:
+        return lock.load(path)
+    except lock.LockError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def lock_master_seed(profile: str, given: str | None) -> tuple[int, str]:
+    """(master seed, where it came from): ``--master-seed`` wins when given; the headline profile (standard) takes
+    the criteria lock's (``harness.record.lock.master_seed`` of its hash), so that its seeds were drawn after its
+    criteria were frozen; every other profile, and a checkout without a lock, 0."""
+    if given is not None:
+        return _int_option("--master-seed", given, 0, lock.MAX_MASTER_SEED), lock.SEEDS_FROM_OPTION
+    doc = read_lock() if profile == lock.HEADLINE_PROFILE else None
+    if doc is not None:
+        return lock.master_seed(doc["hash"]), lock.SEEDS_FROM_LOCK
+    return 0, lock.SEEDS_DEFAULT
 
 
 def _unwritable(path: Path) -> str | None:

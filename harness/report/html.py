@@ -44,6 +44,7 @@ from typing import Any, Mapping
 import jinja2
 
 from harness.record import baseline as baseline_gate
+from harness.record import lock
 from harness import fp_path
 from harness.report import findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
@@ -183,6 +184,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         moves = [move_view(m) for m in baseline_gate.moves(results["claims"])]
     return {
         "run": run,
+        "lock_line": lock.summary(run) if "criteria_lock" in run else None,
         "attention": results.get("attention"),
         "model_on_trial": results.get("model"),
         "claims": claims,
@@ -368,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["baseline"]:
         from harness.report import baseline_file
         return baseline_file.main(argv[1:])
+    if argv[:1] == ["lock"]:
+        from harness.report import lock_file
+        return lock_file.main(argv[1:])
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
@@ -380,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  "`python -m harness.report rejudge RESULTS [--write]`: decide a "
                                                  "stored run again under this checkout's rules (see `rejudge --help`); "
                                                  "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
-                                                 "baseline holds, and removing a claim from it.")
+                                                 "baseline holds, and removing a claim from it; "
+                                                 "`python -m harness.report lock [--write]`: the code's criteria "
+                                                 "against reports/criteria.lock (issue 47).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

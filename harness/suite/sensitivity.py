@@ -21,12 +21,16 @@ The matrix reads criteria too (issue 38): each counted fast criterion must come 
 claim module runs at smoke budgets (not ``--fast``) under each fault its counted criteria name, and
 ``reports/falsifiers.json`` records each counted criterion's outcome under its falsifiers, with its fingerprint;
 tests/suite/test_falsifiers.py fails when a counted criterion of the committed baseline has no recorded
-refutation under its current fingerprint.
+refutation under its current fingerprint. ``--criteria --profile standard`` measures them at standard budgets, on the
+standard profile's master seed (the criteria lock's, ``harness.record.lock``), and merges the rows in under the
+file's ``profiles.standard`` (the smoke rows stay where they are): a criterion counted only at standard (C2's
+``deep_convs``) is proven there, and the test reads ``reports/standard.json`` for those (issue 47, mechanism 4).
 
     python -m harness.suite.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
     python -m harness.suite.sensitivity --faults no_scale    # one fault (and the no-fault runs)
     python -m harness.suite.sensitivity --criteria --jobs 2  # every counted criterion under its falsifiers
     python -m harness.suite.sensitivity --criteria --claims C2,C3   # those claims' rows, merged into the file
+    python -m harness.suite.sensitivity --criteria --claims C2 --profile standard   # at standard: profiles.standard
 
 Exit status: 0 when sensitivity and specificity are both 1.0, every counted fast criterion is refuted under its
 falsifiers and the no-fault runs are stable (``--criteria``: every counted criterion refuted by a falsifier), 1
@@ -49,6 +53,7 @@ from model.faults import FAULTS
 
 from harness import profiles
 from harness.record.results import clean_commit, write_json_atomic
+from harness.settings import lock_master_seed
 
 #: fault -> the claim ids that must be refuted under it, from each claim's profile file (REFUTED_BY_FAULTS)
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
@@ -128,13 +133,15 @@ def _kept_run(claim_ids: Sequence[str], fault: str | None, master_seed: int, cla
 
 
 def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, report_dir: Path,
-             claims_dir: Path, extra_args: Sequence[str] = (), fast: bool = True) -> dict[str, dict[str, Any]]:
+             claims_dir: Path, extra_args: Sequence[str] = (), fast: bool = True,
+             profile: str = "smoke") -> dict[str, dict[str, Any]]:
     """Run the fast criteria of ``claim_ids`` at smoke budgets in a pytest subprocess (the suite's own command for
     one cell of the matrix, also used by tests/suite/test_sensitivity_modules.py); return results.json's claim records
     (a claim that recorded nothing is absent). With ``FAST_RUNS_ENV`` set, a run kept there at this clean commit
     with the same fault and master seed over these claims is read instead of trained again. ``fast=False``: every
-    criterion at smoke budgets (``--criteria``), never kept."""
-    kept_at, kept = _kept_run(claim_ids, fault, master_seed, claims_dir, extra_args) if fast else (None, None)
+    criterion at ``profile``'s budgets (``--criteria``; smoke unless asked), never kept."""
+    kept_at, kept = (_kept_run(claim_ids, fault, master_seed, claims_dir, extra_args) if fast and profile == "smoke"
+                     else (None, None))
     if kept is not None:
         print(f"[sensitivity] {fault or 'no fault'} at master seed {master_seed}: reading the run kept at {kept_at} "
               f"(same commit, same command)", file=sys.stderr, flush=True)
@@ -142,7 +149,7 @@ def run_fast(claim_ids: Sequence[str], *, fault: str | None, master_seed: int, r
     modules = [str(claim_module(cid, claims_dir)) for cid in claim_ids]
     # -p/-c/--rootdir pin the project's plugin and settings whatever directory the modules live in
     cmd = [sys.executable, "-m", "pytest", *modules, "-p", "harness.plugin", "-c", str(ROOT / "pyproject.toml"),
-           "--rootdir", str(ROOT), *(["--fast"] if fast else []), "--profile", "smoke",
+           "--rootdir", str(ROOT), *(["--fast"] if fast else []), "--profile", profile,
            "--master-seed", str(master_seed), "--report-dir", str(report_dir),
            "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *extra_args]
     if fault:
@@ -324,11 +331,12 @@ def _declared_name(record_name: str, declared: Mapping[str, Any]) -> str | None:
 
 
 def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
-                     claim_ids: Sequence[str] | None = None) -> dict[str, Any]:
-    """The falsifiers.json document: every counted criterion of ``claim_ids`` (default all) that trains (not
-    ``fast``: the fast ones are the matrix's, ``criteria_caught``) under each fault its ``falsified_by`` names, at
-    smoke budgets, master seed 0. One pytest subprocess per fault, over the claims whose trained criteria name it
-    (so the shared sweep's memo serves the claims that share it)."""
+                     claim_ids: Sequence[str] | None = None, profile: str = "smoke") -> dict[str, Any]:
+    """The falsifiers.json document (at smoke) or its ``profiles.<profile>`` part: every counted criterion of
+    ``claim_ids`` (default all) that trains (not ``fast``: the fast ones are the matrix's, ``criteria_caught``) under
+    each fault its ``falsified_by`` names, at ``profile``'s budgets and master seed (0 at smoke; standard's from the
+    criteria lock). One pytest subprocess per fault, over the claims whose trained criteria name it (so the shared
+    sweep's memo serves the claims that share it)."""
     t0 = time.perf_counter()
     declared = declared_falsifiers(claims_dir, claim_ids, trained_only=True)
     by_fault: dict[str, list[str]] = {}
@@ -338,22 +346,24 @@ def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
     unknown = sorted(set(by_fault) - set(FAULTS) - {NO_FAULT})
     if unknown:
         raise ValueError(f"falsified_by names unknown fault(s) {unknown}; valid: {', '.join(FAULTS)}, {NO_FAULT}")
-    doc: dict[str, Any] = {"schema_version": 1, "mode": "every counted criterion at smoke budgets (not --fast) "
-                           "under each fault its falsified_by names, master seed 0", "criteria": {}, "faults": {}}
+    master_seed = lock_master_seed(profile, None)[0]
+    doc: dict[str, Any] = {"schema_version": 1, "mode": f"every counted criterion at {profile} budgets (not --fast) "
+                           f"under each fault its falsified_by names, master seed {master_seed}", "criteria": {},
+                           "faults": {}}
     with tempfile.TemporaryDirectory(prefix="falsifiers-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
 
         def timed(fault: str, ids: list[str]):
             t = time.perf_counter()
-            records = run_fast(ids, fault=None if fault == NO_FAULT else fault, master_seed=0,
-                               report_dir=Path(tmp) / fault, claims_dir=claims_dir, fast=False)
+            records = run_fast(ids, fault=None if fault == NO_FAULT else fault, master_seed=master_seed,
+                               report_dir=Path(tmp) / fault, claims_dir=claims_dir, fast=False, profile=profile)
             return records, round(time.perf_counter() - t, 1)
 
         # the longest first: a fault that runs the shared sweep's claims or many claims
         order = sorted(by_fault, key=lambda f: -len(by_fault[f]))
         futures = {}
         for fault in order:
-            progress(f"[falsifiers] {fault}: running {', '.join(by_fault[fault])} at smoke budgets")
+            progress(f"[falsifiers] {fault}: running {', '.join(by_fault[fault])} at {profile} budgets")
             futures[fault] = pool.submit(timed, fault, by_fault[fault])
         for fault in order:
             records, duration = futures[fault].result()
@@ -375,12 +385,12 @@ def measure_criteria(claims_dir: Path, *, jobs: int = 1, progress=print,
                         entry = doc["criteria"].setdefault(f"{cid}/{name}", {
                             "claim": cid, "criterion": name, "falsified_by": list(faults), "outcomes": {},
                             "fingerprint": None})
-                        entry["outcomes"][fault] = "not measured at smoke" if rec else "not run"
+                        entry["outcomes"][fault] = f"not measured at {profile}" if rec else "not run"
             progress(f"[falsifiers] {fault} ({duration} s): " + ", ".join(
                 f"{k} {v['outcomes'][fault]}" for k, v in doc["criteria"].items() if fault in v["outcomes"]))
     for entry in doc["criteria"].values():
         entry["refuted"] = any(o == CAUGHT for o in entry["outcomes"].values())
-    doc["run"] = {"git_commit": clean_commit(ROOT), "profile": "smoke", "master_seed": 0,
+    doc["run"] = {"git_commit": clean_commit(ROOT), "profile": profile, "master_seed": master_seed,
                   "date": time.strftime("%Y-%m-%d", time.gmtime()), "duration_s": round(time.perf_counter() - t0, 1)}
     return doc
 
@@ -393,6 +403,29 @@ def merge_falsifiers(old: Mapping[str, Any] | None, new: Mapping[str, Any], clai
     keep = {k: v for k, v in old.get("criteria", {}).items() if v.get("claim") not in claim_ids}
     runs = {**old.get("runs", {}), **{cid: new["run"] for cid in claim_ids}}
     return {**new, "criteria": {**keep, **new["criteria"]}, "runs": runs}
+
+
+def merge_profile(old: Mapping[str, Any] | None, new: Mapping[str, Any], claim_ids: Sequence[str] | None
+                  ) -> dict[str, Any]:
+    """The file ``old`` with ``new`` (measured at a profile other than smoke) under ``profiles.<profile>``: merged
+    with that profile's earlier rows for a partial re-run (``claim_ids``), replacing them otherwise. The smoke rows
+    (the top level, the layout the file has always had) and every other profile's are kept."""
+    profile = new["run"]["profile"]
+    out = dict(old or {"schema_version": 1, "criteria": {}, "faults": {}})
+    profiles_ = dict(out.get("profiles", {}))
+    earlier = profiles_.get(profile)
+    profiles_[profile] = merge_falsifiers(earlier, new, claim_ids) if claim_ids and earlier else {
+        **new, "runs": {cid: new["run"] for cid in {r["claim"] for r in new["criteria"].values()}}}
+    out["profiles"] = profiles_
+    return out
+
+
+def profile_rows(doc: Mapping[str, Any], profile: str) -> dict[str, Any]:
+    """A falsifiers.json document's rows measured at ``profile``: the top level at smoke, ``profiles.<profile>``
+    otherwise ({} when none)."""
+    if profile == "smoke":
+        return dict(doc.get("criteria", {}))
+    return dict(doc.get("profiles", {}).get(profile, {}).get("criteria", {}))
 
 
 def passed(doc: Mapping[str, Any]) -> bool:
@@ -415,12 +448,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(not --fast); writes falsifiers.json")
     parser.add_argument("--claims", default="",
                         help="with --criteria: comma-separated claim ids to re-run, merged into the existing file")
+    parser.add_argument("--profile", default="smoke",
+                        help="with --criteria: the budgets (default smoke; standard merges its rows in under "
+                             "profiles.standard, on the criteria lock's master seed)")
     parser.add_argument("--claims-dir", default=str(ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs takes a positive integer, got {args.jobs}")
     if args.criteria:
         return main_criteria(args, parser)
+    if args.profile != "smoke":
+        parser.error("--profile goes with --criteria; the fault matrix runs at smoke budgets")
     faults = list(EXPECTED_CATCHERS) if args.faults == "all" else [f for f in args.faults.split(",") if f]
     unknown = [f for f in faults if f not in EXPECTED_CATCHERS]
     if unknown or not faults:
@@ -455,22 +493,31 @@ def main_criteria(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     ids = [c.strip().upper() for c in args.claims.split(",") if c.strip()] or known
     if set(ids) - set(known):
         parser.error(f"unknown claim id(s) {sorted(set(ids) - set(known))}; valid: {', '.join(known)}")
+    if args.profile not in profiles.PROFILE_NAMES:
+        parser.error(f"--profile {args.profile!r} is not valid; valid choices: {', '.join(profiles.PROFILE_NAMES)}")
     try:
-        doc = measure_criteria(claims_dir, jobs=args.jobs, progress=lambda m: print(m, flush=True), claim_ids=ids)
+        doc = measure_criteria(claims_dir, jobs=args.jobs, progress=lambda m: print(m, flush=True), claim_ids=ids,
+                               profile=args.profile)
     except ValueError as e:
         parser.error(str(e))
     out = Path(args.report_dir) / "falsifiers.json"
-    if args.claims and out.is_file():
-        doc = merge_falsifiers(json.loads(out.read_text(encoding="utf-8")), doc, ids)
+    old = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
+    if args.profile != "smoke":
+        doc = merge_profile(old, doc, ids if args.claims else None)
+    else:
+        if args.claims and old:
+            doc = merge_falsifiers(old, doc, ids)
+        if old and old.get("profiles"):       # a smoke re-run keeps the rows measured at other profiles
+            doc["profiles"] = old["profiles"]
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out, doc)
-    rows = doc["criteria"]
+    rows = profile_rows(doc, args.profile)
     unmeasured = sorted(k for k, v in rows.items() if all(o.startswith("not ") for o in v["outcomes"].values()))
     missed = sorted(k for k, v in rows.items() if not v["refuted"] and k not in unmeasured)
     print(f"falsifiers: {len(rows) - len(missed) - len(unmeasured)} / {len(rows) - len(unmeasured)} trained counted "
-          "criteria measured at smoke refuted by a falsifier"
+          f"criteria measured at {args.profile} refuted by a falsifier"
           + (f"; NOT refuted: {', '.join(missed)}" if missed else "")
-          + (f"; not measured at smoke (standard or full only): {', '.join(unmeasured)}" if unmeasured else "")
+          + (f"; not measured at {args.profile}: {', '.join(unmeasured)}" if unmeasured else "")
           + f"; {out}")
     return 0 if not missed else 1
 

@@ -88,6 +88,15 @@ def test_seeds_come_from_the_profile_or_override_and_the_master_seed(suite):
     assert run() == ([0, 1, 2], "profile=smoke n_seeds=3 fast=False")
     assert run("--seeds", "2", "--master-seed", "4") == ([4000, 4001], "profile=smoke n_seeds=2 fast=False")
     assert run("--profile", "standard")[1] == "profile=standard n_seeds=5 fast=False"
+    # issue 47: standard's master seed comes from the criteria lock's hash; a given --master-seed wins, and says so
+    from harness.record import lock
+    from harness.settings import derive_seeds, read_lock
+
+    lock_seed = lock.master_seed(read_lock()["hash"])
+    assert lock_seed != 0 and run("--profile", "standard")[0] == derive_seeds(lock_seed, 5)
+    assert json.loads((suite.path / "reports" / "results.json").read_text())["run"]["seeds_from"] == "lock"
+    assert run("--profile", "standard", "--master-seed", "0")[0] == [0, 1, 2, 3, 4]
+    assert json.loads((suite.path / "reports" / "results.json").read_text())["run"]["seeds_from"] == "--master-seed"
     assert run("--fast")[1] == "profile=smoke n_seeds=3 fast=True"
 
 

@@ -2,7 +2,10 @@
 runs (``criteria_caught``); one that trains in ``reports/falsifiers.json``, written by ``python -m
 harness.suite.sensitivity --criteria``, which records each refuted under a fault it names, under the fingerprint the
 committed baseline has. A criterion whose definition changed since is not covered until
-the file is re-run (``--claims <id>`` re-runs one claim and merges)."""
+the file is re-run (``--claims <id>`` re-runs one claim and merges). A criterion that counts at standard under a
+definition the smoke baseline does not count (issue 47, mechanism 4: C2's ``deep_convs``) is proven at standard:
+``--criteria --profile standard`` rows, under the file's ``profiles.standard``, read against
+``reports/standard.json``."""
 from __future__ import annotations
 
 import json
@@ -15,30 +18,87 @@ from tests.conftest import REPO
 
 FALSIFIERS = REPO / "reports" / "falsifiers.json"
 BASELINE = REPO / "reports" / "baseline.json"
+STANDARD = REPO / "reports" / "standard.json"
 
 
-def _counted_in_baseline() -> list[tuple[str, dict]]:
-    doc = json.loads(BASELINE.read_text(encoding="utf-8"))
+def _counted_in_baseline(path=BASELINE) -> list[tuple[str, dict]]:
+    doc = json.loads(path.read_text(encoding="utf-8"))
     return [(cid, c) for cid, claim in doc["claims"].items() for c in claim["criteria"]
             if role_of(c) == COUNTED and c.get("recorded", True)
             and not c.get("fast")]
 
 
-def test_every_counted_criterion_of_the_baseline_was_refuted_by_its_falsifier():
-    rows = json.loads(FALSIFIERS.read_text(encoding="utf-8"))["criteria"]
+def counted_only_at_standard(standard: list[tuple[str, dict]], baseline: list[tuple[str, dict]]
+                             ) -> list[tuple[str, dict]]:
+    """The counted criteria of a standard record that the smoke baseline does not count under the same definition
+    (name and fingerprint): the ones a smoke falsifier row cannot stand for."""
+    at_smoke = {(cid, c["name"], c["fingerprint"]) for cid, c in baseline}
+    return [(cid, c) for cid, c in standard if (cid, c["name"], c["fingerprint"]) not in at_smoke]
+
+
+def unproven(criteria: list[tuple[str, dict]], rows: dict) -> tuple[list[str], list[str], list[str]]:
+    """(no row, a row under another definition, a row not refuted) of ``criteria`` against falsifier ``rows``."""
     missing, stale, standing = [], [], []
-    for cid, c in _counted_in_baseline():
+    for cid, c in criteria:
         row = rows.get(f"{cid}/{c['name']}")
         if row is None:
             missing.append(f"{cid}/{c['name']}")
         elif row["fingerprint"] != c["fingerprint"]:
             stale.append(f"{cid}/{c['name']} ({row['fingerprint']} in falsifiers.json, {c['fingerprint']} in the "
-                         "baseline)")
+                         "record)")
         elif not row["refuted"]:
             standing.append(f"{cid}/{c['name']}: {row['outcomes']}")
+    return missing, stale, standing
+
+
+def test_every_counted_criterion_of_the_baseline_was_refuted_by_its_falsifier():
+    rows = json.loads(FALSIFIERS.read_text(encoding="utf-8"))["criteria"]
+    missing, stale, standing = unproven(_counted_in_baseline(), rows)
     assert not missing and not stale and not standing, (
         "re-run python -m harness.suite.sensitivity --criteria --claims <ids>:\n"
         f"no row: {missing}\nanother definition: {stale}\nnot refuted by a falsifier: {standing}")
+
+
+def test_every_criterion_counted_only_at_standard_was_refuted_by_its_falsifier_at_standard():
+    """Issue 47, mechanism 4: a criterion that decides a standard verdict and that the smoke baseline does not count
+    has a falsifier row measured at standard (``profiles.standard``), under the fingerprint standard.json records,
+    showing it refuted. Fails until those falsifiers are run at standard (the lead's runs)."""
+    doc = json.loads(FALSIFIERS.read_text(encoding="utf-8"))
+    only = counted_only_at_standard(_counted_in_baseline(STANDARD), _counted_in_baseline())
+    missing, stale, standing = unproven(only, sensitivity.profile_rows(doc, "standard"))
+    claims = sorted({k.split("/")[0] for k in missing + stale + standing})
+    assert not missing and not stale and not standing, (
+        f"re-run python -m harness.suite.sensitivity --criteria --claims {','.join(claims)} --profile standard:\n"
+        f"no row at standard: {missing}\nanother definition: {stale}\nnot refuted by a falsifier: {standing}")
+
+
+def test_a_criterion_counted_only_at_standard_is_proven_by_a_standard_row_only():
+    crit = {"name": "deep", "role": "counted", "fingerprint": "a" * 12, "fast": False}
+    at_smoke = [("C9", {**crit, "name": "flat"})]
+    only = counted_only_at_standard([("C9", crit), ("C9", {**crit, "name": "flat"})], at_smoke)
+    assert only == [("C9", crit)]
+    assert counted_only_at_standard([("C9", {**crit, "name": "flat", "fingerprint": "b" * 12})], at_smoke) != []
+    row = {"claim": "C9", "criterion": "deep", "falsified_by": ["local_window"], "fingerprint": "a" * 12,
+           "outcomes": {"local_window": "refuted"}, "refuted": True}
+    doc = {"criteria": {}, "profiles": {"standard": {"criteria": {"C9/deep": row}}}}
+    assert unproven(only, sensitivity.profile_rows(doc, "smoke")) == (["C9/deep"], [], [])
+    assert unproven(only, sensitivity.profile_rows(doc, "standard")) == ([], [], [])
+    standing = {**row, "outcomes": {"local_window": "inconclusive"}, "refuted": False}
+    assert unproven(only, {"C9/deep": standing})[2] == ["C9/deep: {'local_window': 'inconclusive'}"]
+
+
+def test_a_standard_run_merges_under_its_profile_and_keeps_the_smoke_rows():
+    smoke = {"schema_version": 1, "criteria": {"C9/a": {"claim": "C9"}}, "faults": {}, "run": {"profile": "smoke"},
+             "runs": {"C9": {"profile": "smoke"}}}
+    new = {"schema_version": 1, "criteria": {"C2/deep": {"claim": "C2"}}, "faults": {},
+           "run": {"profile": "standard", "master_seed": 7}}
+    merged = sensitivity.merge_profile(smoke, new, ["C2"])
+    assert merged["criteria"] == smoke["criteria"] and merged["run"] == smoke["run"]
+    assert merged["profiles"]["standard"]["criteria"] == new["criteria"]
+    assert merged["profiles"]["standard"]["runs"] == {"C2": new["run"]}
+    later = {**new, "criteria": {"C5/x": {"claim": "C5"}}}
+    again = sensitivity.merge_profile(merged, later, ["C5"])
+    assert set(again["profiles"]["standard"]["criteria"]) == {"C2/deep", "C5/x"} and again["criteria"] == smoke["criteria"]
 
 
 def test_the_file_names_the_faults_each_criterion_declares():
@@ -46,6 +106,9 @@ def test_the_file_names_the_faults_each_criterion_declares():
     rows = json.loads(FALSIFIERS.read_text(encoding="utf-8"))["criteria"]
     for key, row in rows.items():
         assert tuple(row["falsified_by"]) == declared[row["claim"]][row["criterion"]], key
+    for profile, part in json.loads(FALSIFIERS.read_text(encoding="utf-8")).get("profiles", {}).items():
+        for key, row in part["criteria"].items():
+            assert tuple(row["falsified_by"]) == declared[row["claim"]][row["criterion"]], f"{profile}: {key}"
     trained = sensitivity.declared_falsifiers(REPO / "claims", trained_only=True)
     assert {(r["claim"], r["criterion"]) for r in rows.values()} == {(c, n) for c, crits in trained.items()
                                                                       for n in crits}

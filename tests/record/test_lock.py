@@ -1,0 +1,101 @@
+"""The criteria lock (issue 47, mechanism 2): its content, hash, seed, and a run or record held against it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.record import lock
+
+
+def _row(fp="aaaaaaaaaaaa", role="counted", falsified_by=("local_window",), quote="the words"):
+    return {"fingerprint": fp, "role": role, "falsified_by": list(falsified_by), "quote": quote}
+
+
+def _lock(**per_profile):
+    return lock.document(lock.build(per_profile or {"smoke": {"C9/a": _row()}, "standard": {"C9/a": _row(),
+                                                                                            "C9/b": _row("b" * 12)}}))
+
+
+def test_the_master_seed_comes_from_the_hash_and_is_never_smokes():
+    assert lock.master_seed("0" * 64) == 1
+    assert lock.master_seed("f" * 64) == int("f" * 12, 16) % 10 ** 6 + 1
+    seeds = {lock.master_seed(f"{i:064x}") for i in range(0, 10 ** 7, 99991)}
+    assert 0 not in seeds and max(seeds) <= lock.MAX_MASTER_SEED
+
+
+def test_the_text_is_one_criterion_a_line_and_reads_back_with_its_hash(tmp_path):
+    doc = _lock()
+    text = lock.dumps(doc)
+    assert [ln.strip().split(":")[0] for ln in text.splitlines() if ln.startswith("    ")] == ['"C9/a"', '"C9/b"']
+    path = tmp_path / "criteria.lock"
+    path.write_text(text)
+    assert lock.load(path) == json.loads(text) and json.loads(text)["hash"] == lock.criteria_hash(doc["criteria"])
+    path.write_text(text.replace("the words", "other words"))
+    with pytest.raises(lock.LockError, match="is not its criteria's"):
+        lock.load(path)
+
+
+@pytest.mark.parametrize("field, value", [("fingerprint", "c" * 12), ("role", "premise"), ("falsified_by", ["x"]),
+                                          ("quote", "other words")])
+def test_any_part_of_a_criterion_changes_the_hash_and_the_seed(field, value):
+    before = _lock()
+    moved = {**_row(), field: value}
+    after = _lock(smoke={"C9/a": moved}, standard={"C9/a": moved, "C9/b": _row("b" * 12)})
+    assert before["hash"] != after["hash"] and before["standard_master_seed"] != after["standard_master_seed"]
+    [line] = lock.differences(before["criteria"], after["criteria"])
+    assert line.startswith(f"~ C9/a: {field} ")
+
+
+def test_a_role_that_differs_by_profile_is_held_per_profile():
+    crits = lock.build({"smoke": {"C9/a": _row(role="premise")}, "standard": {"C9/a": _row()}})
+    assert crits["C9/a"]["role"] == {"smoke": "premise", "standard": "counted"}
+    assert lock.build({"smoke": {"C9/a": _row()}})["C9/a"]["role"] == "counted"
+
+
+def _record(key_rows, master_seed):
+    claims = {}
+    for key, r in key_rows.items():
+        cid, name = key.split("/", 1)
+        claims.setdefault(cid, {"criteria": []})["criteria"].append({"name": name, **r})
+    return {"run": {"profile": "standard", "complete": True, "dry_run": False, "fast": False,
+                    "master_seed": master_seed}, "claims": claims}
+
+
+def test_a_headline_record_at_the_lock_passes_and_each_departure_is_named():
+    doc = _lock()
+    seed = lock.master_seed(doc["hash"])
+    rows = {"C9/a": _row(), "C9/b": _row("b" * 12)}
+    assert lock.check_headline(_record(rows, seed), doc) == []
+    assert lock.check_headline(_record(rows, 0), doc) == [
+        f"master seed 0, not the lock's {seed} (lock {doc['hash'][:12]})"]
+    moved = lock.check_headline(_record({**rows, "C9/b": _row("d" * 12)}, seed), doc)
+    assert moved == ["C9/b: fingerprint differs from the lock"]
+    missing = lock.check_headline(_record({"C9/a": _row()}, seed), doc)
+    assert missing == ["C9/b is in the lock at standard but not in this run"]
+    extra = lock.check_headline(_record({**rows, "C9/c": _row()}, seed), doc)
+    assert extra == ["C9/c is not in the lock at standard"]
+
+
+def test_a_reported_criterion_is_outside_the_lock_and_a_fast_run_compares_its_subset():
+    doc = _lock()
+    rec = _record({"C9/a": _row(), "C9/r": _row(role="reported")}, 0)
+    assert lock.check_run(rec["claims"], doc, "standard", fast=True) == []
+    assert lock.check_run(rec["claims"], doc, "standard") == ["C9/b is in the lock at standard but not in this run"]
+
+
+def test_the_summary_line_says_lock_and_seeds():
+    h = "3f2a" + "0" * 60
+    assert lock.summary({"criteria_lock": h, "criteria_at_lock": True, "seeds_from": "lock"}) == \
+        "criteria: at lock 3f2a00000000, seeds from the lock"
+    assert lock.summary({"criteria_lock": h, "criteria_at_lock": False, "seeds_from": "--master-seed",
+                         "master_seed": 7}) == \
+        "criteria: differ from the lock 3f2a00000000, seeds from --master-seed 7, not from the lock"
+    assert lock.summary({"criteria_lock": None}).startswith("criteria: no criteria lock")
+
+
+def test_a_claim_the_lock_does_not_hold_is_named():
+    rec = _record({"C9/a": _row(), "C9/b": _row("b" * 12), "F1/x": _row()}, 0)
+    assert lock.check_run(rec["claims"], _lock(), "standard") == ["F1: no criterion of it in the lock"]
+    nothing_locked = {"Q9": {"criteria": [{"name": "r", **_row(role="reported")}]}}
+    assert lock.check_run(nothing_locked, _lock(), "standard", fast=True) == []

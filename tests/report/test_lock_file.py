@@ -1,0 +1,84 @@
+"""The committed criteria lock against the code, and the committed standard run against the lock (issue 47,
+mechanism 2; ``harness.record.lock``, ``python -m harness.report lock``)."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from harness.record import lock
+from harness.report import lock_file as lock_cmd
+from tests.conftest import REPO
+
+LOCK = REPO / lock.LOCK_FILE
+STANDARD = REPO / "reports" / "standard.json"
+
+
+@pytest.mark.subprocess
+def test_the_code_criteria_equal_the_committed_lock():
+    """Each claim module run up to its ``ev.declare`` at smoke and standard (~25 s): a premise or counted criterion
+    whose rule, margin, role, falsifiers or quote changed changes the lock, hence standard's seeds."""
+    moved = lock.differences(lock.load(LOCK)["criteria"], lock_cmd.code_criteria())
+    assert moved == [], (f"the code's criteria differ from {lock.LOCK_FILE}; refresh it with `{lock.REFRESH}` "
+                         "(that moves the standard profile's master seed: re-run standard after it):\n  "
+                         + "\n  ".join(moved))
+
+
+def test_the_committed_standard_run_is_at_the_lock():
+    """``reports/standard.json`` was run on the lock's master seed with the lock's criteria. Fails until the standard
+    profile is re-run at the current lock: `pytest claims --profile standard -n 2` (no --master-seed), then copy
+    reports/results.json to reports/standard.json."""
+    problems = lock.check_headline(json.loads(STANDARD.read_text(encoding="utf-8")), lock.load(LOCK))
+    assert problems == [], ("reports/standard.json is not at the criteria lock; re-run the standard profile at the "
+                            "lock's seeds (`pytest claims --profile standard -n 2`, no --master-seed) and commit its "
+                            "results.json as reports/standard.json:\n  " + "\n  ".join(problems))
+
+
+def _made_to_match(doc: dict, lock_doc: dict) -> dict:
+    """``doc`` with its run on the lock's master seed and its premise and counted criteria as the lock holds them at
+    standard (what a re-run at the lock records): the check's passing side, on the committed file's shape."""
+    out = copy.deepcopy(doc)
+    out["run"]["master_seed"] = lock.master_seed(lock_doc["hash"])
+    for key, entry in lock_doc["criteria"].items():
+        fp = entry["fingerprint"].get(lock.HEADLINE_PROFILE)
+        if fp is None:
+            continue
+        cid, name = key.split("/", 1)
+        crits = out["claims"].setdefault(cid, {"criteria": []})["criteria"]
+        role = entry["role"] if isinstance(entry["role"], str) else entry["role"][lock.HEADLINE_PROFILE]
+        row = {"name": name, "fingerprint": fp, "role": role, "counts": role == "counted",
+               "falsified_by": entry["falsified_by"], "quote": entry["quote"]}
+        found = [c for c in crits if c["name"] == name]
+        if found:
+            found[0].update(row)
+        else:
+            crits.append(row)
+    for cid, claim in out["claims"].items():
+        claim["criteria"] = [c for c in claim["criteria"] if not lock.locked(c) or
+                             lock.HEADLINE_PROFILE in lock_doc["criteria"].get(f"{cid}/{c['name']}", {}).get(
+                                 "fingerprint", {})]
+    return out
+
+
+def test_a_standard_record_at_the_lock_passes_the_check_and_the_committed_shape_reads():
+    lock_doc = lock.load(LOCK)
+    doc = json.loads(STANDARD.read_text(encoding="utf-8"))
+    assert lock.check_headline(_made_to_match(doc, lock_doc), lock_doc) == []
+    stale = _made_to_match(doc, lock_doc)
+    stale["run"]["master_seed"] = 0
+    assert lock.check_headline(stale, lock_doc) == [
+        f"master seed 0, not the lock's {lock.master_seed(lock_doc['hash'])} (lock {lock_doc['hash'][:12]})"]
+
+
+def test_the_command_prints_the_differences_and_exits_1_until_written(tmp_path, monkeypatch, capsys):
+    crits = {"C9/a": {"falsified_by": ["x"], "fingerprint": {"standard": "a" * 12}, "quote": "q", "role": "counted"}}
+    monkeypatch.setattr(lock_cmd, "code_criteria", lambda *a, **k: crits)
+    path = tmp_path / "criteria.lock"
+    assert lock_cmd.main(["--lock", str(path)]) == 1
+    assert lock_cmd.main(["--lock", str(path), "--write"]) == 0
+    assert lock_cmd.main(["--lock", str(path)]) == 0
+    assert lock.load(path)["criteria"] == crits
+    crits["C9/a"] = {**crits["C9/a"], "quote": "other"}
+    assert lock_cmd.main(["--lock", str(path)]) == 1
+    assert "~ C9/a: quote" in capsys.readouterr().out
