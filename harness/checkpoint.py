@@ -15,8 +15,8 @@ Probe inputs (``probe_ids``): ``--probe-tokens FILE`` (``.npy`` of ids, or one s
 sequences of ``PROBE_LENGTH`` tokens. Without either, uniform random ids: out of distribution for a trained model,
 and the readings say so (``in_distribution`` False).
 
-``read(trial, ckpt, ids)`` reads the checkpoint and the same architecture at init (the trial's seed-0 build):
-``harness.measure.checkpoint.readings`` of each, one after the other (one model held at a time).
+``read(trial, ckpt, ids)`` reads the same architecture at init (the trial's seed-0 build) and then the checkpoint,
+its weights copied into that one model tensor by tensor: ``harness.measure.checkpoint.readings`` of each.
 """
 from __future__ import annotations
 
@@ -183,17 +183,38 @@ def _prefixes(model: torch.nn.Module) -> tuple[str, ...]:
 def load(trial: ModelUnderTrial, ckpt: Checkpoint, seed: int = 0) -> torch.nn.Module:
     """The trial's model with the checkpoint's weights copied in (float32, eval mode)."""
     model = trial.build(seed)
-    state: dict[str, torch.Tensor] = {}
-    for f in ckpt.files:
-        part = _read_file(f, meta_only=False)
-        state.update({k[len(ckpt.prefix):]: v for k, v in part.items() if k.startswith(ckpt.prefix)})
-        del part
+    copy_into(model, ckpt)
+    return model
+
+
+def copy_into(model: torch.nn.Module, ckpt: Checkpoint) -> None:
+    """The checkpoint's tensors copied into ``model``'s own, one tensor at a time (converted to the model's float32
+    as each is copied), so that no second copy of the weights is held."""
     own = model.state_dict()
+    done: set[str] = set()
     with torch.no_grad():
-        for name, t in own.items():
-            t.copy_(state.pop(name))                # converted to the model's float32 as it is copied
-    del state
-    return model.float().eval()
+        for f in ckpt.files:
+            if f.suffix == ".safetensors":
+                from safetensors import safe_open
+
+                with safe_open(str(f), framework="pt") as h:
+                    for key in h.keys():
+                        name = key[len(ckpt.prefix):]
+                        if key.startswith(ckpt.prefix) and name in own:
+                            own[name].copy_(h.get_tensor(key))
+                            done.add(name)
+            else:
+                part = _read_file(f, meta_only=False)
+                for key, t in part.items():
+                    name = key[len(ckpt.prefix):]
+                    if key.startswith(ckpt.prefix) and name in own:
+                        own[name].copy_(t)
+                        done.add(name)
+                del part
+    missing = next((n for n in own if n not in done), None)
+    if missing is not None:
+        raise ModelError(f"--model-weights {ckpt.path}: no tensor for the model's {missing}")
+    model.float().eval()
 
 
 def prepare(trial: ModelUnderTrial, weights: str, *, tokens: str | None = None,
@@ -282,19 +303,20 @@ def _tokenise(path: str, weights: str | None) -> list[int]:
 
 # ------------------------------------------------------------------------------------------------------ reading
 def read(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> "pd.DataFrame":
-    """``readings`` of the checkpoint and of the same architecture at init (``seed``'s build), one held at a
-    time: one row per (which, batch, layer, head). Cached on the trial per (ids, seed)."""
+    """``readings`` of the checkpoint and of the same architecture at init (``seed``'s build): one model, read at
+    init and then with the checkpoint's weights copied in; one row per (which, batch, layer, head). Cached on the
+    trial per (weights, ids, seed)."""
     import pandas as pd
 
     key = ("checkpoint", str(ckpt.path), tuple(ids.shape), int(ids.sum()), seed)
     if key not in trial.cache:
-        frames = []
-        for which in ("checkpoint", "init"):
-            model = load(trial, ckpt, seed) if which == "checkpoint" else trial.build(seed)
-            frames.append(readings_of.readings(model, trial.backend, ids, which, seed))
-            del model
-            gc.collect()                        # freed, its reference cycles too, before the next is built
-        trial.cache[key] = pd.concat(frames, ignore_index=True)
+        model = trial.build(seed)                    # one model: read at init, then with the weights copied in
+        init = readings_of.readings(model, trial.backend, ids, "init", seed)
+        copy_into(model, ckpt)
+        trained = readings_of.readings(model, trial.backend, ids, "checkpoint", seed)
+        del model
+        gc.collect()                                 # freed, its reference cycles too, before the claim goes on
+        trial.cache[key] = pd.concat([trained, init], ignore_index=True)
     return trial.cache[key].copy()
 
 

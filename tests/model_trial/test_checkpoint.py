@@ -106,6 +106,22 @@ def test_qk_scaled_by_4_keeps_the_independence_ratio_and_multiplies_the_logit_st
     assert {r["layer"] for r in checkpoint.regime_rows(x4)} == {0, 1}
 
 
+def test_q_and_k_sharing_a_component_take_that_layer_out_of_q3s_band(trained, trial, tmp_path):
+    """One random direction added to every row of layer 0's W_Q and W_K: every q and k coordinate shares it, the
+    sum in q.k turns coherent, and the ratio leaves the factor 2 there (log2 about 2.7 on this checkpoint); layer 1
+    keeps it."""
+    model, root, overrides, ids = trained
+    state = {k: v.clone() for k, v in model.model.state_dict().items()}
+    u = torch.randn(state["layers.0.self_attn.q_proj.weight"].shape[1], generator=torch.Generator().manual_seed(0))
+    for k in ("layers.0.self_attn.q_proj.weight", "layers.0.self_attn.k_proj.weight"):
+        state[k] += 0.9 * u
+    torch.save(state, tmp_path / "shared.pt")
+    df = checkpoint.read(trial, checkpoint.prepare(trial, str(tmp_path / "shared.pt")), ids)
+    l2 = {k: float(v.mean()) for k, v in readings.layer_log2_independence(df).items()}
+    assert l2[0] > checkpoint.FACTOR_TWO and abs(l2[1]) < checkpoint.FACTOR_TWO
+    assert any(r["layer"] == 0 and "independence" in r["why"] for r in checkpoint.regime_rows(df))
+
+
 def test_a_shape_mismatch_names_the_first_tensor_in_one_line(trained, trial, tmp_path):
     model, _, _, _ = trained
     state = dict(model.model.state_dict())
