@@ -159,20 +159,36 @@ def attach(trial: ModelUnderTrial, path: str | os.PathLike) -> Checkpoint:
     wanted = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     prefix = _match(saved, wanted, _prefixes(model))
     named = {k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)}
+    for group in tied_groups(model):
+        if not any(n in named for n in group):
+            raise ModelError(f"--model-weights {path}: no tensor {prefix + group[0]!r} for the model's {group[0]} "
+                             f"{list(wanted[group[0]])}")
     for name, shape in wanted.items():
         if name not in named:
-            raise ModelError(f"--model-weights {path}: no tensor {prefix + name!r} for the model's {name} "
-                             f"{list(shape)}")
+            continue                                # tied to a tensor that is saved (T5's embeddings)
         if tuple(named[name][0]) != shape:
             raise ModelError(f"--model-weights {path}: {prefix + name} is {list(named[name][0])} in the weights, "
                              f"{list(shape)} in the model built by {trial.spec}")
     dtypes: dict[str, int] = {}
     for name in wanted:
-        dtypes[named[name][1]] = dtypes.get(named[name][1], 0) + 1
+        if name in named:
+            dtypes[named[name][1]] = dtypes.get(named[name][1], 0) + 1
     ckpt = Checkpoint(Path(path), files, dtypes, prefix, sorted(k for k in saved if not k.startswith(prefix)
                                                                   or k[len(prefix):] not in wanted), len(wanted))
     trial.checkpoint = ckpt
     return ckpt
+
+
+def tied_groups(model: torch.nn.Module) -> list[tuple[str, ...]]:
+    """The model's state-dict names grouped by the tensor they name: tied weights (an embedding shared by T5's
+    encoder and decoder) are one group, saved under one of their names."""
+    names = list(model.state_dict())
+    by_id: dict[int, list[str]] = {}
+    for name, t in [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]:
+        if name in names:
+            by_id.setdefault(id(t), []).append(name)
+    grouped = {n for g in by_id.values() for n in g}
+    return [tuple(g) for g in by_id.values()] + [(n,) for n in names if n not in grouped]
 
 
 def _prefixes(model: torch.nn.Module) -> tuple[str, ...]:
@@ -211,7 +227,7 @@ def copy_into(model: torch.nn.Module, ckpt: Checkpoint) -> None:
                         own[name].copy_(t)
                         done.add(name)
                 del part
-    missing = next((n for n in own if n not in done), None)
+    missing = next((g[0] for g in tied_groups(model) if not done.intersection(g)), None)
     if missing is not None:
         raise ModelError(f"--model-weights {ckpt.path}: no tensor for the model's {missing}")
     model.float().eval()

@@ -39,11 +39,14 @@ def qk_moments(call: model_probes.Call) -> list[dict[str, float]]:
 
 
 def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int = 0) -> pd.DataFrame:
-    """``model_probes.probe`` on each row of ``ids`` (one batch a sequence), with ``qk_moments`` and the logit std
-    over d_k^1/2 beside it: one row per (batch, layer, head), tagged ``which``."""
+    """``model_probes.probe`` on each row of ``ids`` (one batch a sequence; an encoder-decoder gets it as its
+    decoder's input too), with ``qk_moments`` and the logit std over d_k^1/2 beside it: one row per (batch, layer,
+    head), tagged ``which``."""
     frames = []
+    both = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     for b in range(ids.shape[0]):
-        df = model_probes.probe(model, backend, {"input_ids": ids[b:b + 1]}, seed=seed, extra=qk_moments)
+        inputs = {"input_ids": ids[b:b + 1], **({"decoder_input_ids": ids[b:b + 1]} if both else {})}
+        df = model_probes.probe(model, backend, inputs, seed=seed, extra=qk_moments)
         frames.append(df.assign(batch=b))
     df = pd.concat(frames, ignore_index=True).rename(columns={"call": "layer"})
     df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))
@@ -78,8 +81,3 @@ def sink_entropy_rho(df: pd.DataFrame, which: str = "checkpoint") -> float:
     if a.std() == 0 or b.std() == 0:
         return math.nan
     return float(np.corrcoef(a, b)[0, 1])
-
-
-def as_float32(model: nn.Module) -> nn.Module:
-    """The model in float32 (its weights converted as they are), eval mode."""
-    return model.to(torch.float32).eval()

@@ -142,6 +142,31 @@ def test_without_probe_inputs_the_random_tokens_are_said_to_be_out_of_distributi
         checkpoint.prepare(trial, str(root / "hf"), text=str(root / "ids.npy"))
 
 
+EXAMPLES = sorted(p.stem for p in (REPO / "examples" / "models").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_architecture_round_trips_through_its_saved_weights(example, tmp_path):
+    """Each builder of examples/models at seed 7, saved (save_pretrained for a transformers model, a state dict
+    otherwise), read back into the trial's seed-0 build: the checkpoint's readings are the seed-7 model's own."""
+    trial = model_trial.preflight(model_trial.resolve(f"examples.models.{example}:build_model"))
+    model = trial.build(7)
+    if hasattr(model, "save_pretrained"):
+        model.save_pretrained(tmp_path / "w")
+        path = tmp_path / "w"
+    else:
+        torch.save(model.state_dict(), tmp_path / "w.pt")
+        path = tmp_path / "w.pt"
+    ckpt = checkpoint.prepare(trial, str(path))
+    ids = ckpt.ids[:1, :16]
+    df = checkpoint.read(trial, ckpt, ids)
+    direct = readings.readings(model, trial.backend, ids, "checkpoint")
+    mine = df[df.which == "checkpoint"].reset_index(drop=True)
+    cols = ["independence_ratio", "logit_std", "entropy_ratio", "sink_ratio", "q_var", "k_var"]
+    assert len(mine) == len(direct) > 0
+    assert np.allclose(mine[cols].to_numpy(), direct[cols].to_numpy(), rtol=1e-5, atol=1e-7, equal_nan=True)
+
+
 def _pytest(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=REPO, env=env,
