@@ -142,6 +142,26 @@ def test_without_probe_inputs_the_random_tokens_are_said_to_be_out_of_distributi
         checkpoint.prepare(trial, str(root / "hf"), text=str(root / "ids.npy"))
 
 
+def test_probe_text_is_tokenised_with_the_tokenizer_beside_the_weights(trained, trial, tmp_path):
+    """A word-level tokenizer saved beside the weights (w0 .. w33 -> ids 0 .. 33), offline: 300 words of text
+    are one stream, cut into one probe sequence of 256."""
+    import shutil
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    _, root, _, _ = trained
+    folder = tmp_path / "hf"
+    shutil.copytree(root / "hf", folder)
+    tok = Tokenizer(models.WordLevel({**{f"w{i}": i for i in range(34)}, "[UNK]": 34}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]").save_pretrained(folder)
+    words = [i * 7 % 34 for i in range(300)]
+    (tmp_path / "probe.txt").write_text(" ".join(f"w{i}" for i in words))
+    ckpt = checkpoint.prepare(trial, str(folder), text=str(tmp_path / "probe.txt"))
+    assert ckpt.in_distribution and ckpt.ids.tolist() == [words[:256]]
+
+
 EXAMPLES = sorted(p.stem for p in (REPO / "examples" / "models").glob("*.py") if p.stem != "__init__")
 
 
