@@ -254,6 +254,89 @@ MODEL_CRITERIA = {
 }
 
 
+# ================================================================ a user's trained checkpoint (issue 49)
+#: the note's limitation, the words each checkpoint criterion tests
+LIMITATION = ("The variance argument holds at initialization, where components are plausibly independent with unit "
+              "variance. Whether it holds after training is not addressed")
+#: declared per layer of the model on trial before its weights are read (the layer count is the architecture's)
+CHECKPOINT_CRITERIA = {
+    "checkpoint_independence": dict(
+        role="counted", rule=FACTOR_TWO, answers="layer {layer}", quote=LIMITATION,
+        metric="log2 independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) at the checkpoint, "
+               "mean over layer {layer}'s heads, one sample per probe sequence",
+        prediction="in layer {layer} of the trained checkpoint the q.k variance is what independent components "
+                   "predict, within a factor 2 (the variance argument still holds after training)"),
+}
+#: reported beside the answer, over every layer
+CHECKPOINT_READINGS = {
+    "checkpoint_not_saturated": dict(
+        role="reported", rule=decision.band(None, 0.01, level=True, reason="1% of rows above 0.99: C3's saturated "
+                                                                           "rows, near none at init"),
+        metric="share of attention rows whose largest weight exceeds 0.99, per layer, one sample per probe sequence",
+        prediction="no layer of the checkpoint saturates: under 1% of its rows put more than 0.99 on one key"),
+    "checkpoint_sink_tracks_entropy": dict(
+        role="reported", rule=decision.band(None, -0.1, null=0.0, reason="rho below -0.1: the sinking heads are "
+                                                                          "the low-entropy ones (Q2's link)"),
+        metric="Spearman rho between the heads' sink mass (weight on position 0 over uniform) and their entropy "
+               "over ln n, one sample per probe sequence",
+        prediction="the checkpoint's heads that sink on the first position are its low-entropy ones"),
+}
+
+
+def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
+    """Q3 on a user's trained checkpoint (``--model-weights``): per layer, does the independence ratio stay in
+    Q3's factor 2 at the checkpoint? One sample per probe sequence; the same architecture at init beside it."""
+    from harness import checkpoint as checkpoints
+    from harness.measure import checkpoint as readings
+    from harness.report.checkpoint_plots import figure_heatmaps
+
+    ckpt = trial.checkpoint
+    how = f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens, one batch each"
+    crits = {layer: ev.criterion(f"checkpoint_independence_layer{layer}", how=how, **{
+        k: (v.format(layer=layer) if isinstance(v, str) and k != "quote" else v)
+        for k, v in CHECKPOINT_CRITERIA["checkpoint_independence"].items()}) for layer in range(trial.calls)}
+    reported = ev.declare(CHECKPOINT_READINGS, how=how)
+    ev.note(ckpt.note)
+    ev.note(ckpt.ids_note)
+    progress(f"model {trial.spec}: reading {ckpt.path} and the init on {how}", force=True)
+    df = checkpoints.read(trial, ckpt, ckpt.ids)
+    table = readings.layer_table(df)
+    ev.table("checkpoint_readings", table)
+    per_layer = readings.layer_log2_independence(df)
+    suffix = "" if ckpt.in_distribution else " (random probe tokens: out of distribution)"
+    for layer, crit in crits.items():
+        values = per_layer.get(layer)
+        if values is None or not np.isfinite(values).all():
+            crit.unmeasured(f"layer {layer}: the tap saw no q and k for this call")
+        else:
+            crit.sample(values, detail=f"independence ratio {2 ** values.mean():.2f} at the checkpoint{suffix}")
+    part = df[df.which == "checkpoint"]
+    sat = part.groupby(["layer", "batch"]).saturated_rows.mean()
+    reported["checkpoint_not_saturated"].sample_each(
+        {f"layer {layer}": sat.xs(layer, level="layer").to_numpy() for layer in sat.index.get_level_values(0).unique()},
+        detail=f"saturated rows per layer{suffix}")
+    rhos = np.array([readings.sink_entropy_rho(df[df.batch == b]) for b in sorted(df.batch.unique())])
+    if np.isfinite(rhos).all():
+        reported["checkpoint_sink_tracks_entropy"].sample(rhos, detail=f"rho over the heads, per probe sequence{suffix}")
+    else:
+        reported["checkpoint_sink_tracks_entropy"].unmeasured("fewer than 3 heads, or a constant reading")
+    worst = max(abs(v.mean()) for v in per_layer.values())
+    ev.metric("checkpoint_independence_ratio/max_abs_log2", float(worst))
+    ev.metric("checkpoint_logit_std/over_init", float(table[table.which == "checkpoint"].logit_std.mean()
+                                                      / table[table.which == "init"].logit_std.mean()))
+    ev.metric("checkpoint_saturated_rows/max", float(table[table.which == "checkpoint"].saturated_rows.max()))
+    ev.metric("checkpoint_sink_entropy/rho", float(np.nanmean(rhos)))
+    ev.headline("checkpoint_independence_ratio/max_abs_log2")
+    ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{trial.spec}: checkpoint and init, layer x head"
+                                                            f"{suffix}"))
+    lines = checkpoints.regime_table(df)
+    ev.note("layers that leave the footnote's regime: " + " | ".join(lines))
+    if not ckpt.in_distribution:
+        progress(checkpoints.RANDOM_NOTE, force=True)
+    for line in lines:
+        progress(f"Q3 checkpoint: {line}", force=True)
+
+
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """Q3 on a user's model (``--model``): the independence ratio per call after a short training (reported: the
     training rate is not tuned)."""
@@ -292,6 +375,8 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
                         f"{budget['model']['d_model']}) on key-value lookup, d_k in {budget['d_ks']}, "
                         f"{budget['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
     ev.answer_objections(OBJECTIONS)
+    if model_on_trial is not None and model_on_trial.checkpoint is not None:
+        return checkpoint_trial(ev, model_on_trial, progress)
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     d_ks = budget["d_ks"]

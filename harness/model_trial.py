@@ -358,6 +358,8 @@ class ModelUnderTrial:
     #: read the same ones (M0 and C4 the frame at init; Q1, Q2, Q3 and C5 the trainings) share them instead of
     #: building, probing or training the models again
     cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
+    #: trained weights to read beside the init (``--model-weights``; ``harness.checkpoint.Checkpoint``), or None
+    checkpoint: Any = None
 
     def build(self, seed: int = 0, **dims: int) -> nn.Module:
         """The model at random init (``torch.manual_seed(seed)``), eval mode, float32; ``dims``: a family member
@@ -389,6 +391,7 @@ class ModelUnderTrial:
                 "config_sha256": self.config_sha256, "source_sha256": self.source_sha256, "tap": self.backend,
                 "causal": self.causal, "causal_from": self.causal_from, "preflight_max_diff": self.preflight_diff, "attention_calls": self.calls,
                 "not_swept": self.sweep_reasons,
+                **({"weights": self.checkpoint.describe()} if self.checkpoint is not None else {}),
                 "versions": {"torch": torch.__version__,
                              "transformers": getattr(sys.modules.get("transformers"), "__version__", None)}}
 

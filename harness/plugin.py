@@ -94,6 +94,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="passed to the builder (or set on the config); repeatable")
     group.addoption("--model-path", default=None, metavar="DIR",
                     help="a directory to prepend to sys.path before resolving --model")
+    group.addoption("--model-weights", default=None, metavar="PATH",
+                    help="trained weights for the model (a save_pretrained folder, a .safetensors file or a state "
+                         "dict): Q3 reads them per layer beside the init (issue 49; docs/model-trial.md)")
+    group.addoption("--probe-tokens", default=None, metavar="FILE",
+                    help="the checkpoint's probe inputs: token ids (.npy, or one sequence a line)")
+    group.addoption("--probe-text", default=None, metavar="FILE",
+                    help="the checkpoint's probe inputs: text, tokenised with the tokenizer beside the weights")
 
 
 @pytest.hookimpl(tryfirst=True)

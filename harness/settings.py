@@ -51,7 +51,8 @@ DRY_RUN_SEEDS = 2   # and seeds: the fewest a t interval can be computed on
 _DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
 #: the options whose value is a path (``harness.plugin``): written ``--opt PATH``, pytest's first pass over the command
 #: line, made before this plugin's options exist, takes an existing PATH for a test path when it picks the rootdir
-PATH_OPTIONS = ("--report-dir", "--baseline", "--model-path", "--model-config", "--attention-path")
+PATH_OPTIONS = ("--report-dir", "--baseline", "--model-path", "--model-config", "--attention-path", "--model-weights",
+                "--probe-tokens", "--probe-text")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ class Settings:
     #: where the master seed came from: "lock" (the standard profile's, from reports/criteria.lock's hash),
     #: "--master-seed" (given), "default" (0)
     seeds_from: str = lock.SEEDS_DEFAULT
+    model_weights: str | None = None        # --model-weights: trained weights for the model (issue 49)
+    probe_tokens: str | None = None         # --probe-tokens FILE: the checkpoint's probe inputs as token ids
+    probe_text: str | None = None           # --probe-text FILE: ... as text, tokenised beside the weights
 
     @property
     def gate_active(self) -> bool:
@@ -144,6 +148,11 @@ def parse_settings(config: pytest.Config) -> Settings:
     if (getattr(opt, "model_override", None) or getattr(opt, "model_path", None)) and not (
             getattr(opt, "model", None) or getattr(opt, "model_config", None)):
         raise pytest.UsageError("--model-override and --model-path need --model or --model-config")
+    if getattr(opt, "model_weights", None) and not (getattr(opt, "model", None) or getattr(opt, "model_config", None)):
+        raise pytest.UsageError("--model-weights needs --model or --model-config (the architecture to load it into)")
+    if (getattr(opt, "probe_tokens", None) or getattr(opt, "probe_text", None)) and not getattr(opt, "model_weights",
+                                                                                                  None):
+        raise pytest.UsageError("--probe-tokens and --probe-text need --model-weights")
     for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
         if dry_run and used:
             raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
@@ -174,7 +183,9 @@ def parse_settings(config: pytest.Config) -> Settings:
                     attention_dtypes=getattr(opt, "attention_dtypes", "float32") or "float32",
                     model=getattr(opt, "model", None), model_config=getattr(opt, "model_config", None),
                     model_overrides=tuple(getattr(opt, "model_override", None) or ()),
-                    model_path=getattr(opt, "model_path", None), seeds_from=seeds_from)
+                    model_path=getattr(opt, "model_path", None), seeds_from=seeds_from,
+                    model_weights=getattr(opt, "model_weights", None),
+                    probe_tokens=getattr(opt, "probe_tokens", None), probe_text=getattr(opt, "probe_text", None))
 
 
 #: the criteria lock the code's criteria are frozen in (``harness.record.lock``)
@@ -258,7 +269,13 @@ def load_model(settings: Settings):
     try:
         trial = model_trial.resolve(settings.model, config=settings.model_config,
                                     overrides=list(settings.model_overrides), path=settings.model_path)
-        return model_trial.preflight(trial)
+        trial = model_trial.preflight(trial)
+        if settings.model_weights:
+            from harness import checkpoint
+
+            checkpoint.prepare(trial, settings.model_weights, tokens=settings.probe_tokens,
+                               text=settings.probe_text)
+        return trial
     except model_trial.ModelError as exc:
         raise pytest.UsageError(str(exc)) from None
 

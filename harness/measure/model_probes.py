@@ -371,10 +371,11 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
 
 
 def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int = 0,
-          unscaled: bool = False) -> pd.DataFrame:
+          unscaled: bool = False, extra: Callable[[Call], list[dict[str, Any]]] | None = None) -> pd.DataFrame:
     """One tapped forward and backward: one row per (call, head) of ``COLUMNS``. ``unscaled``: every call's
     scaling set to 1 (C3's unscaled arm): the attention modules' ``scaling`` (transformers) or SDPA's ``scale``
-    (functions); a softmax the tap only reads cannot be unscaled (``TapError``)."""
+    (functions); a softmax the tap only reads cannot be unscaled (``TapError``). ``extra(call)``: more columns,
+    one dict a head, added to that call's rows."""
     model.zero_grad(set_to_none=True)
     with tapped(model, backend, unscaled) as calls, _unscaled(model if unscaled and backend == "transformers"
                                                                  else None):
@@ -393,11 +394,13 @@ def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int =
     frames = []
     for i, call in enumerate(taken):
         rows = _rows_of(call)
-        for r in rows:
-            r["call"] = i
+        for r, more in zip(rows, extra(call) if extra is not None else [{}] * len(rows)):
+            r.update(more, call=i)
         frames.extend(rows)
     model.zero_grad(set_to_none=True)
-    return pd.DataFrame(frames, columns=list(COLUMNS))
+    if extra is None:
+        return pd.DataFrame(frames, columns=list(COLUMNS))
+    return pd.DataFrame(frames)
 
 
 @contextmanager

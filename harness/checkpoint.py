@@ -1,0 +1,375 @@
+"""A trained checkpoint on trial (issue 49): the note's open limitation, read on the user's own weights.
+
+``--model-weights PATH`` (with ``--model`` or ``--model-config``) names trained weights for the model the trial
+builds: a ``save_pretrained`` folder (``model.safetensors`` or ``pytorch_model.bin``, sharded or not, with their
+``*.index.json``), a single ``.safetensors`` file, or a PyTorch state dict (``torch.load(weights_only=True)``).
+Nothing is downloaded. ``attach`` reads the tensors' names and shapes and checks them against the model built on
+the meta device before any claim runs: a missing tensor or a shape that differs is a ``ModelError`` naming the
+first one (the plugin's exit 4). A folder saved from a model with a head (``LlamaForCausalLM``) loads into the base
+model the trial builds (``LlamaModel``): the ``model.`` prefix is taken off, and the head's tensors are left
+unused (counted in ``Checkpoint.unused``). bf16 and fp16 tensors load as they are and are converted to float32
+when copied into the built model: every reading is made in float32 (``Checkpoint.note`` says so).
+
+Probe inputs (``probe_ids``): ``--probe-tokens FILE`` (``.npy`` of ids, or one sequence of integers a line) or
+``--probe-text FILE`` (tokenised with the tokenizer saved beside the weights, offline), cut into ``PROBE_COUNT``
+sequences of ``PROBE_LENGTH`` tokens. Without either, uniform random ids: out of distribution for a trained model,
+and the readings say so (``in_distribution`` False).
+
+``read(trial, ckpt, ids)`` reads the same architecture at init (the trial's seed-0 build) and then the checkpoint,
+its weights copied into that one model tensor by tensor: ``harness.measure.checkpoint.readings`` of each.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from harness.measure import checkpoint as readings_of
+from harness.model_trial import ModelError, ModelUnderTrial, one_line
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the probe's default: 8 sequences of 256 tokens
+PROBE_COUNT, PROBE_LENGTH = 8, 256
+#: Q3's factor band on log2 of the independence ratio: within a factor 2 of 1
+FACTOR_TWO = 1.0
+#: the file names save_pretrained writes, in the order they are tried
+_SINGLE = ("model.safetensors", "pytorch_model.bin")
+_INDEX = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+RANDOM_NOTE = ("probe inputs: uniform random token ids, out of distribution for a trained model (give "
+               "--probe-tokens or --probe-text): the readings are marked so")
+
+
+@dataclass
+class Checkpoint:
+    """Trained weights attached to a model on trial: where they are, what they hold, and how they load."""
+    path: Path
+    files: list[Path]
+    dtypes: dict[str, int] = field(default_factory=dict)      # dtype name -> tensor count
+    prefix: str = ""                                           # taken off the saved names ("model.")
+    unused: list[str] = field(default_factory=list)           # saved tensors the built model has no place for
+    n_tensors: int = 0
+    #: the probe inputs (``probe_ids``), where they came from, whether they are the model's own distribution
+    ids: torch.Tensor | None = field(default=None, repr=False)
+    ids_note: str = ""
+    in_distribution: bool = False
+
+    @property
+    def note(self) -> str:
+        kinds = ", ".join(f"{n} {d}" for d, n in sorted(self.dtypes.items()))
+        low = [d for d in self.dtypes if d in ("bfloat16", "float16")]
+        return (f"weights {self.path} ({self.n_tensors} tensors: {kinds}"
+                + (f"; {' and '.join(low)} loaded as saved and measured in float32" if low else "")
+                + (f"; prefix {self.prefix!r} taken off" if self.prefix else "")
+                + (f"; {len(self.unused)} saved tensors unused (e.g. {self.unused[0]})" if self.unused else "") + ")")
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": str(self.path), "files": [str(f) for f in self.files], "dtypes": self.dtypes,
+                "prefix": self.prefix, "unused": len(self.unused), "tensors": self.n_tensors,
+                "probe": self.ids_note, "probe_in_distribution": self.in_distribution,
+                "probe_shape": list(self.ids.shape) if self.ids is not None else None}
+
+
+def weight_files(path: str | os.PathLike) -> list[Path]:
+    """The files holding the weights at ``path``: a folder's shards (from its index) or single file, or the path
+    itself; a ``ModelError`` where there are none."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if not p.is_dir():
+        raise ModelError(f"--model-weights {path}: no such file or folder")
+    for name in _INDEX:
+        index = p / name
+        if index.is_file():
+            try:
+                shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            except (ValueError, KeyError, OSError) as exc:
+                raise ModelError(f"--model-weights {index}: not a weight index ({one_line(exc)})") from None
+            missing = [s for s in shards if not (p / s).is_file()]
+            if missing:
+                raise ModelError(f"--model-weights {path}: shard {missing[0]} named in {name} is missing")
+            return [p / s for s in shards]
+    for name in _SINGLE:
+        if (p / name).is_file():
+            return [p / name]
+    found = sorted(x.name for x in p.iterdir() if x.suffix in (".safetensors", ".bin", ".pt", ".pth"))
+    if len(found) == 1:
+        return [p / found[0]]
+    raise ModelError(f"--model-weights {path}: no model.safetensors, pytorch_model.bin or index in the folder"
+                     + (f" (found {', '.join(found[:3])}: name one file)" if found else ""))
+
+
+def _read_file(f: Path, meta_only: bool) -> dict[str, Any]:
+    """name -> tensor (or, ``meta_only``, name -> (shape, dtype name) read from the header alone)."""
+    try:
+        if f.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            with safe_open(str(f), framework="pt") as h:
+                if meta_only:
+                    out = {}
+                    for k in h.keys():
+                        s = h.get_slice(k)
+                        out[k] = (tuple(s.get_shape()), _st_dtype(s.get_dtype()))
+                    return out
+                return {k: h.get_tensor(k) for k in h.keys()}
+        state = torch.load(str(f), map_location="cpu", weights_only=True, mmap=True)
+    except Exception as exc:
+        raise ModelError(f"--model-weights {f}: cannot be read ({one_line(exc)})") from None
+    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ModelError(f"--model-weights {f}: not a state dict (a mapping of names to tensors)")
+    if meta_only:
+        return {k: (tuple(v.shape), str(v.dtype).removeprefix("torch.")) for k, v in state.items()}
+    return state
+
+
+def _st_dtype(code: str) -> str:
+    return {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64", "I64": "int64",
+            "I32": "int32", "BOOL": "bool", "U8": "uint8"}.get(code, code.lower())
+
+
+def _match(saved: dict[str, Any], wanted: dict[str, tuple[int, ...]], prefixes: tuple[str, ...]) -> str:
+    """The prefix to take off the saved names so that they cover the model's (the one that matches most)."""
+    best, hits = "", -1
+    for prefix in ("",) + prefixes:
+        n = sum(1 for k in saved if k.startswith(prefix) and k[len(prefix):] in wanted)
+        if n > hits:
+            best, hits = prefix, n
+    return best
+
+
+def attach(trial: ModelUnderTrial, path: str | os.PathLike) -> Checkpoint:
+    """The checkpoint at ``path`` checked against the model the trial builds (its names and shapes, from the
+    files' headers where they have them), and attached as ``trial.checkpoint``; a ``ModelError`` naming the first
+    tensor the model needs that is missing or of another shape."""
+    files = weight_files(path)
+    saved: dict[str, tuple[tuple[int, ...], str]] = {}
+    for f in files:
+        saved.update(_read_file(f, meta_only=True))
+    model = trial.base if trial.base is not None else trial.build(0)
+    wanted = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    prefix = _match(saved, wanted, _prefixes(model))
+    named = {k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)}
+    for group in tied_groups(model):
+        if not any(n in named for n in group):
+            raise ModelError(f"--model-weights {path}: no tensor {prefix + group[0]!r} for the model's {group[0]} "
+                             f"{list(wanted[group[0]])}")
+    for name, shape in wanted.items():
+        if name not in named:
+            continue                                # tied to a tensor that is saved (T5's embeddings)
+        if tuple(named[name][0]) != shape:
+            raise ModelError(f"--model-weights {path}: {prefix + name} is {list(named[name][0])} in the weights, "
+                             f"{list(shape)} in the model built by {trial.spec}")
+    dtypes: dict[str, int] = {}
+    for name in wanted:
+        if name in named:
+            dtypes[named[name][1]] = dtypes.get(named[name][1], 0) + 1
+    ckpt = Checkpoint(Path(path), files, dtypes, prefix, sorted(k for k in saved if not k.startswith(prefix)
+                                                                  or k[len(prefix):] not in wanted), len(wanted))
+    trial.checkpoint = ckpt
+    return ckpt
+
+
+def tied_groups(model: torch.nn.Module) -> list[tuple[str, ...]]:
+    """The model's state-dict names grouped by the tensor they name: tied weights (an embedding shared by T5's
+    encoder and decoder) are one group, saved under one of their names."""
+    names = list(model.state_dict())
+    by_id: dict[int, list[str]] = {}
+    for name, t in [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]:
+        if name in names:
+            by_id.setdefault(id(t), []).append(name)
+    grouped = {n for g in by_id.values() for n in g}
+    return [tuple(g) for g in by_id.values()] + [(n,) for n in names if n not in grouped]
+
+
+def _prefixes(model: torch.nn.Module) -> tuple[str, ...]:
+    base = getattr(model, "base_model_prefix", "") or ""
+    return tuple(p for p in (f"{base}." if base else "", "model.", "transformer.", "module.") if p)
+
+
+def load(trial: ModelUnderTrial, ckpt: Checkpoint, seed: int = 0) -> torch.nn.Module:
+    """The trial's model with the checkpoint's weights copied in (float32, eval mode)."""
+    model = trial.build(seed)
+    copy_into(model, ckpt)
+    return model
+
+
+def copy_into(model: torch.nn.Module, ckpt: Checkpoint) -> None:
+    """The checkpoint's tensors copied into ``model``'s own, one tensor at a time (converted to the model's float32
+    as each is copied), so that no second copy of the weights is held."""
+    own = model.state_dict()
+    done: set[str] = set()
+    with torch.no_grad():
+        for f in ckpt.files:
+            if f.suffix == ".safetensors":
+                from safetensors import safe_open
+
+                with safe_open(str(f), framework="pt") as h:
+                    for key in h.keys():
+                        name = key[len(ckpt.prefix):]
+                        if key.startswith(ckpt.prefix) and name in own:
+                            own[name].copy_(h.get_tensor(key))
+                            done.add(name)
+            else:
+                part = _read_file(f, meta_only=False)
+                for key, t in part.items():
+                    name = key[len(ckpt.prefix):]
+                    if key.startswith(ckpt.prefix) and name in own:
+                        own[name].copy_(t)
+                        done.add(name)
+                del part
+    missing = next((g[0] for g in tied_groups(model) if not done.intersection(g)), None)
+    if missing is not None:
+        raise ModelError(f"--model-weights {ckpt.path}: no tensor for the model's {missing}")
+    model.float().eval()
+
+
+def prepare(trial: ModelUnderTrial, weights: str, *, tokens: str | None = None,
+            text: str | None = None) -> Checkpoint:
+    """``attach`` and ``probe_ids`` at once, before any claim runs (the plugin's pre-flight): every mistake in the
+    weights or the probe files is a ``ModelError`` before anything is measured."""
+    ckpt = attach(trial, weights)
+    model = trial.base
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None) or getattr(model, "vocab_size", None)
+    if not vocab:
+        raise ModelError(f"--model-weights: {trial.spec} has no vocab_size to draw probe token ids from")
+    ckpt.ids, ckpt.ids_note, ckpt.in_distribution = probe_ids(vocab=int(vocab), tokens=tokens, text=text,
+                                                              weights=weights)
+    return ckpt
+
+
+# ------------------------------------------------------------------------------------------------------ inputs
+def probe_ids(*, vocab: int, tokens: str | None = None, text: str | None = None, weights: str | None = None,
+              count: int = PROBE_COUNT, length: int = PROBE_LENGTH, seed: int = 0) -> tuple[torch.Tensor, str, bool]:
+    """(token ids, one sequence a row; where they came from in words; whether they are the model's own
+    distribution). ``tokens``: ``.npy`` or one sequence of integers a line, the first ``count`` cut to a common
+    length of at most ``length`` (a single sequence is cut into up to ``count`` pieces of ``length``); ``text``:
+    tokenised with the tokenizer beside ``weights`` (offline) and cut the same way; neither: ``count`` x
+    ``length`` uniform random ids (``RANDOM_NOTE``). An id outside the vocabulary, a sequence under 2 tokens, or
+    no tokenizer: a ``ModelError``."""
+    if tokens and text:
+        raise ModelError("give one of --probe-tokens and --probe-text")
+    if tokens:
+        seqs = _token_file(tokens)
+        source = f"--probe-tokens {tokens}"
+    elif text:
+        seqs = [_tokenise(text, weights)]
+        source = f"--probe-text {text}"
+    else:
+        g = torch.Generator().manual_seed(seed)
+        return torch.randint(0, vocab, (count, length), generator=g), RANDOM_NOTE, False
+    flat = [t for s in seqs for t in s]
+    bad = next((t for t in flat if not 0 <= t < vocab), None)
+    if bad is not None:
+        raise ModelError(f"{source}: token id {bad} is outside the model's vocabulary of {vocab}")
+    if len(seqs) == 1:                      # one stream (a text): cut into up to ``count`` pieces of ``length``
+        n = max(1, min(count, len(flat) // length))
+        size = min(length, len(flat))
+        ids = [flat[i * size:(i + 1) * size] for i in range(n)]
+    else:                                   # sequences: the first ``count``, cut to a common length
+        size = min(length, min(len(s) for s in seqs))
+        ids = [s[:size] for s in seqs[:count]]
+    if size < 2:
+        raise ModelError(f"{source}: a sequence of {size} token; the probe needs at least 2")
+    return (torch.tensor(ids, dtype=torch.long),
+            f"probe inputs: {len(ids)} sequences of {size} tokens from {source}", True)
+
+
+def _token_file(path: str) -> list[list[int]]:
+    p = Path(path)
+    if not p.is_file():
+        raise ModelError(f"--probe-tokens {path}: no such file")
+    try:
+        if p.suffix == ".npy":
+            a = np.load(p, allow_pickle=False)
+            if not np.issubdtype(a.dtype, np.integer):
+                raise ValueError(f"dtype {a.dtype}, not integer ids")
+            return [list(map(int, row)) for row in np.atleast_2d(a)]
+        return [[int(w) for w in line.split()] for line in p.read_text().splitlines() if line.strip()]
+    except (ValueError, OSError) as exc:
+        raise ModelError(f"--probe-tokens {path}: not token ids ({one_line(exc)})") from None
+
+
+def _tokenise(path: str, weights: str | None) -> list[int]:
+    p = Path(path)
+    if not p.is_file():
+        raise ModelError(f"--probe-text {path}: no such file")
+    folder = Path(weights) if weights and Path(weights).is_dir() else Path(weights).parent if weights else None
+    if folder is None or not any((folder / n).is_file() for n in ("tokenizer.json", "tokenizer_config.json",
+                                                                     "tokenizer.model", "vocab.json")):
+        raise ModelError(f"--probe-text {path}: no tokenizer beside the weights ({folder}); give --probe-tokens")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        return list(tok(p.read_text())["input_ids"])
+    except Exception as exc:
+        raise ModelError(f"--probe-text {path}: the tokenizer in {folder} failed ({one_line(exc)})") from None
+
+
+# ------------------------------------------------------------------------------------------------------ reading
+def read(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> "pd.DataFrame":
+    """``readings`` of the checkpoint and of the same architecture at init (``seed``'s build): one model, read at
+    init and then with the checkpoint's weights copied in; one row per (which, batch, layer, head). Cached on the
+    trial per (weights, ids, seed)."""
+    import pandas as pd
+
+    key = ("checkpoint", str(ckpt.path), tuple(ids.shape), int(ids.sum()), seed)
+    if key not in trial.cache:
+        model = trial.build(seed)                    # one model: read at init, then with the weights copied in
+        init = readings_of.readings(model, trial.backend, ids, "init", seed)
+        copy_into(model, ckpt)
+        trained = readings_of.readings(model, trial.backend, ids, "checkpoint", seed)
+        del model
+        gc.collect()                                 # freed, its reference cycles too, before the claim goes on
+        trial.cache[key] = pd.concat([trained, init], ignore_index=True)
+    return trial.cache[key].copy()
+
+
+def regime_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:
+    """One row per layer where the checkpoint leaves the footnote's regime: the independence ratio outside Q3's
+    factor 2, any saturated rows, or a collapsed head; with the init's values beside."""
+    t = readings_of.layer_table(df)
+    rows = []
+    for layer, part in t.groupby("layer"):
+        c, i = part[part.which == "checkpoint"], part[part.which == "init"]
+        ratio = float(2 ** np.log2(c.independence_ratio).mean())
+        why = []
+        if abs(np.log2(ratio)) > FACTOR_TWO:
+            why.append("independence")
+        if float(c.saturated_rows.max()) > 0:
+            why.append("saturation")
+        if bool(c.collapsed.any()):
+            why.append("collapse")
+        if why:
+            rows.append(dict(layer=int(layer), module=str(c.module.iloc[0]), ratio=ratio,
+                             ratio_init=float(2 ** np.log2(i.independence_ratio).mean()),
+                             logit_std=float(c.logit_std.mean()), logit_std_init=float(i.logit_std.mean()),
+                             saturated=float(c.saturated_rows.mean()), collapsed=int(c.collapsed.sum()),
+                             heads=len(c), why="+".join(why)))
+    return rows
+
+
+def regime_table(df: "pd.DataFrame") -> list[str]:
+    """``regime_rows`` as terminal lines (a header and one line a layer; one line when no layer leaves)."""
+    rows = regime_rows(df)
+    if not rows:
+        return ["every layer stays in the footnote's regime (independence within a factor 2, no saturated row, "
+                "no collapsed head)"]
+    out = [f"{'layer':>5}  {'indep. ratio (init)':>19}  {'logit std (init)':>16}  {'saturated':>9}  "
+           f"{'collapsed':>9}  why"]
+    for r in rows:
+        out.append(f"{r['layer']:>5}  {r['ratio']:>8.2f} ({r['ratio_init']:>7.2f})  {r['logit_std']:>6.2f} "
+                   f"({r['logit_std_init']:>7.2f})  {r['saturated']:>9.1%}  {r['collapsed']:>4}/{r['heads']:<4}  "
+                   f"{r['why']}")
+    return out
