@@ -162,11 +162,14 @@ def test_probe_text_is_tokenised_with_the_tokenizer_beside_the_weights(trained, 
     assert ckpt.in_distribution and ckpt.ids.tolist() == [words[:256]]
 
 
-EXAMPLES = sorted(p.stem for p in (REPO / "examples" / "models").glob("*.py") if p.stem != "__init__")
+#: one builder per loading path of examples/models (2-7 s each on the 2-core box): an encoder (bert), GPT-2's Conv1D,
+#: grouped-query heads (llama), tied encoder-decoder weights (t5), a plain nn.Module's state dict (tiny_decoder);
+#: the other builders are these families at other configs and save and load the same way
+EXAMPLES = ("bert", "gpt2", "llama", "t5", "tiny_decoder")
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_example_architecture_round_trips_through_its_saved_weights(example, tmp_path):
+def test_each_loading_path_round_trips_through_its_saved_weights(example, tmp_path):
     """Each builder of examples/models at seed 7, saved (save_pretrained for a transformers model, a state dict
     otherwise), read back into the trial's seed-0 build: the checkpoint's readings are the seed-7 model's own."""
     trial = model_trial.preflight(model_trial.resolve(f"examples.models.{example}:build_model"))
