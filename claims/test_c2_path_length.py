@@ -129,9 +129,9 @@ learns more slowly) reached it within the budget decided the cell, and the cell 
 tests/claims/test_c2.py proves that, that ``structural`` and ``gradient_flat_attention`` fail for a
 self-attention restricted to a local window, and that under it ``deep_conv_advantage_grows_with_distance`` is
 refuted, trained at a tiny size (the windowed attention reaches 0.95 at d = 4 and never at d = 16, where the
-dilated stack does: the conv's lag shrinks with d). That criterion does not run at smoke (its 2 x 3 tuned cells
-would double smoke's budget), so the unit test is its falsifier's check at a tiny size; at standard, where it
-counts, the falsifier run at that profile measures it (issue 47, mechanism 4).
+dilated stack does: the conv's lag shrinks with d). That criterion does not run at smoke (its tuned cells would
+add half of smoke's budget: harness/profiles/c2.py), so the unit test is its falsifier's check at a tiny size; at
+standard, where it counts, the falsifier run at that profile measures it (issue 47, mechanism 4).
 """
 from __future__ import annotations
 
