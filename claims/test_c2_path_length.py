@@ -21,8 +21,18 @@ module measures the argument's steps (issue 6), and counts those that test *help
     learning curve on each seed's test slice, so the steps the verdict reads come from examples the choice never
     saw (unreached within the budget: the budget + 1, censored). Every (d) run stops at 0.95 (only the steps are
     read; a run that never gets there trains the whole budget, and its final held-out loss is what the live-foil
-    rule reads). Which convs and which d: the profile's
-    ``deep`` block (standard: the dilated stack at d = 16; smoke: none).
+    rule reads). Each arm is tuned at each d: the conv is another model at each d (its depth covers d, its width
+    keeps the parameters), so a rate tuned at one d is not that arm's rate at another. Which convs and which d: the
+    profile's ``deep`` block (standard: the dilated stack at d in {4, 16, 64}, 3, 5 and 7 layers; smoke: none).
+(d') The conv's distance interaction (issue 47): the deep conv's lag behind self-attention (its steps to 0.95
+    minus attention's, paired by seed) at each long d of (d) minus its lag at the short d (``deep.short_distance``:
+    4), from (d)'s runs. A level at one d confounds the path with everything else that differs between a 5-layer
+    dilated conv and 2-layer attention (depth, width, inductive bias, how each optimises); what does not change
+    with d cancels in the difference, and what is left is how the conv's path (floor(log2 d)+1 layers: 3, 5, 7)
+    costs it against attention's constant one as d grows: the note's words are about how learning scales with
+    distance ("the operations needed to relate two positions grew with their distance — linearly for ConvS2S,
+    logarithmically for ByteNet — which makes it more difficult to learn dependencies between distant
+    positions"), not about one distance.
 (e) The tuned level comparison at long range: at every d >= 16 of the profile (the LSTM's path is >= 16 steps),
     self-attention and the LSTM of (c) are each tuned on their own: a learning-rate grid trained on a tuning seed
     disjoint from every evaluation seed, the rate chosen by validation loss (``harness.study.tuning.choose_rate``, the
@@ -33,15 +43,20 @@ module measures the argument's steps (issue 6), and counts those that test *help
     (e) minus the same advantage at a short d where the LSTM learns (``helps.short_distance``: 4; its path is 4
     steps), paired by seed. Each arm has one rate, tuned as in (e) at the short d, where both arms learn and the
     tuning has an optimum to find, and kept at the long d: between the two cells only d changes. Whether another
-    rate would let the LSTM learn at the long d is (e)'s question (its whole grid is in (e)'s detail and table).
+    rate would let the LSTM learn at the long d is (e)'s question (its whole grid is in (e)'s detail and table),
+    and the live-foil rule reads it: a long d where the LSTM is at chance on every seed and at every rate of (e)'s
+    grid there is not testable (issue 47).
 Self-attention is the paper's bidirectional encoder (``EncoderTagger``, causal=False); convs are causal (ConvS2S /
 ByteNet decoders, for which Table 1's formulas hold) and the LSTM unidirectional. Every model predicts at the last
 position, which sees the whole sequence in all five.
 
 **A live foil** (issue 38, ``harness.record.decision.dead_foil``). A comparison whose foil is at chance on every seed
 and at every rate tried (held-out loss within ``AT_CHANCE_TOL`` of ln 2, or above it), or at the loss floor, is
-invalid: inconclusive, firmness null, with the reason. The foil of (e) is the LSTM at the long d; of (f) the LSTM
-at the short d (the control that the foil can learn at all); of (d) the deep conv. The floor applies to (e) only:
+invalid: inconclusive, firmness null, with the reason. The rule holds at every d a comparison reads (issue 47): the
+foil of (e) is the LSTM at the long d; of (f) the LSTM at the short d (the control that the foil can learn at all)
+and at each long d (a part whose long d has a dead LSTM is not testable, however large the advantage grows: an
+LSTM at chance is what the claim predicts, and also what a broken LSTM gives); of (d) and (d') the deep conv at
+every d they read. The floor applies to (e) only:
 in (f) an LSTM at the floor at the short d is the best control there is (advantage 0), and (d) reads steps, which
 keep their meaning when both arms end at the floor. An arm whose tuned rate stays at its grid's edge makes the
 comparisons that use it invalid (issue 17), whether or not the arm learnt anything: no waiver.
@@ -62,9 +77,12 @@ support "the complexity argument, plus measured quality"). The statement is abou
   ``gradient_decays_recurrent`` (b) (the step of the argument between structure and learning: whether a path's
   signal reaches across d in the models trained here; not implied by the formulas, since the LSTM has a path at
   every d and its signal still decays, and local-window attention refutes the flat one),
-  ``advantage_grows_with_distance`` (f) and ``deep_convs`` (d): the two that test *helps* against a live foil, one
+  ``advantage_grows_with_distance`` (f) and ``deep_conv_advantage_grows_with_distance`` (d'): the two that test
+  *helps* as the note words it, learning as distance grows, each against a foil alive at every d it reads, one
   against a recurrence whose path grows as d, one against convs at equal reach and parameters whose path grows as
-  d/(k-1) or log2 d.
+  log2 d (or d/(k-1)).
+* Reported: ``deep_convs`` (d), the level at each d: at one d it confounds the path with depth and inductive bias
+  (issue 47, finding 3), which (d') cancels.
 
 **Criteria** (``CRITERIA``, declared before measuring; the harness decides, Holm over the counted ones):
 * ``structural`` (exact, reported): every (arch, seed, d) path length equals its formula. Float64 Jacobians make
@@ -88,24 +106,32 @@ support "the complexity argument, plus measured quality"). The statement is abou
 * ``advantage_grows_with_distance`` (superiority, paired by seed, the same 0.05 nats, one part per long d): (f)'s
   advantage at the long d minus at the short d: a growth smaller than the smallest quality gap the suite calls one
   is not a long-range effect worth the name.
-* ``deep_convs`` (superiority of the deep conv's steps over attention's, paired, margin 50 steps, a quarter of the
-  steps attention needs at d = 16, five evaluation intervals; one part per (conv, d)).
+* ``deep_convs`` (superiority of the deep conv's steps over attention's, paired, margin 50 steps; one part per
+  (conv, d); reported) and ``deep_conv_advantage_grows_with_distance`` (superiority of the lag's growth, paired,
+  the same 50 steps, one part per (conv, long d)): ``STEPS_MARGIN``, argued from the design, not from a measured
+  step count: 1/16 of standard's 800-step budget and five evaluation intervals, clear of the grain of four
+  readings each rounded up to the next evaluation.
 * Reported: ``convs_learn_within_reach`` (the same convs learn where d is in reach, so chance beyond it is about
   reach), ``recurrent_learning`` (the LSTM at attention's rate; its recurrence connects the positions, so staying
   at chance is optimisation, not structure).
 
 **Refuted** if self-attention's gradient slope lies outside ±0.25 or the LSTM's above -1, 2-layer self-attention
 stays above 0.2 nats at some d, attention's advantage over the LSTM is no larger at a long d than at the short one,
-or a deep conv reaches 0.95 no later than self-attention (gaps between 0 and the margins are inconclusive: smaller
-than the margin).
+or the deep conv's lag behind self-attention in steps to 0.95 is no larger at a long d than at the short one (gaps
+between 0 and the margins are inconclusive: smaller than the margin; a part whose foil is dead at a d it reads is
+not testable). Standard decides C2 on 6 seeds (``seeds_for_firm`` of the refutation it recorded at 4).
 
 **Fault sensitivity** (issue 10): under ``uniform_attention`` a 2-layer encoder can solve first-equals-last only in
 principle (layer 1's FFN tags position 0's token, which the uniform average dilutes by 1/(d+1)); within the budget
 its loss stays at chance, so ``attention_learns`` at d=16, the fast criterion, refutes the claim. The fast run
 trains a fixed budget with no early stop (``fast_train``): with the stop, whether a seed of ``single_head`` (which
 learns more slowly) reached it within the budget decided the cell, and the cell flipped between machines (issue 25).
-tests/claims/test_c2.py proves that, and that ``structural`` and ``gradient_flat_attention`` fail for
-a self-attention restricted to a local window.
+tests/claims/test_c2.py proves that, that ``structural`` and ``gradient_flat_attention`` fail for a
+self-attention restricted to a local window, and that under it ``deep_conv_advantage_grows_with_distance`` is
+refuted, trained at a tiny size (the windowed attention reaches 0.95 at d = 4 and never at d = 16, where the
+dilated stack does: the conv's lag shrinks with d). That criterion does not run at smoke (its tuned cells would
+add half of smoke's budget: harness/profiles/c2.py), so the unit test is its falsifier's check at a tiny size; at
+standard, where it counts, the falsifier run at that profile measures it (issue 47, mechanism 4).
 """
 from __future__ import annotations
 
@@ -147,6 +173,14 @@ PARAM_TOLERANCE = 0.20              # (c), (d) parameter counts within 20% of se
 DEEP_TARGET = 0.95                  # (d) steps to this validation accuracy
 LEARNED_LOSS = 0.2                  # nats: "learns" (see CRITERIA)
 HELPS_MARGIN = margins.HELD_OUT_LOSS.value    # nats: "helps" (see CRITERIA)
+#: steps to ``DEEP_TARGET``: the margin of (d) and (d'), one for the quantity (steps are not a quantity of
+#: ``harness.record.margins``, so it is argued here), from the design and the claim's words, not from a measurement
+STEPS_MARGIN = 50
+STEPS_REASON = ("50 steps: 1/16 of standard's 800-step budget, the budget within which this suite says a model learns "
+                "the match, and five of (d)'s evaluation intervals (deep.eval_every 10), clear of the grain of a "
+                "difference of step readings (each rounded up to the next evaluation, up to 9 steps; a growth of a "
+                "lag combines four readings): a conv falling further behind than that is 'more difficult to learn' "
+                "in a way a user training within the budget would notice; less is not")
 #: the live-foil rule's tolerance (``decision.dead_foil``): a foil whose held-out loss is within this of ln 2 (or
 #: above it) on every seed and at every rate tried learnt nothing; a calibrated classifier 0.01 nats below ln 2 is
 #: at 0.57 accuracy. The same 0.01 is the loss floor's tolerance for (e)
@@ -213,22 +247,30 @@ CRITERIA: dict[str, dict[str, Any]] = {
         arms=("advantage at the long d", "advantage at the short d"),
         prediction="self-attention's advantage over the parameter-matched 2-layer LSTM (the LSTM's held-out loss "
                    "minus attention's) is larger at every long d (>= 16) than at a short d where the LSTM learns, "
-                   "by at least 0.05 nats, each arm at one rate of its own (tuned at the short d) at both distances",
+                   "by at least 0.05 nats, each arm at one rate of its own (tuned at the short d) at both distances; "
+                   "a long d where the LSTM learnt nothing (at chance on every seed and at every rate tried there) "
+                   "is not testable",
         metric="(LSTM minus self-attention held-out loss, nats) at the long d minus at the short d, paired by seed, "
                "per long d"),
     "deep_convs": dict(
-        quote=("O(1) operations to relate any two positions, against ConvS2S’s linear and ByteNet’s logarithmic "
-               "growth in distance."),
-        falsified_by=("local_window",),
-        rule=decision.superiority(50, reason="50 steps: the smallest difference in steps to 0.95 the claim cares "
-                                  "about, a quarter of the 150-200 steps 2-layer self-attention needs at d = 16; "
-                                  "first set as (c)'s evaluation interval, now five of (d)'s (deep.eval_every 10)",
-                                  paired=True),
+        rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True), counts=False,
         arms=("deep conv", "self_attention"),
         prediction="conv stacks with the depth to cover d (equal parameters) need more steps than self-attention "
-                   "to reach 0.95",
+                   "to reach 0.95, at each d of the profile's deep block",
         metric="steps to 0.95 accuracy on each seed's test slice (evaluated every eval_every steps; unreached: the "
                "budget + 1, censored), per (conv, d)"),
+    "deep_conv_advantage_grows_with_distance": dict(
+        quote="logarithmically for ByteNet — which “makes it more difficult to learn dependencies between distant "
+              "positions”",
+        falsified_by=("local_window",),
+        rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True),
+        arms=("lag at the long d", "lag at the short d"),
+        prediction="the deep conv's lag behind self-attention in steps to 0.95 (the conv's steps minus attention's, "
+                   "each arm tuned at each d, the conv with the depth to cover d at equal parameters) is larger at "
+                   "every long d than at the short d, by at least 50 steps; a d where the conv learnt nothing (at "
+                   "chance on every seed and at every rate tried there) is not testable",
+        metric="(deep conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the budget + 1) "
+               "at the long d minus at the short d, paired by seed, per (conv, long d)"),
 }
 
 
@@ -239,15 +281,18 @@ OBJECTIONS = {
     "tuned_lr": ("answered", "every comparison of trained arms that counts puts each arm at its own rate, tuned on a "
                  "seed disjoint from the evaluation seeds: advantage_grows_with_distance (one rate per arm, tuned by "
                  "validation loss at the short d, kept at the long d; (e)'s reported grid at the long d shows "
-                 "whether any rate helps the LSTM there) and deep_convs (tuned by steps to 0.95 validation accuracy); "
-                 "helps_vs_recurrent (reported) is tuned per d; only (c)'s reported cells run at attention's rate"),
+                 "whether any rate helps the LSTM there, and a long d where none does is not testable) and "
+                 "deep_conv_advantage_grows_with_distance (each arm tuned at each d, where the conv is another model, "
+                 "by steps to 0.95 validation accuracy); helps_vs_recurrent and deep_convs (reported) are tuned per "
+                 "d; only (c)'s reported cells run at attention's rate"),
     "ceiling": ("answered", "learning is judged on held-out loss (accuracy, at 1.000 on many seeds, is reported); a "
                 "comparison whose foil is at chance (or, for (e), at the loss floor) on every seed and at every rate "
-                "tried is invalid (decision.dead_foil); deep_convs reads steps to target, which keep their meaning "
-                "when both arms end at the floor"),
+                "tried is invalid (decision.dead_foil), at every d a comparison reads (issue 47); deep_convs and "
+                "deep_conv_advantage_grows_with_distance read steps to target, which keep their meaning when both "
+                "arms end at the floor"),
     "selection": ("answered", "every tuned rate is chosen on a tuning seed and the validation set; the verdict reads "
-                  "other seeds on test slices the choice never saw (deep_convs: each seed's learning curve is "
-                  "evaluated on its test slice)"),
+                  "other seeds on test slices the choice never saw (deep_convs and its interaction: each seed's "
+                  "learning curve is evaluated on its test slice)"),
     "second_task": ("open", "one long-range task (first token equals last); (a) and (b) are task-free probes"),
 }
 
@@ -556,41 +601,85 @@ def advantage(runs: pd.DataFrame, d: int) -> np.ndarray:
 
 
 def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], long_ds: Sequence[int],
-                             short: int) -> list[dict[str, Any]]:
+                             short: int, long_tuned: dict[tuple[str, int], Tuned] | None = None
+                             ) -> list[dict[str, Any]]:
     """(f)'s parts, one per long d: the advantage at the long d minus the advantage at ``short``, paired by seed.
     ``tuned``: the choices at ``short`` (the rates every cell ran at); any at its grid's edge makes every part
     invalid, and so does an LSTM at chance at ``short`` on every seed and at every rate tried (a dead foil: the
-    control that the LSTM can learn at all is missing)."""
+    control that the LSTM can learn at all is missing). The live-foil rule holds at every d the part reads (issue
+    47): a long d where the LSTM is at chance on every seed, and at every rate ``long_tuned`` ((e)'s choice there)
+    tried, makes that part invalid (not testable there); the floor does not apply (an LSTM at the floor at a long d
+    is a live foil that leaves no advantage)."""
     invalid = edge_reasons(tuned.values())
     foil = lstm_foil(runs, tuned, short, floor=False)
-    return [decision.samples(advantage(runs, d), advantage(runs, short), paired=True, label=f"d={d} vs d={short}",
-                             invalid=invalid, foil_dead=foil) for d in long_ds]
+    out = []
+    for d in long_ds:
+        tried = () if long_tuned is None or ("recurrent", int(d)) not in long_tuned else \
+            long_tuned[("recurrent", int(d))].mean_loss
+        dead_long = decision.dead_foil(seed_values(runs, "recurrent", d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL,
+                                       better="lower", tried=tried, arm=f"recurrent at d={d}")
+        out.append(decision.samples(advantage(runs, d), advantage(runs, short), paired=True,
+                                    label=f"d={d} vs d={short}", invalid=invalid,
+                                    foil_dead="; ".join(r for r in (foil, dead_long) if r)))
+    return out
+
+
+def steps_of(runs: pd.DataFrame, arch: str, d: int, steps: int) -> np.ndarray:
+    """Steps to ``DEEP_TARGET`` of (arch, d) in seed order; unreached: ``steps`` + 1 (censored)."""
+    cell = runs[(runs["arch"] == arch) & (runs["d"] == int(d))].sort_values("seed")
+    if cell.empty:
+        raise ValueError(f"no runs of {arch!r} at d={d}")
+    return pd.to_numeric(cell["steps_to_target"], errors="coerce").fillna(steps + 1).to_numpy(float)
+
+
+def conv_foil(runs: pd.DataFrame, tuning: pd.DataFrame, arch: str, d: int) -> str:
+    """``decision.dead_foil`` for a deep conv at ``d``: its held-out loss on every seed and its tuning seeds' mean
+    validation loss at every rate tried (the floor does not apply: steps keep their meaning when both arms end at
+    the floor)."""
+    layers = int(runs[(runs["arch"] == arch) & (runs["d"] == int(d))]["n_layers"].iloc[0])
+    at = tuning[(tuning["arm"] == arch) & (tuning["d"] == int(d))]
+    tried = at.groupby("lr")[TUNING_SCORE].mean().to_numpy(float)
+    return decision.dead_foil(seed_values(runs, arch, d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL, better="lower",
+                              tried=tried, arm=f"{arch} ({layers} layers) at d={d}")
+
+
+def _deep_label(runs: pd.DataFrame, arch: str, d: int) -> str:
+    layers = int(runs[(runs["arch"] == arch) & (runs["d"] == int(d))]["n_layers"].iloc[0])
+    return f"{arch} ({layers} layers) d={d}"
 
 
 def deep_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
                       steps: int) -> list[dict[str, Any]]:
     """(d)'s parts, one per (deep conv, d): its steps to ``DEEP_TARGET`` minus attention's at that d, paired by
     seed (unreached: ``steps`` + 1); invalid where either arm's rate is at its grid's edge, or where the conv is a
-    dead foil: its held-out loss at chance on every seed and its tuning seeds' mean validation loss at chance at
-    every rate tried (the floor does not apply: steps keep their meaning when both arms end at the floor)."""
-    censored = steps + 1
+    dead foil (``conv_foil``)."""
+    return [decision.samples(steps_of(runs, arch, d, steps), steps_of(runs, "self_attention", d, steps), paired=True,
+                             label=_deep_label(runs, arch, d),
+                             invalid=edge_reasons([t, tuned[("self_attention", d)]]),
+                             foil_dead=conv_foil(runs, tuning, arch, d))
+            for (arch, d), t in tuned.items() if arch != "self_attention"]
 
-    def steps_of(arch: str, d: int) -> np.ndarray:
-        cell = runs[(runs["arch"] == arch) & (runs["d"] == int(d))].sort_values("seed")
-        return pd.to_numeric(cell["steps_to_target"], errors="coerce").fillna(censored).to_numpy(float)
 
+def lag(runs: pd.DataFrame, arch: str, d: int, steps: int) -> np.ndarray:
+    """Attention's advantage over a deep conv at d in (d)'s quantity, per seed: the conv's steps to
+    ``DEEP_TARGET`` minus attention's (unreached: ``steps`` + 1)."""
+    return steps_of(runs, arch, d, steps) - steps_of(runs, "self_attention", d, steps)
+
+
+def deep_interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
+                                  steps: int, short: int) -> list[dict[str, Any]]:
+    """(d')'s parts, one per (deep conv, long d > ``short``): the conv's lag at the long d minus its lag at
+    ``short``, paired by seed. Invalid where any of the four cells' tuned rates is at its grid's edge, or where the
+    conv is a dead foil at either d (``conv_foil``: the live-foil rule at every d the part reads)."""
     out = []
-    for (arch, d), t in tuned.items():
-        if arch == "self_attention":
+    for (arch, d), _ in tuned.items():
+        if arch == "self_attention" or d <= short:
             continue
-        layers = int(runs[(runs["arch"] == arch) & (runs["d"] == d)]["n_layers"].iloc[0])
-        at = tuning[(tuning["arm"] == arch) & (tuning["d"] == d)]
-        tried = at.groupby("lr")[TUNING_SCORE].mean().to_numpy(float)
-        foil = decision.dead_foil(seed_values(runs, arch, d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL, better="lower",
-                                  tried=tried, arm=f"{arch} ({layers} layers) at d={d}")
-        out.append(decision.samples(steps_of(arch, d), steps_of("self_attention", d), paired=True,
-                                    label=f"{arch} ({layers} layers) d={d}",
-                                    invalid=edge_reasons([t, tuned[("self_attention", d)]]), foil_dead=foil))
+        cells = [tuned[(a, dd)] for a in (arch, "self_attention") for dd in (short, d)]
+        foil = "; ".join(r for r in (conv_foil(runs, tuning, arch, short), conv_foil(runs, tuning, arch, d)) if r)
+        out.append(decision.samples(lag(runs, arch, d, steps), lag(runs, arch, short, steps), paired=True,
+                                    label=f"{_deep_label(runs, arch, d)} vs d={short}", invalid=edge_reasons(cells),
+                                    foil_dead=foil))
     return out
 
 
@@ -671,6 +760,9 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
     ds = budget["fast_distances"] if fast else learn["distances"]
     steps = learning_train(budget, fast)["steps"]
     extra = [] if fast else sorted(set(budget["helps"]["distances"]) - set(ds))
+    deep = budget["deep"]
+    deep_short = deep.get("short_distance")
+    deep_long = [d for d in deep["distances"] if deep_short is not None and d > deep_short]
     how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices"
                                + (f"; d in {extra}: (e)'s tuned runs" if extra else ""),
            "structural": f"d in {budget['structural']['distances']}, float64 autograd Jacobians",
@@ -681,6 +773,9 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
                          f"run stops at {DEEP_TARGET}), rates tuned over {budget['helps']['lr_grid']} on "
                          f"{budget['helps']['tuning_seeds']} tuning seed(s) by steps to {DEEP_TARGET} validation "
                          f"accuracy, steps read every {budget['deep'].get('eval_every')} on each seed's test slice",
+           "deep_conv_advantage_grows_with_distance": f"long d in {deep_long} against d = {deep_short}, (d)'s "
+                                                      f"runs ({deep['archs']} with the depth to cover each d, "
+                                                      "against 2-layer self-attention, each arm tuned at each d)",
            "helps_vs_recurrent": f"d in {budget['helps']['distances']}, {budget['helps']['steps']} steps (no early "
                                  f"stop), rates tuned over {budget['helps']['lr_grid']} on "
                                  f"{budget['helps']['tuning_seeds']} tuning seed(s)",
@@ -689,7 +784,9 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
                                             f"steps (no early stop), each arm at one rate tuned over "
                                             f"{budget['helps']['lr_grid']} at the short d on "
                                             f"{budget['helps']['tuning_seeds']} tuning seed(s)"}
-    no_distances = [name for name, block in (("deep_convs", "deep"), ("helps_vs_recurrent", "helps"),
+    no_distances = [name for name, block in (("deep_convs", "deep"),
+                                             ("deep_conv_advantage_grows_with_distance", "deep"),
+                                             ("helps_vs_recurrent", "helps"),
                                              ("advantage_grows_with_distance", "helps"))
                     if not budget[block]["distances"]]       # the profile measures that part at no d
     crits = ev.declare(CRITERIA, fast=fast, how=how, skip=no_distances)
@@ -706,6 +803,16 @@ def by_cell(df: pd.DataFrame, column: str, shift: float = 0.0) -> dict[str, np.n
     """{"<arch> d=<d>": per-seed values of ``column`` - ``shift``} for each (arch, d) of ``df``, seeds in order."""
     return {f"{a} d={d}": g.sort_values("seed")[column].to_numpy(float) - shift
             for (a, d), g in df.groupby(["arch", "d"], sort=False)}
+
+
+def deep_short_distance(block: dict) -> int:
+    """(d')'s short d: the deep block's ``short_distance``, one of its ``distances`` and below at least one other
+    (ValueError otherwise: the interaction would read no pair)."""
+    short, ds = block.get("short_distance"), [int(d) for d in block["distances"]]
+    if short is None or int(short) not in ds or not any(d > int(short) for d in ds):
+        raise ValueError(f"C2 profile: deep.short_distance {short!r} must be one of deep.distances {ds} and below "
+                         "another of them")
+    return int(short)
 
 
 def learning_train(budget: dict, fast: bool) -> dict:
@@ -796,7 +903,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
         ip = pd.concat([sp, at_rates(rates, helps_ds, seeds, model, learn["train"], learn["n_test"], helps, device,
                                      progress=progress, known=hp)], ignore_index=True)
         c["advantage_grows_with_distance"].measure(
-            interaction_measurements(ip, short_tuned, helps_ds, short),
+            interaction_measurements(ip, short_tuned, helps_ds, short, long_tuned=tuned),
             detail=f"rates tuned at d={short}, kept at every d: " + _rates_text(short_tuned) + "; advantage (LSTM "
                    "minus self-attention, nats), seed mean: " + ", ".join(f"d={d} {advantage(ip, d).mean():.3f}"
                                                                           for d in [short, *helps_ds])
@@ -811,10 +918,12 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
 
     c["attention_learns"].sample_each(by_cell(learns, "test_loss"), detail=_accuracy_text(learns))
 
-    # ---- (d) conv stacks deep enough to cover d, against self-attention, each tuned, steps to target
+    # ---- (d) conv stacks deep enough to cover d, against self-attention, each tuned, steps to target; (d') the
+    # distance interaction of their lag
     dp = None
     if deep_ds:
         archs = list(budget["deep"]["archs"])
+        deep_short = deep_short_distance(budget["deep"])
         progress(f"C2(d) deep convs {archs} against self-attention, each tuned, at d in {deep_ds}")
         deep_layers = lambda a, d: expected_path_length(a, d) if a in CONVS else model["n_layers"]  # noqa: E731
         deep_train = {**learn["train"], "eval_every": int(budget["deep"]["eval_every"])}
@@ -823,17 +932,25 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
                                                        progress=progress, layers=deep_layers,
                                                        by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
                                                        stop_at_target=True)
-        censored = int(helps["steps"]) + 1
+        budget_steps = int(helps["steps"])
+        unreached = (f"unreached within the budget (censored at {budget_steps + 1}): "
+                     f"{int(pd.to_numeric(dp['steps_to_target'], errors='coerce').isna().sum())}/{len(dp)} runs")
         c["deep_convs"].measure(
-            deep_measurements(dp, deep_tuned, deep_tuning, int(helps["steps"])),
+            deep_measurements(dp, deep_tuned, deep_tuning, budget_steps),
             detail=f"tuned rates (by steps to {DEEP_TARGET}, then validation loss): " + _rates_text(deep_tuned)
-                   + f"; unreached within the budget (censored at {censored}): "
-                     f"{int(pd.to_numeric(dp['steps_to_target'], errors='coerce').isna().sum())}/{len(dp)} runs; "
-                   + _accuracy_text(dp))
+                   + f"; {unreached}; " + _accuracy_text(dp))
+        lags = {(a, d): lag(dp, a, d, budget_steps) for a in archs for d in deep_ds}
+        c["deep_conv_advantage_grows_with_distance"].measure(
+            deep_interaction_measurements(dp, deep_tuned, deep_tuning, budget_steps, deep_short),
+            detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
+                   + _rates_text(deep_tuned) + "; lag (conv minus self-attention steps), seed mean: "
+                   + ", ".join(f"{a} d={d} {v.mean():.0f}" for (a, d), v in lags.items()) + f"; {unreached}")
         for (arch, d), g in dp.groupby(["arch", "d"], sort=False):
             reached = pd.to_numeric(g["steps_to_target"], errors="coerce")
             ev.metric(f"steps_to_target/{arch}/{d}" + ("" if arch == "self_attention" else "/deep"),
                       float(reached.median()) if reached.notna().all() else math.nan)
+        for (arch, d), v in lags.items():
+            ev.metric(f"deep_lag/{arch}/{d}", float(v.mean()))
         ev.table("deep_convs", dp)
         loss_at = deep_tuning.groupby(["arm", "d", "lr"])[TUNING_SCORE].mean().rename("tuning_mean_val_loss")
         ev.table("deep_tuning", tuned_table(deep_tuned)

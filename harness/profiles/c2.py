@@ -4,7 +4,8 @@ times, the faults that must refute it, and its kernel-trial status. The claim mo
 from harness.profiles.merge import DROP, overrides
 
 # C2 (issue 6): path length between positions (a), gradient against distance at init (b), learning the
-# long-range match at equal depth and parameters (c), conv stacks deep enough to cover d (d; empty: off).
+# long-range match at equal depth and parameters (c), conv stacks deep enough to cover d (d) and the growth of their
+# lag with d (d') (deep.distances empty: both off).
 # model: the 2-layer self-attention every other architecture is width-matched to (params within 20%);
 # vocab 16 keeps the d=4 example space large (with 8, memorising the visible suffix against the hash split
 # moved a conv that cannot see x_0 to 0.30/0.78 held-out accuracy). n_test: held-out examples per seed,
@@ -31,18 +32,29 @@ from harness.profiles.merge import DROP, overrides
 # 250 steps, and 0.000 at 1e-3 and 3e-3 in 800 (interior once the grid extends to 3.3e-4: 0.009). Both arms use
 # the helps grid, steps and tuning seeds. Time: 2 arms x (3-4 rates on the tuning seed + the evaluation seeds) at
 # d = 4, plus the evaluation seeds at each long d at the short d's rates (a cell whose rate equals (e)'s is reused).
-# deep ((d), issue 38: counted): the deep convs against 2-layer self-attention at the same d, each tuned on the
-# helps grid by steps to 0.95 validation accuracy (then validation loss), at most `helps.steps`, each run stopping
-# at 0.95, steps read on each seed's test slice. Standard: the dilated stack at d = 16. On seed 0 (2026-12-02, 800
+# deep ((d), issue 38; reported since issue 47, and the runs of (d'), counted): the deep convs against 2-layer
+# self-attention at the same d, each tuned at each d on the helps grid by steps to 0.95 validation accuracy (then
+# validation loss), at most `helps.steps`, each run stopping at 0.95, steps read on each seed's test slice.
+# Standard: the dilated stack (d below). At d = 16 on seed 0 (2026-12-02, 800
 # steps) the contiguous stacks at equal parameters (conv_k3: 8 layers of width 19; conv_k5: 4 of width 21) stayed at
 # chance at 1e-3, 3e-3 and 1e-2 (held-out loss 0.694-0.698): dead foils, which the live-foil rule makes invalid,
 # so the counted comparison is against the stack that learns (dilated, 5 layers of width 29: 0.95 at 100-250
-# steps; attention: 150-250). Full keeps all three at its 5000 steps, where the rule decides. Time at standard:
-# 2 arms x (3-4 tuning runs + 4 evaluation runs) at d = 16, each stopping at 0.95 (100-200 steps; a dead one
-# trains all 800, ~5 s on this box, single thread).
+# steps; attention: 150-250). Full keeps all three at its 5000 steps, where the rule decides.
 # deep.eval_every 10: the grain of steps to 0.95. At (c)'s 50, standard's seeds 0-3 put the dilated stack at 150
 # steps on every seed (a constant arm: untestable) and attention at 150-200 (2026-12-02). At 10 the same seeds
 # read dilated 60-100, attention 130-170: deep_convs refuted alone, δ -65 steps [-96, -34] (firmness 0.83).
+# deep.distances and short_distance (issue 47, finding 3): (d') reads the conv's lag (its steps minus attention's) at
+# each long d minus at short_distance 4, so the standard block trains (d) at d in {4, 16, 64} (dilated: 3, 5, 7
+# layers at widths 37, 29, 25, parameters within 4% of attention's). Measured on dev master seed 900 (seeds
+# 900000-900005, 2026-12-04, single thread, each cell = tuning on 1 tuning seed + 6 evaluation runs; the box was at
+# load 4-8, so walls are up to 4x CPU; the d = 64 cells as CPU time): attention d=4 16.5 s (rate 3e-3, steps
+# 100-130), dilated d=4 15.5 s (1e-2, 50-60); attention d=16 77.9 s (3e-3, 140-180; its 1e-2 tuning run never
+# reached 0.95, 800 steps), dilated d=16 25.3 s (1e-2, 60-150); attention d=64 ~300 s CPU (1341 s wall; 3e-3,
+# 350-490; 1e-2 again 800 steps), dilated d=64 ~126 s CPU (291 s wall; 1e-2, 120-190): ~560 s in all, where (d) at
+# d = 16 alone was 28 s. Smoke keeps (d) and (d') off: at d in {4, 16} alone the four tuned cells took ~135 s at
+# 6 seeds (~80 s at smoke's 3: half of its 160 s, past the +20% smoke allows), and at smoke's 250 steps attention
+# cannot reach 0.95 at d = 64 (350-490 steps above).
+# seeds 6 at standard (issue 47): C2 is decided there on `seeds_for_firm` (6) of the refutation recorded at 4.
 SMOKE = {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 16, "n_heads": 2, "d_ff": 32},
          "gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "batch": 8},
          "model": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16},
@@ -52,30 +64,34 @@ SMOKE = {"structural": {"distances": [1, 2, 4, 8, 16, 32, 64, 128], "d_model": 1
                                 "lr": 0.003, "warmup": 30, "eval_every": 50, "eval_size": 256,
                                 "target_metric": "accuracy", "target_value": 0.99}},
          "fast_distances": [16], "fast_train": {"steps": 400, "stop_at_target": False}, "fast_seeds": 5,
-         "deep": {"distances": [], "archs": ["conv_k3", "conv_k5", "dilated_conv_k2"], "eval_every": 10},
+         "deep": {"distances": [], "short_distance": 4, "archs": ["conv_k3", "conv_k5", "dilated_conv_k2"],
+                  "eval_every": 10},
          "helps": {"distances": [16], "short_distance": 4, "steps": 250, "lr_grid": [0.001, 0.003, 0.01], "extend": 1,
                    "tuning_seeds": 1},
          "threads": 1}
 BUDGETS = {"smoke": SMOKE,
-           "standard": overrides(SMOKE, {"seeds": 4, "gradient": {"batch": 16},
+           "standard": overrides(SMOKE, {"seeds": 6, "gradient": {"batch": 16},
                                      "learning": {"n_test": 2000, "train": {"steps": 800, "eval_size": 512}},
                                      "helps": {"distances": [64], "steps": 800},
-                                     "deep": {"distances": [16], "archs": ["dilated_conv_k2"]}, "fast_seeds": DROP}),
+                                     "deep": {"distances": [4, 16, 64], "archs": ["dilated_conv_k2"]},
+                                     "fast_seeds": DROP}),
            "full": overrides(SMOKE, {"gradient": {"distances": [1, 2, 4, 8, 16, 32, 64, 128, 256], "batch": 32},
                                  "learning": {"distances": [4, 16, 64, 128, 256], "n_test": 4000,
                                               "train": {"steps": 5000, "eval_size": 1024, "num_threads": DROP}},
-                                 "deep": {"distances": [16, 64, 256]},
+                                 "deep": {"distances": [4, 16, 64, 256]},
                                  "helps": {"distances": [16, 64, 256], "steps": 5000,
                                            "lr_grid": [0.0003, 0.001, 0.003, 0.01], "tuning_seeds": 2},
                                  "threads": 2, "fast_seeds": DROP})}
 
 #: expected wall time (s) under `-n 2 --dist loadgroup` on the 2-core box, by profile (a report, not a test;
 #: the scheduler starts the longest first); its dry run's; a kernel trial's (--attention)
-#: standard: 1050 from the measured 878 s before issue 38; (d) and (f) add about 170 s (measured alone on seeds 0-3,
-#: 2026-12-02, single thread on the shared box: (d) 28 s, (f) 203 s less the ~60 s of attention's d = 64 runs that
-#: (f) reuses from (e)), an estimate until the next standard run measures it
-WALL_BUDGET_S = {"smoke": 160, "standard": 1250}
-DRY_RUN_WALL_BUDGET_S = {"standard": 10, "full": 50}
+#: standard: 1800, an estimate until the next standard run measures it (issue 47): 977 s measured at 4 seeds
+#: (reports/standard.json, 2026-12-03), about three quarters of it per evaluation seed (the rest tuning), so ~1290 s
+#: at 6 seeds, less (d) at d = 16 (28 s at 4 seeds, ~42 at 6) plus (d) and (d') at d in {4, 16, 64} (~560 s, above):
+#: ~1810 s, over the ~1500 s the 45-minute standard run leaves C2 (what could pay for it: the lead's call)
+WALL_BUDGET_S = {"smoke": 160, "standard": 1800}
+#: dry run, standard: 12 (issue 47's (d) at three d: 17.8 s against main's 14.6 s on the loaded box, 2026-12-04)
+DRY_RUN_WALL_BUDGET_S = {"standard": 12, "full": 50}
 
 #: the faults (model/faults.py) under which this claim must come out refuted in the fault matrix
 REFUTED_BY_FAULTS = ("uniform_attention", "local_window")
