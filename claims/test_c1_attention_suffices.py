@@ -46,11 +46,20 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.st
   log of a floor value, and a ratio of two floors (reverse at standard: 0.00036 against 0.00008 nats, exact match
   1.0 each) would read a Transformer "4x worse" and, with enough seeds, refuted, on no difference in quality. A
   Transformer at the floor against an LSTM above it is better on every seed, which the nats margin already shows.
-  The ``ceiling`` objection is restated after measuring: open, naming the task and arms, where some arm sits at the
-  floor. Moving reverse off the floor was tried and is not possible at these sizes without leaving
-  ``generalises/reverse`` (harness/profiles/c1.py): the LSTM reaches the floor before the Transformer is inside
-  0.1 nats, at every shorter budget and larger vocabulary probed, so on reverse both comparisons read not testable
-  wherever that holds.
+  The rule stays wherever a run lands at the floor. The ``ceiling`` objection is computed after measuring
+  (``ceiling_objection``): answered, with the losses, only where no arm of any comparison task sits at the floor;
+  open, naming the task and arms, where one does; not applicable where nothing is compared (--fast).
+* **Off the floor** (issue 47). A ratio measures quality only where both arms have a loss to scale, and a comparison
+  means something only where the Transformer has learnt the task (inside ``generalises``' 0.1 nats): so the comparison
+  task and budget are set where, on development seeds, neither arm is at the floor and the Transformer is inside 0.1.
+  There are two ways there, a harder reverse (longer sequences, larger vocabulary) or a shorter budget; standard takes
+  the shorter budget because it is the cheaper: reverse (length 10-20, vocabulary 20) trains 250 steps, not 800, at
+  which both arms sat at the floor (at 200 the Transformer was outside 0.1). The choice was made on master seed 900
+  (its tuning seed and five evaluation seeds, the profile's own tuning) by where the arms' losses sit, not by the
+  comparison's outcome; its figures are in the commit that set it. Smoke keeps reverse at length 6-12 and 300 steps:
+  there the LSTM reaches the floor before the Transformer is inside 0.1 at every shorter budget and larger vocabulary
+  probed, and the harder reverse that lifts both arms (length 12-24) doubles reverse's cost per run, past smoke's time
+  budget; so at smoke the reverse ratio reads not testable and the ceiling objection open.
 * Reported, not counted: ``wall_time_to_95`` (ln(LSTM / Transformer) CPU wall time to 95% validation exact match,
   with steps to 95%, which are load-free, in the tables). On one CPU thread this is not a test of the parallelism
   argument, and its old margin (ln 1.25) was a noise floor, not an effect anyone asserted. BLEU is reported for
@@ -192,12 +201,10 @@ TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_t
 # -------------------------------------------------------------------------------------------- objections
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
+#: ``ceiling`` is not in this table: it is answered after measuring (``ceiling_objection``), from the run's losses
 OBJECTIONS = {
     "tuned_lr": ("answered", "the Transformer and the LSTM each at their own rate, chosen by validation loss at the "
                  "fixed budget on tuning seeds disjoint from the evaluation seeds; the fixed-rate view is a table"),
-    "ceiling": ("answered", "generalisation and the LSTM comparison are judged on held-out test loss at a fixed "
-                "budget (exact match sits at 1.000, reported); a comparison whose arms reach the loss floor is not "
-                "testable there (restated after measuring: open where one does)"),
     "selection": ("not applicable", "the arms are fixed by the claim; no best arm is chosen"),
     "second_task": ("answered", "the LSTM comparison has one part per task on two tasks (reverse, number words), "
                     "refuted on any; generalisation is decided on every task the profile runs"),
@@ -309,6 +316,28 @@ def at_floor(df: pd.DataFrame) -> list[str]:
     """The comparison tasks where some arm's held-out loss sits at the floor on every seed (the ceiling objection)."""
     return [f"{name} ({', '.join(a for a in ('transformer', 'lstm') if floor_reason(g, a))})"
             for name, g in df.groupby("task", sort=False) if floor_reason(g, "transformer") or floor_reason(g, "lstm")]
+
+
+def ceiling_objection(cmp: pd.DataFrame) -> tuple[str, str]:
+    """The ``ceiling`` objection as this run measured it (``ev.objection``'s status and how). Exact match sits at
+    1.000 and decides nothing; the deciding metric is the held-out test loss, and its floor is the ceiling that
+    matters: open, naming task and arms, where some comparison arm sits at the floor on every seed (``at_floor``);
+    answered, with the losses, only where every arm of every comparison task is off it; not applicable where the run
+    compares nothing (--fast: generalises is a level, below 0.1 nats, which a loss at the floor meets, not hides)."""
+    if cmp.empty:
+        return "not applicable", ("no LSTM comparison in this run: generalisation is a level (held-out loss below "
+                                  "0.1 nats per token), which a loss at the floor meets rather than hides")
+    floored = at_floor(cmp)
+    if floored:
+        return "open", (f"the held-out loss sits at the floor (< {FLOOR_TOL:g} nats on every seed) on "
+                        f"{'; '.join(floored)}: quality_ratio_vs_lstm is not testable there, and quality_vs_lstm "
+                        "compares two floors unless the LSTM is a dead foil (at the floor at every rate tried too)")
+    span = lambda x: f"{x.min():.3g}-{x.max():.3g}"
+    spans = "; ".join(f"{name} " + ", ".join(f"{a} {span(g[g.arch == a].test_loss)}" for a in ("transformer", "lstm"))
+                      for name, g in cmp.groupby("task", sort=False))
+    return "answered", (f"the comparisons are judged on held-out test loss at a fixed budget (exact match, reported, "
+                        f"decides nothing), and in this run no arm of any comparison task sits at the loss floor "
+                        f"(within {FLOOR_TOL:g} nats on every seed): {spans} nats per token over the seeds")
 
 
 def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
@@ -492,16 +521,13 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
         ev.metric(f"token_accuracy/{name}", float(rows.test_token_accuracy.mean()))
         if "bleu" in rows and rows.bleu.notna().any():
             ev.metric(f"bleu/{name}", float(rows.bleu.mean()))
+    # the ceiling objection as measured: a comparison at the loss floor has no room to separate the arms
+    ev.objection("ceiling", *ceiling_objection(runs[runs.task.isin(compare)]))
     if compare:
         cmp = runs[runs.task.isin(compare)]
         parts, detail = quality(cmp, m.tuned)
         c["quality_vs_lstm"].measure(parts, detail=detail)
         c["quality_ratio_vs_lstm"].measure(quality(cmp, m.tuned, log=True)[0], detail=detail)
-        floored = at_floor(cmp)
-        if floored:     # the objection as measured: a comparison at the loss floor has no room to separate the arms
-            ev.objection("ceiling", "open", f"the held-out loss sits at the floor (< {FLOOR_TOL:g} nats on every seed) "
-                         f"on {'; '.join(floored)}: quality_ratio_vs_lstm is not testable there, and quality_vs_lstm "
-                         "compares two floors unless the LSTM is a dead foil (at the floor at every rate tried too)")
         for task_name, g in cmp.groupby("task", sort=False):
             by = {a: g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm")}
             ev.metric(f"quality_gap/{CLAIM_ID}/{task_name}",

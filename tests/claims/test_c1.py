@@ -151,6 +151,23 @@ def test_at_the_loss_floor_the_comparisons_are_not_testable():
     assert (c1.LOSS_FLOOR, c1.FLOOR_TOL) == (0.0, 0.01)
 
 
+def test_the_ceiling_objection_is_answered_only_off_the_floor():
+    """Issue 47: the ``ceiling`` objection is computed from the run's losses, never a fixed string: answered (with the
+    losses) only where no comparison arm sits at the floor, open naming task and arms where one does, not applicable
+    where nothing is compared (--fast)."""
+    assert "ceiling" not in c1.OBJECTIONS
+    status, how = c1.ceiling_objection(_losses([0.045, 0.047, 0.043], [0.012, 0.013, 0.011]))
+    assert status == "answered" and "transformer 0.043-0.047" in how and "lstm 0.011-0.013" in how
+    for t, lstm, named in (([0.00036, 0.0005, 0.0003], [0.00008, 0.0001, 0.00007], "reverse (transformer, lstm)"),
+                           ([0.0020, 0.0021, 0.0019], [0.040, 0.042, 0.038], "reverse (transformer)"),
+                           ([0.040, 0.042, 0.038], [0.0020, 0.0021, 0.0019], "reverse (lstm)")):
+        status, how = c1.ceiling_objection(_losses(t, lstm))
+        assert status == "open" and named in how, (t, lstm)
+    # one seed off the floor is not the floor on every seed: the ratio stays testable, the objection answered
+    assert c1.ceiling_objection(_losses([0.005, 0.02, 0.004], [0.011, 0.013, 0.012]))[0] == "answered"
+    assert c1.ceiling_objection(_losses([0.04], [0.04]).iloc[:0])[0] == "not applicable"
+
+
 def test_heldout_split_is_disjoint_and_held_out():
     for name, kw in (("reverse", {"vocab": 3, "min_len": 2, "max_len": 3}), ("number_words_de", {"max_n": 999})):
         task = make_task(name, **kw)
