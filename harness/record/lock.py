@@ -183,7 +183,8 @@ def summary(run: Mapping[str, Any]) -> str:
     at = run.get("criteria_at_lock")
     seeds = {SEEDS_FROM_LOCK: "seeds from the lock",
              SEEDS_FROM_OPTION: f"seeds from --master-seed {run.get('master_seed')}, not from the lock",
-             SEEDS_DEFAULT: f"master seed {run.get('master_seed')}, not from the lock"}.get(run.get("seeds_from"), "")
+             SEEDS_DEFAULT: f"master seed {run.get('master_seed')}, {run.get('profile', 'this')} profile's default "
+                            f"(only the {HEADLINE_PROFILE} profile's seeds come from the lock)"}.get(run.get("seeds_from"), "")
     state = (f"at lock {h[:12]}" if at else f"differ from the lock {h[:12]}" if at is False
              else f"not compared with lock {h[:12]}")
     return f"criteria: {state}" + (f", {seeds}" if seeds else "")
