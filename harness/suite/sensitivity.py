@@ -24,7 +24,8 @@ tests/suite/test_falsifiers.py fails when a counted criterion of the committed b
 refutation under its current fingerprint. ``--criteria --profile standard`` measures them at standard budgets, on the
 standard profile's master seed (the criteria lock's, ``harness.record.lock``), and merges the rows in under the
 file's ``profiles.standard`` (the smoke rows stay where they are): a criterion counted only at standard (C2's
-``deep_convs``) is proven there, and the test reads ``reports/standard.json`` for those (issue 47, mechanism 4).
+``deep_conv_advantage_grows_with_distance``, R3's ``lean_memory_ratio``) is proven there, and the test reads
+``reports/standard.json`` for those (issue 47, mechanism 4).
 
     python -m harness.suite.sensitivity --jobs 2             # every fault, every claim; no-fault at master seeds 0,1,2
     python -m harness.suite.sensitivity --faults no_scale    # one fault (and the no-fault runs)

@@ -3,7 +3,7 @@ runs (``criteria_caught``); one that trains in ``reports/falsifiers.json``, writ
 harness.suite.sensitivity --criteria``, which records each refuted under a fault it names, under the fingerprint the
 committed baseline has. A criterion whose definition changed since is not covered until
 the file is re-run (``--claims <id>`` re-runs one claim and merges). A criterion that counts at standard under a
-definition the smoke baseline does not count (issue 47, mechanism 4: C2's ``deep_convs``) is proven at standard:
+definition the smoke baseline does not count (issue 47, mechanism 4: C2's conv interaction) is proven at standard:
 ``--criteria --profile standard`` rows, under the file's ``profiles.standard``, read against
 ``reports/standard.json``."""
 from __future__ import annotations
