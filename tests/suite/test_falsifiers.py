@@ -71,9 +71,6 @@ def test_every_counted_criterion_of_the_baseline_was_refuted_by_its_falsifier():
 #: these gets its row (take it off) and when any other criterion lacks one. Not a waiver: issue 47 (mechanism 4)
 #: stays open on them.
 NOT_YET_AT_STANDARD = {
-    "C2/deep_conv_advantage_grows_with_distance": "its falsifier run is the whole C2 module at standard under "
-    "local_window, about 30 min of the 2-core box; at a tiny size local_window refutes it "
-    "(tests/claims/test_c2.py::test_local_window_refutes_the_conv_interaction)",
     "R3/lean_memory_ratio": "R3 at standard under additive_no_tanh trains the shared standard sweep that "
     "similar_quality reads; at a unit-test size additive_no_tanh refutes it "
     "(tests/claims/test_r3.py::test_lean_memory_ratio_is_refuted_by_its_falsifier)",
