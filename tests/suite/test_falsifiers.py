@@ -25,8 +25,10 @@ def untestable_throughout(criterion: dict) -> bool:
     """Every part of the criterion was not testable in that record (C2's LSTM interaction where the LSTM is at chance
     at the long d): it decided nothing there, so no fault can refute it there either; where it counts, its falsifier
     is shown at a size where it is testable (its claim's unit test)."""
-    parts = criterion.get("parts") or []
-    return bool(parts) and all(p.get("untestable") for p in parts)
+    parts = criterion.get("parts")          # recorded only for a criterion of two or more parts
+    if parts:
+        return all(p.get("untestable") for p in parts)
+    return str(criterion.get("decision_note") or "").startswith("not testable")
 
 
 def _counted_in_baseline(path=BASELINE) -> list[tuple[str, dict]]:
@@ -156,4 +158,6 @@ def test_a_criterion_not_testable_in_every_part_needs_no_falsifier_row_there():
     dead = {"parts": [{"label": "16", "untestable": "the recurrent arm is at chance"}]}
     assert untestable_throughout(dead)
     assert not untestable_throughout({"parts": [*dead["parts"], {"label": "64"}]})
-    assert not untestable_throughout({"parts": []})
+    assert untestable_throughout({"decision_note": "not testable (d=16 vs d=4: dead foil: ...)"})
+    assert not untestable_throughout({"decision_note": "short of the margin"})
+    assert not untestable_throughout({})
