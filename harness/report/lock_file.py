@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.record import lock
+from harness.record.results import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,8 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except lock.LockError as exc:
             print(f"{exc}", file=sys.stderr)
     if args.write:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(lock.dumps(doc), encoding="utf-8")
+        write_text_atomic(path, lock.dumps(doc))
         moved = lock.differences(old["criteria"], new) if old else []
         print(f"{path}: {len(new)} criteria, hash {doc['hash'][:12]}, standard master seed "
               f"{doc['standard_master_seed']}" + (f"; {len(moved)} changed:" if moved else ""))
