@@ -173,8 +173,11 @@ def test_a_builder_that_sweeps_nothing_reads_inconclusive_says_so_once_and_shows
     assert r1["verdict"] == "inconclusive"
     assert "at the model's own d_k = 8" in r1["criteria"][0]["detail"] and "a constant scale would read the same" \
         in r1["criteria"][0]["detail"]
-    for line in (ln for ln in proc.stdout.splitlines() if "not measured:" in ln):
-        assert proc.stdout.count(line) == 1, line
+    # pytest's own summary repeats each failure's message in full where the CI variable is set (pytest >= 8): the
+    # suite's output is what comes before it
+    ours = proc.stdout.split("short test summary info")[0]
+    for line in (ln for ln in ours.splitlines() if "not measured:" in ln):
+        assert ours.count(line) == 1, line
     summary = next(ln for ln in proc.stdout.splitlines() if ln.startswith("model on trial:"))
     assert summary.endswith("judged by C4, R1, R2; not run: C3, C5, M0, Q1, Q2, Q3") or \
         "not run: C3, C5, M0, Q1, Q2, Q3" in summary, summary

@@ -90,7 +90,9 @@ def test_an_update_interrupted_by_sigint_leaves_the_old_file_intact(tmp_path):
     env.update(PYTHONPATH=str(REPO), FAKE_INTERRUPT="wait")
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *COMMON, "--update-baseline",
                              "--baseline", "base.json"], cwd=root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            # a shell's background job starts with SIGINT ignored, and Python then installs no handler
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (root / "f5-measuring").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
