@@ -82,10 +82,12 @@ FAST_CELLS = {fault: (c, *cell) for c, f in _FILES.items() for fault, cell in ge
 # Grids of rates (not configs: the same path at another number) keep their two ends; the shared sweep's tuning grid
 # (`tuning.points` rates round the shared one) keeps 3, and grows past an end at most once (`tuning.extend`): at full,
 # 7 points and up to 3 extensions trained ~4x the runs the dry run needs to reach every path of the sweep.
+# A block's own torch threads (C2's and R3's 2 at full) are capped at 1: under -n 2 on two cores, 2 threads a worker
+# only contend, and a thread count is no path of the code.
 DRY_RUN_CAPS: dict[str, float] = {"max_iterations": 2, "min_round_s": 0.01,
                                   "eval_size": 32, "test_size": 32, "n_test": 128, "probe_size": 32,
                                   "n_fit": 32, "n_eval": 32, "n_samples": 1024, "draws": 1, "model.batch": 2,
-                                  "tuning.points": 3, "tuning.extend": 1}
+                                  "tuning.points": 3, "tuning.extend": 1, "threads": 1}
 DRY_RUN_GRID_ENDS = ("lrs", "lr_factors", "lr_grid")
 # A claim's own DRY_RUN_CAPS (its profile file) sets counts lower than DRY_RUN_CAPS would (a key the block lacks is
 # added). R3 times its cells
