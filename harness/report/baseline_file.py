@@ -6,18 +6,18 @@ Without ``--drop`` it lists each claim with the run it came from (commit, time, 
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from harness.record import baseline as baseline_gate
 from harness.record import results as results_io
+from harness.record.cli import USAGE_EXIT, OneLineParser
 
 DEFAULT = Path("reports/baseline.json")
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m harness.report baseline",
         description="List the claims a baseline holds, each with the run it came from, or remove claims from it "
                     "(--drop). Exit 0 when done, 2 when the file cannot be read, 4 when --drop names a claim it "
@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         data = baseline_gate.load_baseline(args.baseline)
     except baseline_gate.BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     if args.drop:
         try:
             data = baseline_gate.drop_claims(data, args.drop)

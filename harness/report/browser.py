@@ -11,7 +11,6 @@ second guard. Where either is missing, ``missing()`` says which, in a sentence a
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import os
 import re
@@ -20,6 +19,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+from harness.record.cli import USAGE_EXIT, OneLineParser
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 DRIVER_NAMES = ("chromedriver",)
@@ -85,7 +85,7 @@ def pdf_pages(pdf: bytes) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.report.browser",
+    parser = OneLineParser(prog="python -m harness.report.browser",
                                      description="Open a report in headless Chromium; print its size and printed pages.")
     parser.add_argument("page", type=Path, help="an index.html")
     parser.add_argument("--pdf", type=Path, default=None, help="also save the printed PDF here")
@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.page.is_file():
         print(f"error: {args.page} not found", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     reason = missing()
     if reason:
         print(f"error: {reason}", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     with chromium() as driver:
         driver.get(args.page.resolve().as_uri())
         if args.screenshot:

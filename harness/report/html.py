@@ -32,7 +32,6 @@ The markup and the CSS are package data in ``harness/report/templates/``: ``repo
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib.resources
 import math
@@ -50,6 +49,7 @@ from harness.report import findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
+from harness.record.cli import USAGE_EXIT, OneLineParser
 
 # The note's items, so the page can say which of them this run did not reach (not a verdict source).
 NOTE_ITEMS = {
@@ -303,7 +303,7 @@ def moves_text(rows: list[dict[str, Any]], not_run: list[str] = ()) -> str:
 
 
 def compare_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m harness.report compare",
         description="What moved from OLD to NEW (two results.json files): every verdict, criterion outcome or "
                     "definition, and gated metric beyond its tolerance, old beside new; the gate's comparison. "
@@ -317,7 +317,7 @@ def compare_main(argv: list[str]) -> int:
         new = results_io.load(args.new)
     except (baseline_gate.BaselineError, results_io.ResultsFormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     rows, not_run, warnings = compare(old, new)
     old_label, new_label = _label(args.old, old), _label(args.new, new)
     print(f"{new_label}\n  against {old_label}")
@@ -332,7 +332,7 @@ def compare_main(argv: list[str]) -> int:
 
 
 def findings_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m harness.report findings",
         description="The findings table (per claim: the verdict with its firmness and the effect that decided it, "
                     "in words) as Markdown. Exit 1 when --write's file lacks the markers, 2 when RESULTS cannot be read.")
@@ -347,7 +347,7 @@ def findings_main(argv: list[str]) -> int:
         table = findings.findings_markdown(results_io.load(args.results))
     except results_io.ResultsFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_EXIT
     if args.write is None:
         print(table, end="")
         return 0
@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m harness.report",
+    parser = OneLineParser(prog="python -m harness.report",
                                      description="Rebuild index.html from a results.json without rerunning. "
                                                  "`python -m harness.report compare OLD NEW`: what moved between "
                                                  "two results files (see `compare --help`); "
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results = results_io.load_or_say(args.results)
     if results is None:
-        return 2
+        return USAGE_EXIT
     if args.times:
         print(times_table(results))
         return 0

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from harness.record import lock
 from harness.record.results import write_text_atomic
+from harness.record.cli import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +49,7 @@ def code_criteria(claims_dir: Path = ROOT / "claims") -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.report lock", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m harness.report lock", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write the code's criteria to {lock.LOCK_FILE}")
     parser.add_argument("--lock", default=str(ROOT / lock.LOCK_FILE), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -9,12 +9,12 @@ Measurements, metrics and fingerprints are never touched: only what the rules de
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from harness.record import results as results_io
+from harness.record.cli import USAGE_EXIT, OneLineParser
 
 
 def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -37,7 +37,7 @@ def _f(x: Any) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m harness.report rejudge",
         description="Decide a results.json again from its recorded criteria under this checkout's rules, without "
                     "running anything, and print what changed (verdicts, outcomes, firmness). Exit 0 when nothing "
@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     old = results_io.load_or_say(args.results)
     if old is None:
-        return 2
+        return USAGE_EXIT
     new = results_io.rejudge(old)
     moved = changes(old, new)
     same = json.dumps(new, sort_keys=True) == json.dumps(results_io.to_jsonable(old), sort_keys=True)

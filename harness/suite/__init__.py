@@ -3,16 +3,6 @@ calibration (``python -m harness.suite.calibration``), the fault matrix's genera
 (``python -m harness.suite.fault_tables``) and a new claim's scaffold (``python -m harness.suite.new_claim``)."""
 from __future__ import annotations
 
-import argparse
-import sys
+from harness.record.cli import USAGE_EXIT, OneLineParser
 
-#: a bad option, path or argument: one line on stderr, this exit status
-USAGE_EXIT = 4
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line and exit ``USAGE_EXIT``."""
-
-    def error(self, message: str):
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(USAGE_EXIT)
+__all__ = ["USAGE_EXIT", "OneLineParser"]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness.suite import sensitivity
+from harness.record.cli import OneLineParser
 
 BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
@@ -97,7 +98,7 @@ def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int], fast: boo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.suite.calibration", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m harness.suite.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
     parser.add_argument("--trained", action="store_true",

@@ -10,7 +10,6 @@ checks the verdicts it reads against what each example is built to show.
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import json
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import profiles
+from harness.record.cli import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = ROOT / "examples" / "models"
@@ -104,7 +104,7 @@ def markdown(docs: dict[str, dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.suite.model_table", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="python -m harness.suite.model_table", description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="examples to run (default: every one in examples/models)")
     parser.add_argument("--jobs", type=int, default=1, help="pytest subprocesses side by side (default 1)")
     parser.add_argument("--json", type=Path, default=None, help="also write {example: results.json} here")

@@ -35,7 +35,7 @@ file's ``profiles.standard`` (the smoke rows stay where they are): a criterion c
 
 Exit status: 0 when sensitivity and specificity are both 1.0, every counted fast criterion is refuted under its
 falsifiers and the no-fault runs are stable (``--criteria``: every counted criterion refuted by a falsifier), 1
-otherwise, 2 for a usage error. A crash (``error``) is never a catch.
+otherwise, 4 for a usage error (one line). A crash (``error``) is never a catch.
 """
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ from model.faults import FAULTS
 from harness import profiles
 from harness.record.results import clean_commit, write_json_atomic
 from harness.settings import lock_master_seed
+from harness.record.cli import OneLineParser
 
 #: fault -> the claim ids that must be refuted under it, from each claim's profile file (REFUTED_BY_FAULTS)
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
@@ -435,7 +436,7 @@ def passed(doc: Mapping[str, Any]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.suite.sensitivity", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m harness.suite.sensitivity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--faults", default="all",
                         help=f"comma-separated faults, or 'all' (valid: {', '.join(EXPECTED_CATCHERS)})")
     parser.add_argument("--master-seeds", default="0,1,2",

@@ -122,9 +122,9 @@ def test_cli_rebuilds_the_page_and_reports_bad_files(tmp_path, capsys):
     assert report.main([str(tmp_path / "results.json")]) == 0
     assert "rebuilt statement" in (tmp_path / "index.html").read_text()
     (tmp_path / "broken.json").write_text("{nope")
-    assert report.main([str(tmp_path / "broken.json")]) == 2
+    assert report.main([str(tmp_path / "broken.json")]) == 4
     assert "is not valid JSON" in capsys.readouterr().err
-    assert report.main([str(tmp_path / "missing.json")]) == 2
+    assert report.main([str(tmp_path / "missing.json")]) == 4
     assert "not found" in capsys.readouterr().err
 
 
@@ -253,7 +253,7 @@ def test_compare_cli_prints_and_writes_the_same_comparison(tmp_path, capsys):
     assert "<td>supported</td><td>refuted</td>" in page and 'href="#claim-' not in page
     assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "old.json")]) == 0
     assert "nothing moved" in capsys.readouterr().out
-    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "missing.json")]) == 2
+    assert report.main(["compare", str(tmp_path / "old.json"), str(tmp_path / "missing.json")]) == 4
     assert "not found" in capsys.readouterr().err
 
 

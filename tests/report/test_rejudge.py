@@ -33,4 +33,4 @@ def test_rejudge_reports_a_change_and_writes_it_only_when_asked(tmp_path, capsys
     assert path.read_text() == (REPORTS / "baseline.json").read_text()
     assert report.main(["rejudge", str(path)]) == 0
     assert "every verdict, outcome and firmness as stored" in capsys.readouterr().out
-    assert report.main(["rejudge", str(tmp_path / "missing.json")]) == 2
+    assert report.main(["rejudge", str(tmp_path / "missing.json")]) == 4

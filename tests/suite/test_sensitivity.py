@@ -25,7 +25,7 @@ def test_every_fault_is_caught_in_the_matrix_or_by_a_counted_criterion():
 def test_unknown_fault_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         sensitivity.main(["--faults", "no_such_fault"])
-    assert exc.value.code == 2
+    assert exc.value.code == 4
     assert "no_scale" in capsys.readouterr().err
 
 
@@ -94,7 +94,7 @@ def test_a_listed_side_effect_is_excused(monkeypatch):
 def test_bad_jobs_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         sensitivity.main(["--jobs", "0"])
-    assert exc.value.code == 2
+    assert exc.value.code == 4
     assert "--jobs" in capsys.readouterr().err
 
 
