@@ -237,7 +237,8 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
                 cell = cells.get(cid)
                 if cell == "side effect":
                     continue
-                declared = FLAKY_DECLARED.get((fault, cid), "")
+                # a declared side effect is known to move the cell, and so to leave it unfirm where it did not move
+                declared = FLAKY_DECLARED.get((fault, cid), "") or SIDE_EFFECTS.get((fault, cid), "")
                 flaky_cells.append({"fault": fault, "master_seed": ms, "claim": cid, "cell": cell, "why": why,
                                     "declared": declared})
                 if declared:
