@@ -2,7 +2,7 @@
 
 It makes a checkpoint at the given shape (a ``LlamaForCausalLM`` at random init, saved with ``save_pretrained`` in
 the given dtype: a stand-in for trained weights; the cost does not depend on their values), then reads it in a
-fresh process at one torch thread, through the trial's own path: ``model_trial.resolve`` and ``preflight``,
+fresh process at two torch threads (``--threads``), through the trial's own path: ``model_trial.resolve`` and ``preflight``,
 ``checkpoint.prepare`` (names and shapes checked, probe ids drawn) and ``checkpoint.read`` (the readings at the
 checkpoint and at init on ``--count`` x ``--length`` probe tokens). It prints the wall time of each step and the
 reading process's peak resident memory. Target (issue 49): a 1B checkpoint in bf16, 8 x 256 tokens, under 5
@@ -55,7 +55,7 @@ def read(a: argparse.Namespace, folder: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     t = time.perf_counter()
     trial = model_trial.preflight(model_trial.resolve(
-        config="LlamaConfig", overrides=[f"{k}={v}" for k, v in overrides(a).items()]))
+        config="LlamaConfig", overrides=[f"{k}={v}" for k, v in overrides(a).items()]), copies=model_trial.READ_COPIES)
     out["preflight_s"] = time.perf_counter() - t
     t = time.perf_counter()
     ckpt = checkpoint.prepare(trial, str(folder))
@@ -82,7 +82,7 @@ def main() -> None:
     p.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
     p.add_argument("--count", type=int, default=8)
     p.add_argument("--length", type=int, default=256)
-    p.add_argument("--threads", type=int, default=1, help="torch threads of the reading process")
+    p.add_argument("--threads", type=int, default=2, help="torch threads of the reading process (the target's 2 cores)")
     p.add_argument("--read", type=Path, default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.read is not None:                       # the reading process: its own peak memory only

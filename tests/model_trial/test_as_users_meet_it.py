@@ -129,6 +129,25 @@ def test_a_model_that_does_not_fit_is_refused_before_it_is_built_with_the_layers
 
 
 @needs_transformers
+def test_a_checkpoint_read_asks_for_the_copies_it_holds_and_the_training_checks_its_own(monkeypatch):
+    """Under --model-weights the pre-flight asks for READ_COPIES, not the training's five: with room for three
+    copies and not five, the read's pre-flight passes where the default refuses; the short training then checks its
+    own copies on the model it builds, and says why it does not run rather than running out of memory."""
+    t = model_trial.resolve(config="GPT2Config", overrides=["n_layer=1"])
+    n = model_trial.parameter_count(t)
+    free = 4 * n * model_trial.READ_COPIES + 1
+    monkeypatch.setattr(model_trial, "free_memory", lambda: free)
+    with pytest.raises(model_trial.ModelError):
+        model_trial.check_fits(t)
+    model_trial.check_fits(t, copies=model_trial.READ_COPIES)
+    t = model_trial.preflight(t, copies=model_trial.READ_COPIES)
+    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.TRAIN_COPIES - 1)
+    with pytest.raises(model_trial.ModelError, match=r"next-token training .* needs about .* copies: the model, "
+                                                      r"gradients, AdamW's moments\); .* is free"):
+        model_trial.train_lm(t, 0, steps=1, lr=1e-3, batch=2, length=8, probe_batch=2)
+
+
+@needs_transformers
 @pytest.mark.subprocess
 def test_a_mistyped_override_is_one_line_exit_4_from_the_command_line(tmp_path):
     proc = _pytest(REPO, "-p", "no:cacheprovider", "claims/test_r1_scale_by_sqrt_dk.py", "--model-config",

@@ -122,6 +122,45 @@ def test_q_and_k_sharing_a_component_take_that_layer_out_of_q3s_band(trained, tr
     assert any(r["layer"] == 0 and "independence" in r["why"] for r in checkpoint.regime_rows(df))
 
 
+def test_a_head_forced_onto_the_first_position_reads_as_a_sink(trained, trial, tmp_path):
+    """Layer 0's head 0 made to attend to position 0 alone: the probe's first token carries a direction e that no
+    other token's embedding has, every token a shared direction c; the head's query reads c and its key reads e,
+    in the rotary pair that turns slowest (32 positions move it by 0.01 rad), and its other query rows are zero.
+    Its keys are 0 in that pair except at position 0, so every row puts its weight there: the sink mass over
+    uniform reads (n + 1) / 2 for that head and stays near 1 for the trained checkpoint's heads."""
+    model, root, overrides, ids = trained
+    state = {k: v.clone() for k, v in model.model.state_dict().items()}
+    emb = state["embed_tokens.weight"]
+    first = emb.shape[0] - 1
+    probe = ids.clone()
+    probe[probe == first] = 0
+    probe[:, 0] = first
+    g = torch.Generator().manual_seed(0)
+    c = torch.nn.functional.normalize(torch.randn(emb.shape[1], generator=g), dim=0)
+    others = torch.cat([emb[:first], c[None]])                    # e is orthogonal to every other row and to c
+    basis = torch.linalg.qr(others.T).Q
+    e = torch.randn(emb.shape[1], generator=g)
+    e = torch.nn.functional.normalize(e - basis @ (basis.T @ e), dim=0)
+    emb += 3 * c
+    emb[first] += 8 * e
+    state["layers.0.input_layernorm.weight"] = torch.ones_like(state["layers.0.input_layernorm.weight"])
+    hd = overrides["hidden_size"] // overrides["num_attention_heads"]
+    q, k = state["layers.0.self_attn.q_proj.weight"], state["layers.0.self_attn.k_proj.weight"]
+    q[:hd] = 0
+    k[:hd] = 0
+    for d in (hd // 2 - 1, hd - 1):                               # rotate_half's slowest pair, head 0 (kv head 0)
+        q[d], k[d] = c, e
+    torch.save(state, tmp_path / "sink.pt")
+    n = probe.shape[1]
+    planted = readings.layer_table(checkpoint.read(trial, checkpoint.prepare(trial, str(tmp_path / "sink.pt")),
+                                                   probe))
+    base = readings.layer_table(checkpoint.read(trial, checkpoint.prepare(trial, str(root / "sd.pt")), probe))
+    p0 = planted[(planted.which == "checkpoint") & (planted.layer == 0) & (planted["head"] == 0)].sink_ratio.item()
+    assert p0 > 0.95 * (n + 1) / 2, p0
+    trained_heads = base[base.which == "checkpoint"].sink_ratio
+    assert p0 > 3 * trained_heads.max(), (p0, trained_heads.tolist())
+
+
 def test_a_shape_mismatch_names_the_first_tensor_in_one_line(trained, trial, tmp_path):
     model, _, _, _ = trained
     state = dict(model.model.state_dict())
@@ -213,3 +252,20 @@ def test_from_the_command_line_a_mismatch_is_exit_4_and_a_match_answers_q3_per_l
     assert {"checkpoint_independence_layer0", "checkpoint_independence_layer1", "checkpoint_not_saturated"} <= names
     assert [a["case"] for a in q3["answers"]] == ["layer 0", "layer 1"]
     assert any(f.endswith("checkpoint_heatmaps.png") for f in q3["figures"])
+
+
+def test_safetensors_are_read_tensor_by_tensor_as_safetensors_writes_them(tmp_path):
+    """The plain-read reader (no mapped file) gives back what ``safetensors.torch.save_file`` wrote, every dtype the
+    checkpoints use and an empty tensor included, and only the names asked for."""
+    from safetensors.torch import save_file
+
+    g = torch.Generator().manual_seed(0)
+    saved = {"a": torch.randn(3, 4, generator=g).to(torch.bfloat16), "b": torch.arange(5),
+             "c": torch.randn(2, 2, 2, generator=g), "e": torch.zeros(0, 3), "f": torch.randn(4, generator=g).half(),
+             "g": torch.tensor([True, False])}
+    save_file(saved, str(tmp_path / "x.safetensors"), metadata={"format": "pt"})
+    got = dict(checkpoint.safetensors_tensors(tmp_path / "x.safetensors", set(saved)))
+    assert set(got) == set(saved)
+    for k, t in saved.items():
+        assert got[k].dtype == t.dtype and torch.equal(got[k], t), k
+    assert set(dict(checkpoint.safetensors_tensors(tmp_path / "x.safetensors", {"a", "zz"}))) == {"a"}
