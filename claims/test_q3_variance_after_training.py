@@ -325,6 +325,12 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.metric("checkpoint_logit_std/over_init", float(table[table.which == "checkpoint"].logit_std.mean()
                                                       / table[table.which == "init"].logit_std.mean()))
     ev.metric("checkpoint_saturated_rows/max", float(table[table.which == "checkpoint"].saturated_rows.max()))
+    # C3's quantity: |dL/dlogits| at the checkpoint over init, for the loss each was read with (grad_loss)
+    losses = {w: str(df[df.which == w].grad_loss.iloc[0]) for w in ("checkpoint", "init")}
+    ev.note(f"|dL/dlogits| (grad_mean_abs) is taken for the {losses['checkpoint']} at the checkpoint and the "
+            f"{losses['init']} at init")
+    ev.metric("checkpoint_grad_mean_abs/over_init", float(table[table.which == "checkpoint"].grad_mean_abs.mean()
+                                                          / table[table.which == "init"].grad_mean_abs.mean()))
     ev.metric("checkpoint_sink_entropy/rho", float(np.nanmean(rhos)))
     ev.headline("checkpoint_independence_ratio/max_abs_log2")
     ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{trial.spec}: checkpoint and init, layer x head"

@@ -356,13 +356,45 @@ def read(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int 
     key = ("checkpoint", str(ckpt.path), tuple(ids.shape), int(ids.sum()), seed)
     if key not in trial.cache:
         model = trial.build(seed)                    # one model: read at init, then with the weights copied in
-        init = readings_of.readings(model, trial.backend, ids, "init", seed)
+        own = trial.causal is True and not getattr(getattr(model, "config", None), "is_encoder_decoder", False)
+        init_head = _embedding(model) if own else None
+        init = readings_of.readings(model, trial.backend, ids, "init", seed, head=init_head,
+                                    head_name="the init's embedding as its head")
         copy_into(model, ckpt)
-        trained = readings_of.readings(model, trial.backend, ids, "checkpoint", seed)
+        head, name = head_weight(model, ckpt) if own else (None, "")
+        trained = readings_of.readings(model, trial.backend, ids, "checkpoint", seed, head=head, head_name=name)
         del model
         gc.collect()                                 # freed, its reference cycles too, before the claim goes on
         trial.cache[key] = pd.concat([trained, init], ignore_index=True)
     return trial.cache[key].copy()
+
+
+#: the names a saved output head goes by (beside the base model's tensors, which carry a prefix)
+HEAD_NAMES = ("lm_head.weight",)
+
+
+def _embedding(model: torch.nn.Module) -> torch.Tensor | None:
+    get = getattr(model, "get_input_embeddings", None)
+    emb = get() if callable(get) else None
+    return emb.weight.detach() if isinstance(getattr(emb, "weight", None), torch.Tensor) else None
+
+
+def head_weight(model: torch.nn.Module, ckpt: Checkpoint) -> tuple[torch.Tensor | None, str]:
+    """(the checkpoint's output head, vocabulary x width, and its name): its saved ``lm_head.weight`` where it has
+    one of the embedding's shape, else the (trained) input embedding where the config ties them; (None, '')
+    otherwise, and |dL/dlogits| falls back to the random direction."""
+    emb = _embedding(model)
+    if emb is None:
+        return None, ""
+    for f in ckpt.files:
+        found = (dict(safetensors_tensors(f, set(HEAD_NAMES))) if f.suffix == ".safetensors" else
+                 {k: v for k, v in _read_file(f, meta_only=False).items() if k in HEAD_NAMES})
+        for name, t in found.items():
+            if tuple(t.shape) == tuple(emb.shape):
+                return t.float(), f"the checkpoint's {name}"
+    if getattr(getattr(model, "config", None), "tie_word_embeddings", False):
+        return emb, "the checkpoint's embedding, tied as its head"
+    return None, ""
 
 
 def regime_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:

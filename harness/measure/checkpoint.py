@@ -38,19 +38,38 @@ def qk_moments(call: model_probes.Call) -> list[dict[str, float]]:
                  k_var=float(k[:, h].var())) for h in range(q.shape[1])]
 
 
-def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int = 0) -> pd.DataFrame:
+#: what ``grad_mean_abs`` differentiates (the ``grad_loss`` column): a causal model's own next-token loss through an
+#: output head, or the probe's fixed random direction where there is none
+OWN_LOSS, RANDOM_DIRECTION = "next-token loss", "random direction"
+
+
+def next_token_loss(head: Tensor, ids: Tensor):
+    """The loss of predicting ``ids[:, 1:]`` from the model's last hidden states through ``head`` (vocabulary x
+    width): the model's own loss on its probe text, C3's L in |dL/dlogits|."""
+    def loss_of(out: Tensor) -> Tensor:
+        logits = out[:, :-1].float() @ head.float().T
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+    return loss_of
+
+
+def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int = 0,
+             head: Tensor | None = None, head_name: str = "") -> pd.DataFrame:
     """``model_probes.probe`` on each row of ``ids`` (one batch a sequence; an encoder-decoder gets it as its
     decoder's input too), with ``qk_moments`` and the logit std over d_k^1/2 beside it: one row per (batch, layer,
-    head), tagged ``which``."""
+    head), tagged ``which``. ``head`` (vocabulary x width, named ``head_name``): |dL/dlogits| is taken for the
+    next-token loss through it (``next_token_loss``), else for the fixed random direction; ``grad_loss`` says
+    which."""
     frames = []
     both = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     for b in range(ids.shape[0]):
         inputs = {"input_ids": ids[b:b + 1], **({"decoder_input_ids": ids[b:b + 1]} if both else {})}
-        df = model_probes.probe(model, backend, inputs, seed=seed, extra=qk_moments)
+        loss_of = next_token_loss(head, ids[b:b + 1]) if head is not None else None
+        df = model_probes.probe(model, backend, inputs, seed=seed, extra=qk_moments, loss_of=loss_of)
         frames.append(df.assign(batch=b))
     df = pd.concat(frames, ignore_index=True).rename(columns={"call": "layer"})
     df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))
-    return df.assign(which=which)
+    grad_loss = f"{OWN_LOSS} ({head_name})" if head is not None else RANDOM_DIRECTION
+    return df.assign(which=which, grad_loss=grad_loss)
 
 
 def layer_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -371,18 +371,23 @@ def _rows_of(call: Call) -> list[dict[str, Any]]:
 
 
 def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int = 0,
-          unscaled: bool = False, extra: Callable[[Call], list[dict[str, Any]]] | None = None) -> pd.DataFrame:
+          unscaled: bool = False, extra: Callable[[Call], list[dict[str, Any]]] | None = None,
+          loss_of: Callable[[Tensor], Tensor] | None = None) -> pd.DataFrame:
     """One tapped forward and backward: one row per (call, head) of ``COLUMNS``. ``unscaled``: every call's
     scaling set to 1 (C3's unscaled arm): the attention modules' ``scaling`` (transformers) or SDPA's ``scale``
     (functions); a softmax the tap only reads cannot be unscaled (``TapError``). ``extra(call)``: more columns,
-    one dict a head, added to that call's rows."""
+    one dict a head, added to that call's rows. ``loss_of(output)``: the loss the backward differentiates (e.g. a
+    trained model's own next-token loss); by default the output against a fixed random direction."""
     model.zero_grad(set_to_none=True)
     with tapped(model, backend, unscaled) as calls, _unscaled(model if unscaled and backend == "transformers"
                                                                  else None):
         out = forward(model, inputs)
-        g = torch.Generator().manual_seed(10_000 + seed)
-        direction = torch.randn(out.shape, generator=g) / math.sqrt(out[..., 0].numel())
-        loss = (out.float() * direction).sum()
+        if loss_of is not None:
+            loss = loss_of(out)
+        else:
+            g = torch.Generator().manual_seed(10_000 + seed)
+            direction = torch.randn(out.shape, generator=g) / math.sqrt(out[..., 0].numel())
+            loss = (out.float() * direction).sum()
         taken = list(calls)
         # dL/dweights only: the parameters' gradients are never read (half the backward, and no copy of the
         # model's size held for them)

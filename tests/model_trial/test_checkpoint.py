@@ -57,14 +57,22 @@ def trial(trained):
 
 def test_a_save_pretrained_folder_and_a_state_dict_read_as_the_model_in_memory(trained, trial):
     model, root, overrides, ids = trained
-    direct = readings.readings(model.model.float().eval(), "transformers", ids, "checkpoint")
+    base = model.model.float().eval()
+    # the folder holds the trained lm_head: |dL/dlogits| is taken for the model's own next-token loss through it;
+    # the base model's state dict holds no head (and Llama does not tie one): the fixed random direction
+    direct = {"hf": readings.readings(base, "transformers", ids, "checkpoint", head=model.lm_head.weight.detach()),
+              "sd.pt": readings.readings(base, "transformers", ids, "checkpoint")}
     for path in (root / "hf", root / "sd.pt"):
         ckpt = checkpoint.prepare(trial, str(path), tokens=str(root / "ids.npy"))
         assert ckpt.in_distribution and ckpt.ids.shape == (4, 32)
         df = checkpoint.read(trial, ckpt, ckpt.ids)
         mine = df[df.which == "checkpoint"].reset_index(drop=True)
         cols = list(readings.READINGS)
-        assert np.allclose(mine[cols].to_numpy(), direct[cols].to_numpy(), rtol=1e-5, atol=1e-7, equal_nan=True)
+        assert np.allclose(mine[cols].to_numpy(), direct[path.name][cols].to_numpy(), rtol=1e-5, atol=1e-7,
+                           equal_nan=True)
+        assert set(mine.grad_loss) == ({"next-token loss (the checkpoint's lm_head.weight)"} if path.name == "hf"
+                                       else {readings.RANDOM_DIRECTION})
+        assert set(df[df.which == "init"].grad_loss) == {"next-token loss (the init's embedding as its head)"}
         # training moves the logits away from init's near-uniform attention: their std grows many times over
         t = readings.layer_table(df)
         grown = t[t.which == "checkpoint"].logit_std.mean() / t[t.which == "init"].logit_std.mean()
