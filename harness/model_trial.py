@@ -87,14 +87,15 @@ def one_line(exc: BaseException) -> str:
 
 #: the keys a layer count goes by, in the order a suggestion tries them
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "layers")
-#: what the trial holds at once, in parameter copies: the pre-flight's build (sweeps start from it), a seed's build,
-#: its gradients, and AdamW's two moments in the short training
-MEMORY_COPIES = 5
-#: under --model-weights: the build the weights are copied into, one tensor of them at a time converted to float32,
-#: and the probe's activations and backward (measured: a read peaks at about two float32 copies, docs/model-trial.md)
-READ_COPIES = 3
+#: what the pre-flight asks to be free, in float32 parameter copies: what a probe or a checkpoint read holds at
+#: once (a seed's build or a family member, the previous one freed; the weights read into it one tensor at a time;
+#: the probe's activations and backward; the pre-flight's own build is kept on the meta device). Measured: a 1.2B
+#: read peaks at 1.4 copies (docs/model-trial.md). The short training asks for its own (``TRAIN_COPIES``).
+MEMORY_COPIES = 3
+#: the same under --model-weights
+READ_COPIES = MEMORY_COPIES
 #: the short training's own: the model at the width it trains at, its gradients and AdamW's two moments, checked
-#: when it is built (``train_lm``), so a read of a large checkpoint is not refused for a training it may not run
+#: when it is built (``train_lm``), so a model the probes can read is not refused for a training it may not run
 TRAIN_COPIES = 4
 
 
@@ -235,9 +236,8 @@ def check_fits(trial: "ModelUnderTrial", free: int | None = None, copies: int = 
             fits = int((free / (4 * copies) - (2 * one - two)) // (two - one))
             hint = (f"; --model-override {key}={fits} would fit" if fits >= 1 else
                     f"; even {key}=1 needs {_gb(4 * one * copies)}: lower the width or the vocabulary")
-    held = ("the model, a second build, gradients, AdamW's moments" if copies == MEMORY_COPIES else
-            "the model, the weights read into it, the probe's activations" if copies == READ_COPIES else
-            "the model")
+    held = ("a build, the weights or family member it holds, the probe's activations" if copies == MEMORY_COPIES
+            else "the model")
     raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters need about {_gb(4 * n * copies)} "
                      f"(float32, {copies} copies: {held}); {_gb(free)} is free{hint}")
 

@@ -125,22 +125,22 @@ def test_a_model_that_does_not_fit_is_refused_before_it_is_built_with_the_layers
     layers = int(text.rsplit("num_hidden_layers=", 1)[1].split()[0])
     need = lambda k: 4 * model_trial.MEMORY_COPIES * model_trial.parameter_count(t, num_hidden_layers=k)  # noqa: E731
     assert need(layers) <= free < need(layers + 1)
-    assert text.startswith("config GPT2Config: 124.4M parameters need about 2.49 GB") and "1 GB is free" in text
+    assert text.startswith("config GPT2Config: 124.4M parameters need about 1.49 GB") and "1 GB is free" in text
 
 
 @needs_transformers
-def test_a_checkpoint_read_asks_for_the_copies_it_holds_and_the_training_checks_its_own(monkeypatch):
-    """Under --model-weights the pre-flight asks for READ_COPIES, not the training's five: with room for three
-    copies and not five, the read's pre-flight passes where the default refuses; the short training then checks its
-    own copies on the model it builds, and says why it does not run rather than running out of memory."""
+def test_the_probes_ask_for_the_copies_they_hold_and_the_training_checks_its_own(monkeypatch):
+    """The pre-flight asks for MEMORY_COPIES (what a probe or a checkpoint read holds), not the short training's:
+    with room for those and not for the training's, the pre-flight passes; the training then checks its own copies
+    on the model it builds, and says why it does not run rather than running out of memory."""
     t = model_trial.resolve(config="GPT2Config", overrides=["n_layer=1"])
     n = model_trial.parameter_count(t)
-    free = 4 * n * model_trial.READ_COPIES + 1
-    monkeypatch.setattr(model_trial, "free_memory", lambda: free)
+    assert model_trial.READ_COPIES == model_trial.MEMORY_COPIES < model_trial.TRAIN_COPIES
+    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.MEMORY_COPIES - 1)
     with pytest.raises(model_trial.ModelError):
         model_trial.check_fits(t)
-    model_trial.check_fits(t, copies=model_trial.READ_COPIES)
-    t = model_trial.preflight(t, copies=model_trial.READ_COPIES)
+    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.MEMORY_COPIES + 1)
+    t = model_trial.preflight(t)
     monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.TRAIN_COPIES - 1)
     with pytest.raises(model_trial.ModelError, match=r"next-token training .* needs about .* copies: the model, "
                                                       r"gradients, AdamW's moments\); .* is free"):
