@@ -2,8 +2,8 @@
 
 It makes a checkpoint at the given shape (a ``LlamaForCausalLM`` at random init, saved with ``save_pretrained`` in
 the given dtype: a stand-in for trained weights; the cost does not depend on their values), then reads it in a
-fresh process at two torch threads (``--threads``), through the trial's own path: ``model_trial.resolve`` and ``preflight``,
-``checkpoint.prepare`` (names and shapes checked, probe ids drawn) and ``checkpoint.read`` (the readings at the
+fresh process at two torch threads (``--threads``), through the trial's own path: ``model_trial.resolve`` and
+``preflight``, ``checkpoint.prepare`` (names and shapes checked, probe ids drawn) and ``checkpoint.read`` (the readings at the
 checkpoint and at init on ``--count`` x ``--length`` probe tokens). It prints the wall time of each step and the
 reading process's peak resident memory. Target (issue 49): a 1B checkpoint in bf16, 8 x 256 tokens, under 5
 minutes and 8 GB on 2 CPU cores.
@@ -55,7 +55,7 @@ def read(a: argparse.Namespace, folder: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     t = time.perf_counter()
     trial = model_trial.preflight(model_trial.resolve(
-        config="LlamaConfig", overrides=[f"{k}={v}" for k, v in overrides(a).items()]), copies=model_trial.READ_COPIES)
+        config="LlamaConfig", overrides=[f"{k}={v}" for k, v in overrides(a).items()]))
     out["preflight_s"] = time.perf_counter() - t
     t = time.perf_counter()
     ckpt = checkpoint.prepare(trial, str(folder))

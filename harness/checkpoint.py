@@ -107,19 +107,18 @@ def weight_files(path: str | os.PathLike) -> list[Path]:
 
 
 def _read_file(f: Path, meta_only: bool) -> dict[str, Any]:
-    """name -> tensor (or, ``meta_only``, name -> (shape, dtype name) read from the header alone)."""
+    """name -> tensor (or, ``meta_only``, name -> (shape, dtype name) read from the header alone); a
+    ``.safetensors`` file's tensors are read by ``tensors_of``, one at a time, and only its header here."""
     try:
-        if f.suffix == ".safetensors":
+        if f.suffix == ".safetensors" and meta_only:
             from safetensors import safe_open
 
             with safe_open(str(f), framework="pt") as h:
-                if meta_only:
-                    out = {}
-                    for k in h.keys():
-                        s = h.get_slice(k)
-                        out[k] = (tuple(s.get_shape()), _st_dtype(s.get_dtype()))
-                    return out
-                return {k: h.get_tensor(k) for k in h.keys()}
+                out = {}
+                for k in h.keys():
+                    s = h.get_slice(k)
+                    out[k] = (tuple(s.get_shape()), _st_dtype(s.get_dtype()))
+                return out
         state = torch.load(str(f), map_location="cpu", weights_only=True, mmap=True)
     except Exception as exc:
         raise ModelError(f"--model-weights {f}: cannot be read ({one_line(exc)})") from None
@@ -133,8 +132,8 @@ def _read_file(f: Path, meta_only: bool) -> dict[str, Any]:
 
 
 def _st_dtype(code: str) -> str:
-    return {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float64", "I64": "int64",
-            "I32": "int32", "BOOL": "bool", "U8": "uint8"}.get(code, code.lower())
+    dtype = SAFETENSORS_DTYPES.get(code)
+    return str(dtype).removeprefix("torch.") if dtype is not None else code.lower()
 
 
 def _match(saved: dict[str, Any], wanted: dict[str, tuple[int, ...]], prefixes: tuple[str, ...]) -> str:
@@ -234,28 +233,29 @@ def safetensors_tensors(path: Path, wanted: set[str]):
             yield key, torch.frombuffer(buf, dtype=dtype).reshape(info["shape"])
 
 
+def tensors_of(f: Path, wanted: set[str]):
+    """The saved tensors of one weights file whose names are in ``wanted``: a ``.safetensors`` file's one at a
+    time (``safetensors_tensors``), a state dict's from its mapped file."""
+    if f.suffix == ".safetensors":
+        yield from safetensors_tensors(f, wanted)
+        return
+    part = _read_file(f, meta_only=False)
+    yield from ((k, t) for k, t in part.items() if k in wanted)
+
+
 def copy_into(model: torch.nn.Module, ckpt: Checkpoint) -> None:
     """The checkpoint's tensors copied into ``model``'s own, one tensor at a time (converted to the model's float32
     as each is copied), so that no second copy of the weights is held."""
     own = model.state_dict()
     done: set[str] = set()
     with torch.no_grad():
+        wanted = {ckpt.prefix + name for name in own}
         for f in ckpt.files:
-            if f.suffix == ".safetensors":
-                wanted = {ckpt.prefix + name for name in own}
-                for key, t in safetensors_tensors(f, wanted):
-                    name = key[len(ckpt.prefix):]
-                    own[name].copy_(t)
-                    done.add(name)
-                    del t
-            else:
-                part = _read_file(f, meta_only=False)
-                for key, t in part.items():
-                    name = key[len(ckpt.prefix):]
-                    if key.startswith(ckpt.prefix) and name in own:
-                        own[name].copy_(t)
-                        done.add(name)
-                del part
+            for key, t in tensors_of(f, wanted):
+                name = key[len(ckpt.prefix):]
+                own[name].copy_(t)
+                done.add(name)
+                del t
     missing = next((g[0] for g in tied_groups(model) if not done.intersection(g)), None)
     if missing is not None:
         raise ModelError(f"--model-weights {ckpt.path}: no tensor for the model's {missing}")
@@ -387,9 +387,7 @@ def head_weight(model: torch.nn.Module, ckpt: Checkpoint) -> tuple[torch.Tensor 
     if emb is None:
         return None, ""
     for f in ckpt.files:
-        found = (dict(safetensors_tensors(f, set(HEAD_NAMES))) if f.suffix == ".safetensors" else
-                 {k: v for k, v in _read_file(f, meta_only=False).items() if k in HEAD_NAMES})
-        for name, t in found.items():
+        for name, t in tensors_of(f, set(HEAD_NAMES)):
             if tuple(t.shape) == tuple(emb.shape):
                 return t.float(), f"the checkpoint's {name}"
     if getattr(getattr(model, "config", None), "tie_word_embeddings", False):

@@ -92,8 +92,6 @@ LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "layers"
 #: the probe's activations and backward; the pre-flight's own build is kept on the meta device). Measured: a 1.2B
 #: read peaks at 1.4 copies (docs/model-trial.md). The short training asks for its own (``TRAIN_COPIES``).
 MEMORY_COPIES = 3
-#: the same under --model-weights
-READ_COPIES = MEMORY_COPIES
 #: the short training's own: the model at the width it trains at, its gradients and AdamW's two moments, checked
 #: when it is built (``train_lm``), so a model the probes can read is not refused for a training it may not run
 TRAIN_COPIES = 4
@@ -221,25 +219,24 @@ def _gb(n: float) -> str:
     return f"{n / 1e9:.3g} GB" if n >= 1e9 else f"{n / 1e6:.3g} MB"
 
 
-def check_fits(trial: "ModelUnderTrial", free: int | None = None, copies: int = MEMORY_COPIES) -> None:
-    """A ``ModelError`` when the model's float32 parameters, ``copies`` times over, exceed the free memory: the
-    figures, and the layer count that would fit (where the model takes one). Nothing where either is unknown."""
+def check_fits(trial: "ModelUnderTrial", free: int | None = None) -> None:
+    """A ``ModelError`` when the model's float32 parameters, ``MEMORY_COPIES`` times over, exceed the free memory:
+    the figures, and the layer count that would fit (where the model takes one). Nothing where either is unknown."""
     free = free_memory() if free is None else free
     n = parameter_count(trial) if free is not None else None
-    if n is None or free is None or 4 * n * copies <= free:
+    if n is None or free is None or 4 * n * MEMORY_COPIES <= free:
         return
     hint = ""
     key = next((k for k in LAYER_KEYS if _takes_key(trial, k)), None)
     if key is not None:
         one, two = parameter_count(trial, **{key: 1}), parameter_count(trial, **{key: 2})
         if one is not None and two is not None and two > one:
-            fits = int((free / (4 * copies) - (2 * one - two)) // (two - one))
+            fits = int((free / (4 * MEMORY_COPIES) - (2 * one - two)) // (two - one))
             hint = (f"; --model-override {key}={fits} would fit" if fits >= 1 else
-                    f"; even {key}=1 needs {_gb(4 * one * copies)}: lower the width or the vocabulary")
-    held = ("a build, the weights or family member it holds, the probe's activations" if copies == MEMORY_COPIES
-            else "the model")
-    raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters need about {_gb(4 * n * copies)} "
-                     f"(float32, {copies} copies: {held}); {_gb(free)} is free{hint}")
+                    f"; even {key}=1 needs {_gb(4 * one * MEMORY_COPIES)}: lower the width or the vocabulary")
+    raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters need about {_gb(4 * n * MEMORY_COPIES)} "
+                     f"(float32, {MEMORY_COPIES} copies: a build, the weights or family member it holds, the probe's "
+                     f"activations); {_gb(free)} is free{hint}")
 
 
 def _takes_key(trial: "ModelUnderTrial", key: str) -> bool:
@@ -434,12 +431,10 @@ def resolve(spec: str | None = None, *, config: str | None = None, overrides: li
     return trial
 
 
-def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16,
-              copies: int = MEMORY_COPIES) -> ModelUnderTrial:
+def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> ModelUnderTrial:
     """Build once, feed once, pick the tap (``model_probes.preflight``), and read what the claims need; a
-    ``ModelError`` (one line) when any of it fails, or when ``copies`` float32 copies of the model would not fit in
-    memory (``check_fits``; ``READ_COPIES`` under --model-weights)."""
-    check_fits(trial, copies=copies)
+    ``ModelError`` (one line) when any of it fails, or when the model would not fit in memory (``check_fits``)."""
+    check_fits(trial)
     model = trial.build(0)
     trial.base = model
     trial.model_class = f"{type(model).__module__}.{type(model).__qualname__}"

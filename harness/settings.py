@@ -269,8 +269,7 @@ def load_model(settings: Settings):
     try:
         trial = model_trial.resolve(settings.model, config=settings.model_config,
                                     overrides=list(settings.model_overrides), path=settings.model_path)
-        trial = model_trial.preflight(trial, copies=model_trial.READ_COPIES if settings.model_weights else
-                                      model_trial.MEMORY_COPIES)
+        trial = model_trial.preflight(trial)
         if settings.model_weights:
             from harness import checkpoint
 

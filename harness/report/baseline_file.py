@@ -20,7 +20,7 @@ def main(argv: list[str]) -> int:
     parser = OneLineParser(
         prog="python -m harness.report baseline",
         description="List the claims a baseline holds, each with the run it came from, or remove claims from it "
-                    "(--drop). Exit 0 when done, 2 when the file cannot be read, 4 when --drop names a claim it "
+                    "(--drop). Exit 0 when done, 4 when the file cannot be read or when --drop names a claim it "
                     "does not hold.")
     parser.add_argument("baseline", type=Path, nargs="?", default=DEFAULT,
                         help=f"the baseline file (default: {DEFAULT})")

@@ -19,6 +19,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
 from harness.record.cli import USAGE_EXIT, OneLineParser
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
@@ -86,7 +87,7 @@ def pdf_pages(pdf: bytes) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m harness.report.browser",
-                                     description="Open a report in headless Chromium; print its size and printed pages.")
+                           description="Open a report in headless Chromium; print its size and printed pages.")
     parser.add_argument("page", type=Path, help="an index.html")
     parser.add_argument("--pdf", type=Path, default=None, help="also save the printed PDF here")
     parser.add_argument("--screenshot", type=Path, default=None, help="also save a screenshot of the top of the page")

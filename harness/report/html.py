@@ -307,7 +307,7 @@ def compare_main(argv: list[str]) -> int:
         prog="python -m harness.report compare",
         description="What moved from OLD to NEW (two results.json files): every verdict, criterion outcome or "
                     "definition, and gated metric beyond its tolerance, old beside new; the gate's comparison. "
-                    "Exit 0 when nothing regressed, 1 when something did, 2 when a file cannot be read.")
+                    "Exit 0 when nothing regressed, 1 when something did, 4 when a file cannot be read.")
     parser.add_argument("old", type=Path, help="the baseline: a results.json or reports/baseline.json")
     parser.add_argument("new", type=Path, help="the run to compare with it: a results.json")
     parser.add_argument("-o", "--output", type=Path, default=None, help="also write the comparison as an HTML page")
@@ -335,7 +335,7 @@ def findings_main(argv: list[str]) -> int:
     parser = OneLineParser(
         prog="python -m harness.report findings",
         description="The findings table (per claim: the verdict with its firmness and the effect that decided it, "
-                    "in words) as Markdown. Exit 1 when --write's file lacks the markers, 2 when RESULTS cannot be read.")
+                    "in words) as Markdown. Exit 1 when --write's file lacks the markers, 4 when RESULTS cannot be read.")
     parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",
                         help=f"replace the text between {findings.BEGIN} and {findings.END} in FILE (e.g. README.md)")
@@ -377,17 +377,17 @@ def main(argv: list[str] | None = None) -> int:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
     parser = OneLineParser(prog="python -m harness.report",
-                                     description="Rebuild index.html from a results.json without rerunning. "
-                                                 "`python -m harness.report compare OLD NEW`: what moved between "
-                                                 "two results files (see `compare --help`); "
-                                                 "`python -m harness.report findings RESULTS [--write README.md]`: "
-                                                 "the findings table as Markdown (see `findings --help`); "
-                                                 "`python -m harness.report rejudge RESULTS [--write]`: decide a "
-                                                 "stored run again under this checkout's rules (see `rejudge --help`); "
-                                                 "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
-                                                 "baseline holds, and removing a claim from it; "
-                                                 "`python -m harness.report lock [--write]`: the code's criteria "
-                                                 "against reports/criteria.lock (issue 47).")
+                           description="Rebuild index.html from a results.json without rerunning. "
+                                       "`python -m harness.report compare OLD NEW`: what moved between "
+                                       "two results files (see `compare --help`); "
+                                       "`python -m harness.report findings RESULTS [--write README.md]`: "
+                                       "the findings table as Markdown (see `findings --help`); "
+                                       "`python -m harness.report rejudge RESULTS [--write]`: decide a "
+                                       "stored run again under this checkout's rules (see `rejudge --help`); "
+                                       "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
+                                       "baseline holds, and removing a claim from it; "
+                                       "`python -m harness.report lock [--write]`: the code's criteria "
+                                       "against reports/criteria.lock (issue 47).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.record import lock
-from harness.record.results import write_text_atomic
 from harness.record.cli import OneLineParser
+from harness.record.results import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 

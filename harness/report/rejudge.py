@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
         prog="python -m harness.report rejudge",
         description="Decide a results.json again from its recorded criteria under this checkout's rules, without "
                     "running anything, and print what changed (verdicts, outcomes, firmness). Exit 0 when nothing "
-                    "changed or --write stored it, 1 when something changed and was not written, 2 when RESULTS "
+                    "changed or --write stored it, 1 when something changed and was not written, 4 when RESULTS "
                     "cannot be read.")
     parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
     parser.add_argument("--write", action="store_true", help="store the re-decided file in place of RESULTS")

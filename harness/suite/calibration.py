@@ -28,8 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harness.suite import sensitivity
-from harness.record.cli import OneLineParser
+from harness.suite import OneLineParser, sensitivity
 
 BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import profiles
-from harness.record.cli import OneLineParser
+from harness.suite import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = ROOT / "examples" / "models"

@@ -55,7 +55,7 @@ from model.faults import FAULTS
 from harness import profiles
 from harness.record.results import clean_commit, write_json_atomic
 from harness.settings import lock_master_seed
-from harness.record.cli import OneLineParser
+from harness.suite import OneLineParser
 
 #: fault -> the claim ids that must be refuted under it, from each claim's profile file (REFUTED_BY_FAULTS)
 EXPECTED_CATCHERS: dict[str, tuple[str, ...]] = {
