@@ -50,6 +50,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SWEEP_DIMS = ("head_dim", "width")
+#: the vocabulary a transformers model is built with at random init when its config's is larger (issue 48): a
+#: probe reads only the embedding rows of the token ids it draws, each row drawn from the init's distribution
+#: whatever the vocabulary's size, so the rest are not built (Gemma 2's 256k float32 rows are 3.7 GB and most of
+#: each build's time). The ids a forward may read (the pad token, the decoder's start) are kept inside it; the
+#: begin and end ids, which only generation reads, are dropped where they fall outside. Never with
+#: ``--model-weights`` (the checkpoint's rows are read).
+PROBE_VOCAB = 4096
+#: config ids a forward may read (padding rows, position ids from the pad, a decoder's first input): kept in the cut
+KEPT_IDS = ("pad_token_id", "decoder_start_token_id")
+#: config ids only generation reads: set to None in the cut build where they fall outside it
+DROPPED_IDS = ("bos_token_id", "eos_token_id")
 #: a reviewer's first objections (harness.record.verdict.OBJECTIONS) answered for the claims that read a model's own
 #: attention at random init (R1, C4, R2 on a model on trial): nothing of the note's own runs is done there
 AT_INIT_OBJECTIONS = {
@@ -223,18 +234,20 @@ def check_fits(trial: "ModelUnderTrial", free: int | None = None) -> None:
     """A ``ModelError`` when the model's float32 parameters, ``MEMORY_COPIES`` times over, exceed the free memory:
     the figures, and the layer count that would fit (where the model takes one). Nothing where either is unknown."""
     free = free_memory() if free is None else free
-    n = parameter_count(trial) if free is not None else None
+    cut = trial.vocab_cut
+    n = parameter_count(trial, **cut) if free is not None else None
     if n is None or free is None or 4 * n * MEMORY_COPIES <= free:
         return
     hint = ""
     key = next((k for k in LAYER_KEYS if _takes_key(trial, k)), None)
     if key is not None:
-        one, two = parameter_count(trial, **{key: 1}), parameter_count(trial, **{key: 2})
+        one, two = parameter_count(trial, **cut, **{key: 1}), parameter_count(trial, **cut, **{key: 2})
         if one is not None and two is not None and two > one:
             fits = int((free / (4 * MEMORY_COPIES) - (2 * one - two)) // (two - one))
             hint = (f"; --model-override {key}={fits} would fit" if fits >= 1 else
                     f"; even {key}=1 needs {_gb(4 * one * MEMORY_COPIES)}: lower the width or the vocabulary")
-    raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters need about {_gb(4 * n * MEMORY_COPIES)} "
+    at = f" (built at init with {trial.vocab[0]} of its {trial.vocab[1]} tokens)" if trial.vocab else ""
+    raise ModelError(f"{trial.spec}: {n / 1e6:.4g}M parameters{at} need about {_gb(4 * n * MEMORY_COPIES)} "
                      f"(float32, {MEMORY_COPIES} copies: a build, the weights or family member it holds, the probe's "
                      f"activations); {_gb(free)} is free{hint}")
 
@@ -365,6 +378,10 @@ class ModelUnderTrial:
     cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
     #: trained weights to read beside the init (``--model-weights``; ``harness.checkpoint.Checkpoint``), or None
     checkpoint: Any = None
+    #: (built, config's) vocabulary sizes where every build at init cuts the vocabulary (``PROBE_VOCAB``), or None
+    vocab: tuple[int, int] | None = None
+    #: the overrides every build at init takes for that cut (``vocab_overrides``), {} when nothing is cut
+    vocab_cut: dict[str, Any] = field(default_factory=dict)
 
     def build(self, seed: int = 0, **dims: int) -> nn.Module:
         """The model at random init (``torch.manual_seed(seed)``), eval mode, float32; ``dims``: a family member
@@ -381,7 +398,7 @@ class ModelUnderTrial:
                     extra[dim] = int(value)
         torch.manual_seed(seed)
         try:
-            model = self.builder(**{**self.overrides, **extra})
+            model = self.builder(**{**self.overrides, **self.vocab_cut, **extra})
         except ModelError:
             raise
         except Exception as exc:
@@ -396,6 +413,7 @@ class ModelUnderTrial:
                 "config_sha256": self.config_sha256, "source_sha256": self.source_sha256, "tap": self.backend,
                 "causal": self.causal, "causal_from": self.causal_from, "preflight_max_diff": self.preflight_diff, "attention_calls": self.calls,
                 "not_swept": self.sweep_reasons,
+                **({"vocab_built": self.vocab[0], "vocab_config": self.vocab[1]} if self.vocab else {}),
                 **({"weights": self.checkpoint.describe()} if self.checkpoint is not None else {}),
                 "versions": {"torch": torch.__version__,
                              "transformers": getattr(sys.modules.get("transformers"), "__version__", None)}}
@@ -431,11 +449,55 @@ def resolve(spec: str | None = None, *, config: str | None = None, overrides: li
     return trial
 
 
-def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16) -> ModelUnderTrial:
+def probe_vocab(trial: ModelUnderTrial) -> tuple[int, int] | None:
+    """(``PROBE_VOCAB``, or past the highest of the config's ``KEPT_IDS``, the config's vocabulary) for a model
+    built from a config whose vocabulary is larger and that takes ``vocab_size``; None otherwise (a module's own
+    builder, no config, or nothing to cut)."""
+    config = getattr(trial.base, "config", None)
+    full = getattr(config, "vocab_size", None)
+    if not isinstance(full, int) or not _takes_key(trial, "vocab_size"):
+        return None
+    kept = [getattr(config, k, None) for k in KEPT_IDS]
+    cut = max([PROBE_VOCAB] + [i + 1 for i in kept if isinstance(i, int)])
+    return (cut, full) if cut < full else None
+
+
+def vocab_overrides(trial: ModelUnderTrial) -> dict[str, Any]:
+    """The overrides of a build at init with the vocabulary cut (``trial.vocab``; the config read from
+    ``trial.base``): its size, and None for each of ``DROPPED_IDS`` the config sets outside it (a list of ids keeps
+    those inside); {} when nothing is cut."""
+    if not trial.vocab:
+        return {}
+    cut = trial.vocab[0]
+    out: dict[str, Any] = {"vocab_size": cut}
+    config = getattr(trial.base, "config", None)
+    for key in DROPPED_IDS:
+        ids = trial.overrides.get(key, getattr(config, key, None))
+        if isinstance(ids, int) and ids >= cut:
+            out[key] = None
+        elif isinstance(ids, (list, tuple)) and any(isinstance(i, int) and i >= cut for i in ids):
+            inside = [i for i in ids if not (isinstance(i, int) and i >= cut)]
+            out[key] = inside or None
+    return out
+
+
+def preflight(trial: ModelUnderTrial, batch: int = 2, length: int = 16, cut_vocab: bool = True) -> ModelUnderTrial:
     """Build once, feed once, pick the tap (``model_probes.preflight``), and read what the claims need; a
-    ``ModelError`` (one line) when any of it fails, or when the model would not fit in memory (``check_fits``)."""
+    ``ModelError`` (one line) when any of it fails, or when the model would not fit in memory (``check_fits``).
+    ``cut_vocab``: build at init with the vocabulary cut to ``PROBE_VOCAB`` (``probe_vocab``), unless the cut
+    model cannot be built (then the config's)."""
+    trial.base = _on_meta(trial)
+    trial.vocab = probe_vocab(trial) if cut_vocab else None
+    trial.vocab_cut = vocab_overrides(trial)
     check_fits(trial)
-    model = trial.build(0)
+    try:
+        model = trial.build(0)
+    except ModelError:
+        if trial.vocab is None:
+            raise
+        trial.vocab, trial.vocab_cut = None, {}
+        check_fits(trial)
+        model = trial.build(0)
     trial.base = model
     trial.model_class = f"{type(model).__module__}.{type(model).__qualname__}"
     trial.kind = "transformers" if model_probes.is_transformers(model) else "module"

@@ -371,7 +371,7 @@ class ClaimsSession:
             return None
         if not hasattr(self, "_n_params"):
             from harness.model_trial import parameter_count
-            self._n_params = parameter_count(self.model_trial)
+            self._n_params = parameter_count(self.model_trial, **self.model_trial.vocab_cut)
         return self._n_params
 
     def _lock_keys(self, claims: dict[str, Any]) -> dict[str, Any]:
@@ -461,7 +461,10 @@ class ClaimsSession:
                 d = res[key]
                 on_trial = (f"{d['name']} ({d['convention']} convention, dtypes {', '.join(d['dtypes'])})"
                             if key == "attention" else f"{d['spec']} ({d['class']}, tapped through {d['tap']}, "
-                                                       f"{d['attention_calls']} attention calls)")
+                                                       f"{d['attention_calls']} attention calls"
+                                                       + (f", built at init with {d['vocab_built']} of the config's "
+                                                          f"{d['vocab_config']} tokens" if d.get('vocab_built') else "")
+                                                       + ")")
                 tr.write_line(f"{key} on trial: {on_trial}; {_trial_coverage(res, judges, what)}")
         if res.get("attention"):
             from harness.report.findings import failing_properties

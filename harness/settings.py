@@ -269,7 +269,7 @@ def load_model(settings: Settings):
     try:
         trial = model_trial.resolve(settings.model, config=settings.model_config,
                                     overrides=list(settings.model_overrides), path=settings.model_path)
-        trial = model_trial.preflight(trial)
+        trial = model_trial.preflight(trial, cut_vocab=not settings.model_weights)
         if settings.model_weights:
             from harness import checkpoint
 

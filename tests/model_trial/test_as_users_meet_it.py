@@ -123,9 +123,14 @@ def test_a_model_that_does_not_fit_is_refused_before_it_is_built_with_the_layers
         model_trial.preflight(t)
     text = str(exc.value)
     layers = int(text.rsplit("num_hidden_layers=", 1)[1].split()[0])
-    need = lambda k: 4 * model_trial.MEMORY_COPIES * model_trial.parameter_count(t, num_hidden_layers=k)  # noqa: E731
+    need = lambda k: 4 * model_trial.MEMORY_COPIES * model_trial.parameter_count(  # noqa: E731
+        t, num_hidden_layers=k, vocab_size=model_trial.PROBE_VOCAB)
     assert need(layers) <= free < need(layers + 1)
-    assert text.startswith("config GPT2Config: 124.4M parameters need about 1.49 GB") and "1 GB is free" in text
+    # asked for as built at init: the vocabulary cut to PROBE_VOCAB tokens (50257 x 768 -> 4096 x 768)
+    assert text.startswith("config GPT2Config: 88.99M parameters (built at init with 4096 of its 50257 tokens) need "
+                           "about 1.07 GB") and "1 GB is free" in text
+    with pytest.raises(model_trial.ModelError, match="124.4M parameters need about 1.49 GB"):
+        model_trial.preflight(t, cut_vocab=False)                # --model-weights: the checkpoint's rows are read
 
 
 @needs_transformers
@@ -133,7 +138,7 @@ def test_the_probes_ask_for_the_copies_they_hold_and_the_training_checks_its_own
     """The pre-flight asks for MEMORY_COPIES (what a probe or a checkpoint read holds), not the short training's:
     with room for those and not for the training's, the pre-flight passes; the training then checks its own copies
     on the model it builds, and says why it does not run rather than running out of memory."""
-    t = model_trial.resolve(config="GPT2Config", overrides=["n_layer=1"])
+    t = model_trial.resolve(config="GPT2Config", overrides=["n_layer=1", "vocab_size=4000"])   # nothing to cut
     n = model_trial.parameter_count(t)
     assert model_trial.MEMORY_COPIES < model_trial.TRAIN_COPIES
     monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.MEMORY_COPIES - 1)

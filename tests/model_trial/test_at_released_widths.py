@@ -67,3 +67,32 @@ def test_a_trials_claims_take_the_trial_blocks_seed_count(model, kernel, block):
     smoke = get_profile("smoke")
     if block:
         assert smoke.seed_count(block) == smoke.claim(block)["seeds"]
+
+
+def test_the_builds_at_init_cut_a_large_vocabulary_keep_the_pad_token_and_never_with_weights():
+    """Issue 48, item 5: the probes read only the embedding rows of the ids they draw, so a config's vocabulary
+    above PROBE_VOCAB is built at PROBE_VOCAB (the pad token's row kept inside it); with --model-weights
+    (``cut_vocab=False``) the config's own; a config at or under it is left alone. Said in the trial's record."""
+    big = [o for o in WIDE if not o.startswith("vocab_size")] + ["vocab_size=50000"]
+    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big))
+    assert t.vocab == (model_trial.PROBE_VOCAB, 50000)
+    model = t.build(1)
+    assert model.config.vocab_size == model_trial.PROBE_VOCAB
+    assert t.describe()["vocab_built"] == model_trial.PROBE_VOCAB and t.describe()["vocab_config"] == 50000
+    assert t.base.config.vocab_size == 50000                   # the sweeps and a checkpoint read the config's own
+    df = model_trial.frame(t, [0], batch=2, length=8)
+    assert len(df) and df.logit_std.notna().all()
+    padded = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big + ["pad_token_id=9000"]))
+    assert padded.vocab == (9001, 50000)
+    assert model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big), cut_vocab=False).vocab is None
+    small = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=WIDE))
+    assert small.vocab is None and "vocab_built" not in small.describe()
+    # GPT-2's begin and end id 50256, read only by generation, are dropped from the cut build (transformers warns
+    # of an id outside the vocabulary otherwise); a list keeps the ids inside
+    gpt2 = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=["n_layer=1", "n_embd=64",
+                                                                                     "n_head=2"]))
+    assert gpt2.vocab_cut == {"vocab_size": 4096, "bos_token_id": None, "eos_token_id": None}
+    assert gpt2.build(0).config.eos_token_id is None
+    listed = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=[
+        "n_layer=1", "n_embd=64", "n_head=2", "eos_token_id=[1, 50256]"]))
+    assert listed.vocab_cut["eos_token_id"] == [1]
