@@ -233,22 +233,28 @@ def small_grid(sweep: tuning.TunedSweep) -> list[int]:
 def training_measurements(sweeps_: dict[str, tuning.TunedSweep], small_dk: int, large_dk: int,
                           small_d_ks=()) -> dict[str, dict[str, list[dict]]]:
     """(b)'s and (c)'s criteria -> {part label -> paired per-seed measurements}, one part per task (the
-    equivalence criterion: per (task, small d_k)); an arm at its grid's edge makes its part invalid."""
+    equivalence criterion: per (task, small d_k)); an arm at its grid's edge makes its part invalid. Each
+    measurement carries its cells' rate choices (``TunedSweep.rates``, with the sign each cell enters δ by), so
+    that firmness simulates a fresh rate choice."""
     out: dict[str, dict[str, list[dict]]] = {name: {} for name in CRITERIA if name[0] in "bc"}
     for task, s in sweeps_.items():
-        def paired(a, b, *cells, label=task):
-            return [decision.samples(a, b, paired=True, label=label, invalid=s.invalid(*cells))]
+        def paired(a, b, *cells, label=task, signs=(1.0, -1.0), column="final_loss", transform=None):
+            rates = [s.rates(arm, d, sign, column, transform) for (arm, d), sign in zip(cells, signs)]
+            return [decision.samples(a, b, paired=True, label=label, invalid=s.invalid(*cells), rates=rates)]
 
         # a gradient of exactly 0 (attention that ignores its logits) has no log: floor it, so 0 vs 0 is no difference
-        ln_grad = {v: np.log(np.maximum(s.cell(v, large_dk, "grad_abs_mean_first_k"), 1e-30))
-                   for v in ("unscaled", "scaled")}
+        log_grad = lambda x: np.log(np.maximum(x, 1e-30))  # noqa: E731
+        ln_grad = {v: log_grad(s.cell(v, large_dk, "grad_abs_mean_first_k")) for v in ("unscaled", "scaled")}
         gap = {d: s.cell("unscaled", d) - s.cell("additive", d) for d in (small_dk, large_dk)}
         un, add, sc = (("unscaled", large_dk), ("additive", large_dk), ("scaled", large_dk))
-        out["b_train_grad_smaller_unscaled_large_dk"][task] = paired(ln_grad["unscaled"], ln_grad["scaled"], un, sc)
+        out["b_train_grad_smaller_unscaled_large_dk"][task] = paired(ln_grad["unscaled"], ln_grad["scaled"], un, sc,
+                                                                     column="grad_abs_mean_first_k",
+                                                                     transform=log_grad)
         out["c_large_dk_additive_beats_unscaled"][task] = paired(s.cell(*un), s.cell(*add), un, add)
         out["c_large_dk_scaled_beats_unscaled"][task] = paired(s.cell(*un), s.cell(*sc), un, sc)
         out["c_additive_advantage_grows_with_dk"][task] = paired(
-            gap[large_dk], gap[small_dk], un, add, ("unscaled", small_dk), ("additive", small_dk))
+            gap[large_dk], gap[small_dk], un, add, ("unscaled", small_dk), ("additive", small_dk),
+            signs=(1.0, -1.0, -1.0, 1.0))
         for d in [d for d in small_grid(s) if d <= max(small_d_ks or [small_dk])]:
             out["c_small_dk_additive_similar_to_unscaled"][f"{task} d_k={d}"] = paired(
                 s.cell("additive", d), s.cell("unscaled", d), ("additive", d), ("unscaled", d),

@@ -384,7 +384,8 @@ def alpha_measurements(sweeps_: dict[str, tuning.TunedSweep], alphas: list[float
 
         def pair(a, d, label):
             return [decision.samples(s.cell(alpha_arm(a), d), half(d), paired=True, label=label,
-                                     invalid=s.invalid((alpha_arm(a), d), (alpha_arm(0.5), d)))]
+                                     invalid=s.invalid((alpha_arm(a), d), (alpha_arm(0.5), d)),
+                                     rates=[s.rates(alpha_arm(a), d), s.rates(alpha_arm(0.5), d, -1.0)])]
 
         for d in d_ks:
             other = best_other_alpha(s, d, alphas, exclude=(0.0,) if d == max(d_ks) else ())

@@ -255,8 +255,10 @@ def measurements(name: str, s: tuning.TunedSweep | None, init: pd.DataFrame | No
     if what == "init":
         return [decision.samples(init_slopes(init, arm(variant, False)), label="init slope")]
     un, sc = arm(variant, False), arm("l2", False) if variant == CONTROL else arm(variant, True)
+    cap = lambda v: np.where(np.isfinite(v) & (v < l0), v, l0)  # noqa: E731
     return [decision.samples(capped(s, un, d_k, l0), capped(s, sc, d_k, l0), paired=True, label=f"d_k={d_k}",
-                             invalid=s.invalid((un, d_k), (sc, d_k)), foil_dead=foil(s, variant, d_k, l0))]
+                             invalid=s.invalid((un, d_k), (sc, d_k)), foil_dead=foil(s, variant, d_k, l0),
+                             rates=[s.rates(un, d_k, transform=cap), s.rates(sc, d_k, -1.0, transform=cap)])]
 
 
 # ================================================================================================ render

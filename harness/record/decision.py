@@ -235,7 +235,8 @@ def dead_foil(values: Any, *, tol: float, chance: float | None = None, floor: fl
 
 
 def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "",
-            identical: str = "", foil_dead: str | None = "") -> dict[str, Any]:
+            identical: str = "", foil_dead: str | None = "",
+            rates: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
 
     ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
@@ -248,13 +249,35 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
     ``identical`` (paired only): why two arms equal on every seed would be a fact, not a ceiling (they compute the
     same thing bit for bit: a kernel under trial that *is* the reference). Then, when every seed's a equals its b
     while the arms vary across seeds, the measurement is an exact point at δ = 0 (``estimate(..., exact=...)``,
-    "Exact points" above); otherwise, and without it, the samples as given (equal arms stay degenerate)."""
+    "Exact points" above); otherwise, and without it, the samples as given (equal arms stay degenerate).
+
+    ``rates``: how each arm's learning rate was chosen (``rate_choice``, one entry per tuned arm, with the sign its
+    mean enters δ with), so that firmness simulates a fresh rate choice too (``harness.record.firmness``); kept
+    as the measurement's ``rates``."""
     if foil_dead:
         invalid = "; ".join(r for r in (str(invalid or ""), f"{DEAD_FOIL}: {foil_dead}") if r)
     m = _samples(a, b, paired=paired, label=label, invalid=invalid, identical=identical)
     if foil_dead:
         m["foil_dead"] = str(foil_dead)
+    if rates and m["source"] == "samples":
+        m["rates"] = [dict(r) for r in rates]
     return m
+
+
+def rate_choice(key: str, sign: float, lrs: Sequence[float], choice: Sequence[float], value: Sequence[float],
+                chosen: float, n_tuning: int, sd: float, df: float, value_sd: float) -> dict[str, Any]:
+    """One tuned arm's rate choice, for ``samples(rates=...)``: ``key`` names the arm (the same arm in two
+    measurements has the same key, and one simulated choice), ``sign`` how its mean enters δ (+1 arm a, -1 arm
+    b); at each grid rate ``lrs``, ``choice`` the mean over the ``n_tuning`` tuning seeds of the quantity the rate
+    was chosen by (lowest wins; a diverged mean is inf) and ``value`` of the quantity this measurement reads;
+    ``chosen`` the rate chosen; ``sd`` (with ``df`` degrees of freedom) the seed-to-seed SD of the choosing
+    quantity and ``value_sd`` of the measured one."""
+    if chosen not in lrs:
+        raise DecisionError(f"{key}: the chosen rate {chosen} is not on its grid {list(lrs)}")
+    clean = lambda xs: [float(x) if math.isfinite(float(x)) else math.inf for x in xs]  # noqa: E731
+    return {"key": str(key), "sign": float(sign), "lrs": [float(x) for x in lrs], "choice": clean(choice),
+            "value": [float(x) for x in value], "chosen": float(chosen), "n_tuning": int(n_tuning),
+            "sd": float(sd), "df": float(df), "value_sd": float(value_sd)}
 
 
 def _samples(a: Any, b: Any, *, paired: bool, label: str, invalid: str, identical: str) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Firmness: how likely a fresh run repeats each outcome and the verdict (issue 26), and ``seeds_for_firm``.
 
-**Firmness: the replication probability, estimated from this run's seeds, conditional on the tuned rates.** The
+**Firmness: the replication probability, estimated from this run's seeds (and, for an arm whose rate was tuned
+and recorded, from its tuning runs: "A fresh rate choice" below).** The
 share of simulated fresh, equally sized seed sets that repeat the outcome (a criterion's, and the claim's verdict,
 with Holm and the verdict rule applied in every simulated run). Each simulated set is drawn from the predictive
 distribution: each arm's (or the paired differences') mean and SD are first drawn from their posterior under the
@@ -45,6 +46,18 @@ same seeds gets the sign and the size. It is one more plug-in, from as few as th
 arm), and where the truth is independent runs on the same seeds the spurious ρ of three seeds costs nothing
 overall (Brier score 0.091 against 0.096 with independent draws; 0.081 against 0.081 at five seeds).
 
+**A fresh rate choice** (issue 47, mechanism 3). A tuned arm's rate was chosen on tuning seeds, and a fresh run
+tunes again: with one or two tuning seeds it may choose another rate of the grid, and the arm's evaluation then
+moves by what that rate gives. A measurement that carries ``rates`` (``decision.rate_choice``: per tuned arm, the
+grid's tuning means of the choosing quantity and of the measured one, the seed-to-seed SDs) has the choice
+simulated with its seeds: each grid rate's true mean is drawn from its posterior (the tuning mean, SD from the
+evaluation and tuning seeds pooled, scaled-χ² as above), a fresh tuning mean from that, and the fresh choice is
+the lowest; the arm's mean then shifts by the chosen rate's value less the observed choice's (the same normals
+drawing the measured quantity's means, so a rate that was lucky on the tuning seeds is not assumed better). One
+draw per arm (its ``key``), shared by every measurement that reads it, from a generator of its own, so a claim
+without ``rates`` is simulated exactly as before. Approximations: a fresh choice at a grid's end is not extended
+past it (the tuning rule would, or mark the arm invalid), and the tuning runs' rates are the grid.
+
 API: ``judge_firmness(...)``, which ``harness.record.decision.judge`` calls (``firmness=True``) on the family it has
 just decided, and fills in each criterion's ``firmness``, ``firmness_reason`` and ``seeds_for_firm`` and the claim's
 (``Judged.firmness``, ``seeds_for_firm``, ``n_seeds``); ``FRAGILE_BELOW`` (a firmness under it is marked fragile in
@@ -84,6 +97,7 @@ class _Sim:
         # per arm: standard normals for the posterior mean and the fresh mean, uniforms for the two chi-squares
         self.z = rng.standard_normal((arms, 2, n_sim))
         self.u = rng.random((arms, 2, n_sim))
+        self.shift: np.ndarray | float = 0.0      # δ's move under a fresh rate choice (``rate_shifts``)
 
     def per_seed(self) -> list[np.ndarray | None]:
         """Per simulated arm (each row of ``z``), the per-seed values it is drawn for, in seed order: the one
@@ -129,13 +143,13 @@ class _Sim:
         if m.get("b") is None or m.get("paired"):
             x = a if m.get("b") is None else a - np.asarray(m["b"], float)
             mean, var, n = self._arm(0, float(x.mean()), float(x.std(ddof=1)), x.size, scale, predictive)
-            return mean, np.sqrt(var / n), np.full(self.n_sim, n - 1.0)
+            return mean + self.shift, np.sqrt(var / n), np.full(self.n_sim, n - 1.0)
         b = np.asarray(m["b"], float)
         ma, va, na = self._arm(0, float(a.mean()), float(a.std(ddof=1)), a.size, scale, predictive)
         mb, vb, nb = self._arm(1, float(b.mean()), float(b.std(ddof=1)), b.size, scale, predictive)
         sa, sb = va / na, vb / nb
         df = (sa + sb) ** 2 / (sa ** 2 / (na - 1) + sb ** 2 / (nb - 1))
-        return ma - mb, np.sqrt(sa + sb), df
+        return ma - mb + self.shift, np.sqrt(sa + sb), df
 
 
 def share_draws(sims: Sequence[_Sim]) -> list[list[int]]:
@@ -163,6 +177,43 @@ def share_draws(sims: Sequence[_Sim]) -> list[list[int]]:
                     for row, i in zip(sps.norm.cdf(mix @ e), idx):
                         slots[i][0].u[slots[i][1], j] = row
     return cells
+
+
+def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int) -> int:
+    """Set each simulated measurement's ``shift``: δ's move under a fresh rate choice of every tuned arm it carries
+    in ``rates`` (see "A fresh rate choice" in the module docstring). Returns the number of arms simulated."""
+    entries: dict[str, Mapping[str, Any]] = {}
+    for sim in sims:
+        for e in sim.m.get("rates") or ():
+            entries.setdefault(str(e["key"]), e)
+    if not entries:
+        return 0
+    rng = np.random.default_rng((int(seed), 3))
+    draws: dict[str, tuple[np.ndarray, np.ndarray, int, np.ndarray]] = {}
+    for key in sorted(entries):
+        e = entries[key]
+        choice = np.asarray(e["choice"], float)
+        R, n_t, sd, df = choice.size, max(int(e["n_tuning"]), 1), float(e["sd"]), float(e["df"])
+        z, z_fresh, u = rng.standard_normal((R, n_sim)), rng.standard_normal((R, n_sim)), rng.random(n_sim)
+        live = np.isfinite(choice)
+        sigma = sd * np.sqrt(df / np.maximum(sps.chi2.ppf(u, df), 1e-300)) if df > 0 and sd > 0 else np.zeros(n_sim)
+        mu = np.where(live[:, None], np.nan_to_num(choice, posinf=0.0)[:, None] + sigma * z / math.sqrt(n_t), np.inf)
+        fresh = mu + sigma * z_fresh / math.sqrt(n_t)
+        # the lowest fresh mean wins; a tie goes to the lower rate, as ``choose_rate`` breaks it
+        pick = np.argmin(fresh, axis=0)
+        draws[key] = (pick, z, int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"])))), sigma)
+    for sim in sims:
+        shift = np.zeros(n_sim)
+        for e in sim.m.get("rates") or ():
+            pick, z, at, _ = draws[str(e["key"])]
+            value = np.asarray(e["value"], float)
+            n_t = max(int(e["n_tuning"]), 1)
+            cols = np.arange(n_sim)
+            moved = (value[pick] - value[at]) + float(e["value_sd"]) * (z[pick, cols] - z[at, cols]) / math.sqrt(n_t)
+            shift += float(e["sign"]) * np.where(np.isfinite(moved), moved, 0.0)
+        if sim.m.get("rates"):
+            sim.shift = shift
+    return len(draws)
 
 
 def _mixing(corr: np.ndarray) -> np.ndarray:
@@ -216,6 +267,7 @@ def judge_firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_
     sims = [[_Sim(m, rng, n_sim, predictive) for m in mem.measurements] for mem in members]
     if shared:
         share_draws([sim for mem_sims in sims for sim in mem_sims])
+    rate_shifts([sim for mem_sims in sims for sim in mem_sims], seed, n_sim)
     for mem in members:
         if mem.untestable:
             out[mem.index]["firmness_reason"] = f"not simulated: {mem.untestable}"

@@ -401,14 +401,20 @@ def fragile(firmness: float | None) -> bool:
     return firmness is not None and firmness < FRAGILE_BELOW
 
 
-#: what a tuned claim's firmness holds fixed (issue 38, finding 10): the simulation redraws seeds, not the tuning
-#: seed, and a new tuning seed can move the rates (C3's firmness went 0.81 -> 0.47 when it changed)
+#: what a tuned claim's firmness holds fixed where its measurements do not carry their rate choices (issue 38,
+#: finding 10; issue 47, mechanism 3): a new tuning seed can move the rates (C3's firmness once went 0.81 -> 0.47)
 GIVEN_TUNED = "given the tuned rates"
 
 
 def tuned(record: Mapping[str, Any]) -> bool:
-    """True for a claim whose arms ran at learning rates it tuned (its metrics hold ``tuned_...`` entries)."""
-    return any(str(k).startswith("tuned_") for k in (record.get("metrics") or {}))
+    """True for a claim whose arms ran at learning rates it tuned (its metrics hold ``tuned_...`` entries) and whose
+    firmness holds some of them fixed: a counted criterion it simulated reads per-seed samples with no ``rates``
+    (``harness.record.firmness``: "A fresh rate choice")."""
+    if not any(str(k).startswith("tuned_") for k in (record.get("metrics") or {})):
+        return False
+    return any(m.get("source") == "samples" and not m.get("rates")
+               for c in record.get("criteria") or () if c.get("counts", True) and c.get("firmness") is not None
+               for m in c.get("measurements") or ())
 
 
 def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:

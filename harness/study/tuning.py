@@ -63,6 +63,7 @@ class Tuned:
     mean_loss: tuple[float, ...]         # mean over the tuning seeds, per grid point, of the choosing quantity:
     score: str = "held-out loss"         # this one (``choose_rate`` may choose by another, e.g. steps to a target)
     setting: str = "d_k"                 # what ``d_k`` holds (C2's is the distance d)
+    n: int = 1                           # the tuning seeds the means are over
 
     @property
     def edge(self) -> str | None:
@@ -140,7 +141,8 @@ def choose_rate(arm: str, grid: Sequence[float], seeds: Sequence[int],
             raise KeyError(f"train_and_score returned no {missing}; it returned {got}")
         means = table[["lr", *by]].astype(float).fillna(DIVERGED_LOSS).groupby("lr")[list(by)].mean().reindex(grid)
         lr = min(grid, key=lambda g: (*means.loc[g], g))
-        t = Tuned(arm, d_k, float(lr), tuple(grid), tuple(float(v) for v in means[by[0]]), score=by[0])
+        t = Tuned(arm, d_k, float(lr), tuple(grid), tuple(float(v) for v in means[by[0]]), score=by[0],
+                  n=len(seeds))
         if t.edge is None or used[t.edge] >= extend:
             return table, t
         used[t.edge] += 1
@@ -254,7 +256,38 @@ class TunedSweep:
         ``identical`` passed on), invalid where either arm's rate sits at its grid's edge."""
         return decision.samples(self.cell(a, d_k), self.cell(b, d_k), paired=True,
                                 label=label or f"{self.task} d_k={d_k}", invalid=self.invalid((a, d_k), (b, d_k)),
-                                identical=identical)
+                                identical=identical, rates=[self.rates(a, d_k), self.rates(b, d_k, -1.0)])
+
+    def rates(self, arm: str, d_k: int, sign: float = 1.0, column: str = "final_loss",
+              transform: Callable[[np.ndarray], np.ndarray] | None = None) -> dict[str, Any]:
+        """How (arm, d_k)'s rate was chosen, for a measurement that reads ``transform(column)`` of it with ``sign``
+        (``decision.rate_choice``): the grid's tuning means of the validation loss (diverged: inf) and of the
+        measured quantity, and their seed-to-seed SDs, the evaluation seeds at the chosen rate pooled with the
+        tuning seeds' spread at each rate."""
+        t = self.tuned[(arm, int(d_k))]
+        f = transform or (lambda x: x)
+        runs = self.tuning[(self.tuning.variant == arm) & (self.tuning.d_k == int(d_k))]
+        def loss(df: pd.DataFrame) -> np.ndarray:
+            x = df["val_loss" if "val_loss" in df else column].to_numpy(float)
+            return np.where(df["diverged"].to_numpy(bool), np.inf, x) if "diverged" in df else x
+        choice, value, dev_c, dev_v = [], [], [], []
+        for lr in t.grid:
+            at = runs[np.isclose(runs.lr, lr)]
+            c, v = loss(at), f(at[column].to_numpy(float))
+            choice.append(float(np.mean(c)) if len(c) else math.inf)
+            value.append(float(np.mean(v)) if len(v) else math.nan)
+            if len(c) > 1 and np.all(np.isfinite(c)) and np.all(np.isfinite(v)):
+                dev_c.append(c - c.mean())
+                dev_v.append(v - v.mean())
+        ev = self.runs[(self.runs.variant == arm) & (self.runs.d_k == int(d_k))]
+        c, v = loss(ev), f(ev[column].to_numpy(float))
+        ok = np.isfinite(c) & np.isfinite(v)
+        dev_c.append(c[ok] - c[ok].mean())
+        dev_v.append(v[ok] - v[ok].mean())
+        df = sum(len(d) - 1 for d in dev_c if len(d) > 1)
+        pooled = lambda devs: math.sqrt(sum(float((d ** 2).sum()) for d in devs if len(d) > 1) / df) if df else 0.0  # noqa: E731
+        return decision.rate_choice(f"{self.task}/{arm}/d_k={int(d_k)}", sign, t.grid, choice, value, t.lr, t.n,
+                                    pooled(dev_c), df, pooled(dev_v))
 
     def invalid(self, *cells: tuple[str, int]) -> str:
         """Why a comparison of these (arm, d_k) cells cannot be trusted: each arm whose rate is at a grid edge."""

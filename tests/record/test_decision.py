@@ -587,3 +587,61 @@ def test_independent_runs_on_the_same_seeds_lose_nothing_to_a_spurious_correlati
     brier = {shared: float(np.mean(np.diff(_claim_calibration(shared, one_arm=False), axis=1) ** 2))
              for shared in (True, False)}
     assert brier[True] <= brier[False] + 0.005, brier
+
+
+# ------------------------------------------------------------------------- issue 47, mechanism 3: rate choice
+def _rate(key, sign, choice, value, chosen=1, sd=0.05, df=5, n_tuning=1, value_sd=0.05):
+    lrs = [1e-3, 2e-3, 4e-3][:len(choice)]
+    return D.rate_choice(key, sign, lrs, choice, value, lrs[chosen], n_tuning, sd, df, value_sd)
+
+
+def _firm(*rates, a=None, b=None):
+    a = around(0.5, 0.1, 5) if a is None else a
+    b = around(0.0, 0.1, 5, seed=1) if b is None else b
+    rec = [{"rule": D.superiority(0.0, reason=R).as_dict(), "counts": True, "recorded": True,
+            "measurements": [D.samples(a, b, paired=True, rates=list(rates) or None)]}]
+    return D.judge(rec, [True]).criteria[0]["firmness"]
+
+
+def test_a_clear_rate_choice_leaves_firmness_as_it_was_and_an_unclear_one_that_matters_lowers_it():
+    """A fresh tuning run re-chooses each arm's rate: a choice no seed could move (the other rates far worse)
+    changes nothing; a choice the tuning seed could move, to a rate at which the arm is no better than its foil,
+    makes the outcome less firm; the same unclear choice where every rate gives the arm the same value does not."""
+    base = _firm()
+    assert base > 0.9
+    clear = _rate("a", 1.0, [3.0, 1.0, 3.0], [0.9, 0.3, 0.9])
+    assert _firm(clear) == base
+    # arm a's value (entering delta with +1: a - b, superiority above 0) is 0.5 lower at the neighbouring rate,
+    # which the tuning seed nearly chose: a fresh choice often lands there and loses
+    close = _rate("a", 1.0, [1.01, 1.0, 3.0], [-0.2, 0.3, 0.9])
+    assert _firm(close) < base - 0.2
+    flat = _rate("a", 1.0, [1.01, 1.0, 3.0], [0.3, 0.3, 0.3], value_sd=0.0)
+    assert _firm(flat) == pytest.approx(base, abs=1e-12)
+
+
+def test_a_rate_choice_is_one_draw_for_every_measurement_that_reads_the_arm_and_its_own_stream():
+    """The same arm (key) in two measurements is one simulated choice; a criterion without rates is simulated
+    exactly as before (its own generator), whatever other criteria carry."""
+    close = lambda sign: _rate("shared", sign, [1.01, 1.0, 3.0], [0.0, 0.3, 0.9])  # noqa: E731
+    m1 = D.samples(around(0.3, 0.1, 5), around(0.0, 0.1, 5, seed=1), paired=True, rates=[close(1.0)])
+    m2 = D.samples(around(0.3, 0.1, 5), around(0.0, 0.1, 5, seed=1), paired=True, rates=[close(1.0)])
+    plain = D.samples(around(0.3, 0.1, 5, seed=2), around(0.0, 0.1, 5, seed=3), paired=True)
+    rule = D.superiority(0.0, reason=R).as_dict()
+    rec = lambda ms: [{"rule": rule, "counts": True, "recorded": True, "measurements": [m]} for m in ms]  # noqa: E731
+    both = D.judge(rec([m1, m2]), [True, True], search_seeds=False)
+    f1, f2 = both.criteria[0]["firmness"], both.criteria[1]["firmness"]
+    assert f1 == f2 and both.firmness == pytest.approx(f1, abs=0.02)       # one choice: the claim as firm as each
+    without = {k: v for k, v in m1.items() if k != "rates"}
+    beside = D.judge(rec([m1, plain]), [True, True], search_seeds=False).criteria[1]["firmness"]
+    assert beside == D.judge(rec([without, plain]), [True, True], search_seeds=False).criteria[1]["firmness"]
+    assert "rates" not in plain and m1["rates"][0]["key"] == "shared"
+
+
+def test_the_words_given_the_tuned_rates_go_where_every_simulated_counted_sample_carries_its_rates():
+    rates = [_rate("a", 1.0, [3.0, 1.0, 3.0], [0.9, 0.3, 0.9])]
+    crit = lambda r: {"counts": True, "firmness": 0.9, "measurements": [  # noqa: E731
+        D.samples(around(0.3, 0.1, 5), around(0.0, 0.1, 5, seed=1), paired=True, rates=r)]}
+    tuned = {"tuned_lr/X/a/8/kv": 1e-3}
+    assert V.tuned({"metrics": tuned, "criteria": [crit(None)]})
+    assert not V.tuned({"metrics": tuned, "criteria": [crit(rates)]})
+    assert not V.tuned({"metrics": {}, "criteria": [crit(None)]})

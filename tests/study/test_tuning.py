@@ -196,3 +196,29 @@ def test_choose_rates_tables_and_figure_for_arms_without_a_d_k():
 
     fig = figure_loss_vs_lr_by_task({"reverse": tuned, "sort": tuned}, "which rate?")
     assert [ax.get_title() for ax in fig.axes] == ["reverse", "sort"]
+
+
+def test_a_tuned_arm_hands_its_rate_choice_to_the_measurement_for_firmness():
+    """Issue 47, mechanism 3: ``TunedSweep.rates`` gives the grid's tuning means of the validation loss (a
+    diverged run: inf, never chosen) and of the measured quantity, the SDs pooled over the evaluation seeds and
+    the tuning seeds' spread, and ``paired`` attaches both arms' (b with sign -1)."""
+    from harness.study.tuning import TunedSweep, Tuned
+    grid = (1e-3, 2e-3, 4e-3)
+    tuning_rows = [{"variant": "x", "d_k": 8, "lr": lr, "seed": s, "val_loss": v, "final_loss": v + 0.1,
+                    "diverged": lr == 4e-3 and s == 1}
+                   for lr, vs in zip(grid, ([1.2, 1.4], [1.0, 1.1], [2.0, 9.0])) for s, v in zip((0, 1), vs)]
+    runs = [{"variant": a, "d_k": 8, "seed": s, "val_loss": 1.0 + 0.1 * s, "final_loss": 1.1 + 0.1 * s + off,
+             "lr": 2e-3} for a, off in (("x", 0.0), ("y", 0.5)) for s in range(3)]
+    tuned = {("x", 8): Tuned("x", 8, 2e-3, grid, (1.3, 1.05, float("inf")), n=2),
+             ("y", 8): Tuned("y", 8, 2e-3, grid, (1.3, 1.05, 1.5), n=2)}
+    tuning_rows += [{**r, "variant": "y"} for r in tuning_rows]
+    s = TunedSweep("kv", pd.DataFrame(tuning_rows), tuned, pd.DataFrame(runs), 2e-3)
+    r = s.rates("x", 8)
+    assert r["key"] == "kv/x/d_k=8" and r["chosen"] == 2e-3 and r["n_tuning"] == 2 and r["sign"] == 1.0
+    assert r["choice"][:2] == pytest.approx([1.3, 1.05]) and r["choice"][2] == float("inf")
+    assert r["value"] == pytest.approx([1.4, 1.15, 5.6])
+    # pooled: eval seeds (1.0, 1.1, 1.2: 2 df) and the finite tuning pairs at 1e-3 and 2e-3 (1 df each)
+    ss = 0.02 + 0.1 ** 2 / 2 + 0.2 ** 2 / 2
+    assert r["df"] == 4 and r["sd"] == pytest.approx(math.sqrt(ss / 4))
+    m = s.paired("y", "x", 8)
+    assert [e["key"] for e in m["rates"]] == ["kv/y/d_k=8", "kv/x/d_k=8"] and [e["sign"] for e in m["rates"]] == [1, -1]
