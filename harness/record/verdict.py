@@ -47,9 +47,10 @@ HOW_VERDICTS_ARE_DECIDED = (
     "for a claim that heads undo averaging). It is decided alone, outside the Holm family and the claim's "
     "firmness, and checked first: if any premise did not pass (refuted, or not shown), the claim is inconclusive, "
     "not testable here, with the premise and its numbers as the reason, whatever its counted criteria say.",
-    "Firmness is the replication probability, estimated from this run's seeds, conditional on the tuned rates: "
-    "the share of simulated fresh, equally sized seed sets that give the same outcome, each drawn from the "
-    "predictive distribution (each arm's mean and spread first drawn from their posterior at the observed n), "
+    "Firmness is the replication probability, estimated from this run's seeds: the share of simulated fresh, "
+    "equally sized seed sets that give the same outcome, each drawn from the predictive distribution (each arm's "
+    "mean and spread first drawn from their posterior at the observed n; an arm whose rate the shared sweep tuned "
+    "has its rate chosen afresh too, from its tuning runs, and moves by what that rate gives), "
     "with the whole rule applied in every simulated run; criteria measured on the same seeds are drawn together, "
     "correlated as their per-seed values are, so criteria that share runs pass or fail together. It is not "
     "estimated (null, with the reason) for exact checks, for degenerate, invalid or unmeasured criteria, and for "
@@ -182,7 +183,10 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
             else:
                 status = "open" if fragile(f) else "answered"
                 how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
-                       "(predictive simulation), conditional on the tuned rates")
+                       "(predictive simulation)" + (", conditional on the tuned rates" if tuned(record) else
+                                                    (", the tuned arms' rates chosen afresh in every simulated run"
+                                                     if any(str(k).startswith("tuned_")
+                                                            for k in (record.get("metrics") or {})) else "")))
         if key == "ceiling":
             flat = [c["name"] for c in record.get("criteria", []) if role_of(c) == COUNTED
                     and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
