@@ -163,13 +163,13 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "wall_time_to_95": dict(
         rule=decision.superiority(math.log(1.25), reason="ln 1.25 = 0.22, reported only: a CPU noise floor, not an "
                                   "effect the note asserts", paired=True),
-        arms=("lstm", "transformer"), counts=False,
+        arms=("lstm", "transformer"), role="reported",
         prediction="a parameter-matched LSTM encoder-decoder with attention, same step budget and data, each "
                    "architecture at its own learning rate tuned on disjoint seeds, takes longer than the "
                    "Transformer to reach 95% validation exact match",
         metric="ln training wall time to 95% validation exact match (s; evaluation excluded)"),
     "step_time_vs_length": dict(
-        counts=False, rule=decision.superiority(0.25, paired=True, reason="0.25 in the log-log slope: per doubling of n the "
+        role="reported", rule=decision.superiority(0.25, paired=True, reason="0.25 in the log-log slope: per doubling of n the "
                                   "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
                                   "O(1) sequential operations predict a gap near 1 where a step's latency is its "
                                   "sequential depth, so a quarter of it is the smallest gap we call one"),
@@ -186,7 +186,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         rule=lambda bleu_min: decision.band(bleu_min or 0.0, None, level=True, reason=f"the profile's bleu_min ({bleu_min})"
                                             if bleu_min is not None else "reported: BLEU above 0; no bar is "
                                             "universal for a user's corpus"),
-        counts=lambda bleu_min: bleu_min is not None,
+        role=lambda bleu_min: "counted" if bleu_min is not None else "reported",
         prediction="the paper's base Transformer, trained on the user's corpus, translates its held-out pairs above "
                    "the profile's bleu_min (reported, not counted, when the profile sets none)",
         metric="corpus BLEU (sacrebleu 13a) on held-out pairs"),

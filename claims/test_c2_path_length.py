@@ -201,7 +201,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="2-layer self-attention learns the long-range match at every d: held-out loss below 0.2 nats",
         metric="held-out cross-entropy at the last position (nats), self-attention, per d"),
     "structural": dict(
-        rule=decision.exact("float64 Jacobians: a present path is > 1e-200, an absent one exactly 0"), counts=False,
+        rule=decision.exact("float64 Jacobians: a present path is > 1e-200, an absent one exactly 0"), role="reported",
         prediction="the measured path length equals Table 1: self-attention 1, conv ceil(d/(k-1)), dilated conv "
                    "floor(log2 d)+1, recurrent d",
         metric="path length (layers; LSTM: sequential steps) in every (arch, seed, d)"),
@@ -220,22 +220,22 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="log-log slope of |dy_t/dx_(t-d)| against d at init, LSTM (one fit per seed)"),
     "convs_at_chance": dict(
         rule=decision.band(None, 0.05, level=True, reason="0.05 accuracy = a tenth of the way from chance (0.5) to solved "
-                           "(1.0); self-attention is above 0.95 on the same cells"), counts=False,
+                           "(1.0); self-attention is above 0.95 on the same cells"), role="reported",
         prediction="2-layer conv stacks stay at chance wherever d exceeds their receptive field",
         metric="held-out accuracy minus chance, per (conv, d) beyond the receptive field"),
     "convs_learn_within_reach": dict(
-        rule=_LEARNS, counts=False,
+        rule=_LEARNS, role="reported",
         prediction="the same conv stacks learn where d is within their receptive field (so chance beyond it is "
                    "about reach)",
         metric="held-out cross-entropy at the last position (nats), per (conv, d) within reach"),
     "recurrent_learning": dict(
-        rule=_LEARNS, counts=False,
+        rule=_LEARNS, role="reported",
         prediction="a 2-layer LSTM has a path (d steps) but may stay at chance within the budget: an optimisation "
                    "effect, not the structural limit C2 is about",
         metric="held-out cross-entropy at the last position (nats), LSTM, per d"),
     "helps_vs_recurrent": dict(
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
-        counts=False, arms=("recurrent", "self_attention"),
+        role="reported", arms=("recurrent", "self_attention"),
         prediction="at long range (every d >= 16 of the profile), at a fixed step budget with no early stop, 2-layer "
                    "self-attention's held-out loss is lower than the parameter-matched 2-layer LSTM's by at least "
                    "0.05 nats, each at its own tuned rate",
@@ -253,7 +253,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="(LSTM minus self-attention held-out loss, nats) at the long d minus at the short d, paired by seed, "
                "per long d"),
     "deep_convs": dict(
-        rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True), counts=False,
+        rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True), role="reported",
         arms=("deep conv", "self_attention"),
         prediction="conv stacks with the depth to cover d (equal parameters) need more steps than self-attention "
                    "to reach 0.95, at each d of the profile's deep block",

@@ -79,9 +79,9 @@ pytestmark = [pytest.mark.claim("C3"), pytest.mark.xdist_group(sweeps.XDIST_GROU
 
 UNSCALED = {"scale": "none"}
 SCALED = {"scale_exponent": 0.5}
-PROBE_VARIANTS = {"unscaled": UNSCALED, "scaled": SCALED}
+PROBE_ARMS = {"unscaled": UNSCALED, "scaled": SCALED}
 XAVIER_UNSCALED = {"scale": "none", "init": "xavier"}
-SWEEP_VARIANTS = {"additive": {"score": "additive"}, "unscaled": UNSCALED, "scaled": SCALED}
+SWEEP_ARMS = {"additive": {"score": "additive"}, "unscaled": UNSCALED, "scaled": SCALED}
 SATURATION_THRESHOLD = 0.99
 COLORS = {"additive": "tab:blue", "unscaled": "tab:orange", "scaled": "tab:green", "unscaled_xavier": "tab:red"}
 
@@ -132,12 +132,12 @@ CRITERIA = {
         prediction="at d_k={large_dk} scaled dot ends the budget with a lower held-out loss than unscaled",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "scaled"), how=_PAIRED),
     "c_additive_advantage_grows_with_dk": dict(
-        counts=False, rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
+        role="reported", rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="additive's held-out loss advantage over unscaled is larger at d_k={large_dk} than at "
                    "d_k={small_dk} (\u201cat larger d_k\u201d)",
         metric="held-out loss (nats): unscaled - additive", arms=("at large d_k", "at small d_k"), how=_PAIRED),
     "c_small_dk_additive_similar_to_unscaled": dict(
-        counts=False, rule=decision.equivalence(_LOSS, paired=True, reason=_NATS),
+        role="reported", rule=decision.equivalence(_LOSS, paired=True, reason=_NATS),
         prediction="at small d_k ({small_grid}) additive and unscaled dot \u201cperform similarly\u201d (the "
                    "paper's words, not the note's)",
         metric="held-out loss (nats) after the budget", arms=("additive", "unscaled"), how=_PAIRED),
@@ -161,30 +161,30 @@ OBJECTIONS = {
 
 # ----------------------------------------------------------------------------------------------- (a) probe
 def measure_saturation_at_init(d_ks, seeds, sweep_budget, probe_size: int, device="cpu",
-                               variants=None, progress=None) -> pd.DataFrame:
-    """One row per (variant, d_k, seed): the softmax state of a freshly initialised sweep model on held-out
+                               arms=None, progress=None) -> pd.DataFrame:
+    """One row per (arm, d_k, seed): the softmax state of a freshly initialised sweep model on held-out
     examples (``harness.study.sweeps.probe_softmax_state``): logit_std, entropy, saturated_fraction, grad_abs_mean,
-    q_var, k_var. Same seed, same weights for every scale variant (the scale is not a parameter)."""
-    variants = PROBE_VARIANTS if variants is None else variants
+    q_var, k_var. Same seed, same weights for every scale arm (the scale is not a parameter)."""
+    arms = PROBE_ARMS if arms is None else arms
     task = sweep_task(sweep_budget)
     batch = task.heldout(probe_size).to(device)
     rows = []
-    for name, overrides in variants.items():
+    for name, overrides in arms.items():
         if progress is not None:
             progress(f"probe at init: {name}, d_k {list(d_ks)}")
         for d_k in d_ks:
             for seed in seeds:
                 model = build_sweep_model(sweep_budget, task, d_k, overrides, seed, name).to(device)
-                rows.append({"variant": name, "d_k": int(d_k), "seed": int(seed),
+                rows.append({"arm": name, "d_k": int(d_k), "seed": int(seed),
                              **probe_softmax_state(model, batch, task.tgt_vocab)})
     return pd.DataFrame(rows)
 
 
-def probe_slopes(df: pd.DataFrame, variant: str) -> dict[str, stats.SlopeFit]:
+def probe_slopes(df: pd.DataFrame, arm: str) -> dict[str, stats.SlopeFit]:
     """Slopes against d_k with the seed as the unit (``stats.replicate_slope``: a seed's embeddings are shared by
     all its d_k points, so pooling them would overstate the precision): log-log for entropy, mean |dL/dlogits| and
     logit std, the saturated fraction against ln d_k (it can be 0)."""
-    d = df[df.variant == variant]
+    d = df[df.arm == arm]
     ln_dk = np.log(d.d_k.to_numpy(float))
 
     def loglog(y: pd.Series) -> stats.SlopeFit:
@@ -213,11 +213,11 @@ def run_sweeps(budget, seeds, device="cpu", progress=None) -> dict[str, tuning.T
     additive and unscaled at the extra small d_k, each at its own rate tuned on the tuning seeds."""
     out = {}
     for task, spec in tuning.sweep_tasks(budget).items():
-        tuned = tuning.tuned_sweep(SWEEP_VARIANTS, spec["d_ks"], spec["budget"], seeds, budget["tuning"], device,
+        tuned = tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["budget"], seeds, budget["tuning"], device,
                                    progress)
         extra = [d for d in spec["small_d_ks"] if d not in spec["d_ks"]]
         if extra:
-            small = {k: SWEEP_VARIANTS[k] for k in ("additive", "unscaled")}
+            small = {k: SWEEP_ARMS[k] for k in ("additive", "unscaled")}
             tuned = tuning.merge(tuned, tuning.tuned_sweep(small, extra, spec["budget"], seeds, budget["tuning"],
                                                            device, progress))
         out[task] = tuned
@@ -226,7 +226,7 @@ def run_sweeps(budget, seeds, device="cpu", progress=None) -> dict[str, tuning.T
 
 def small_grid(sweep: tuning.TunedSweep) -> list[int]:
     """The d_k at which additive and unscaled both ran, ascending (the equivalence grid and the crossover's)."""
-    have = lambda arm: set(sweep.runs[sweep.runs.variant == arm].d_k)  # noqa: E731
+    have = lambda arm: set(sweep.runs[sweep.runs.arm == arm].d_k)  # noqa: E731
     return sorted(int(d) for d in have("additive") & have("unscaled"))
 
 
@@ -297,14 +297,14 @@ def _detail(sweeps_: dict[str, tuning.TunedSweep], d_ks=None) -> str:
     """Means over the evaluation seeds per (task, d_k, arm) at its tuned rate (``d_ks``: only those)."""
     return "; ".join(f"{t} d_k={d} {v}: loss {r.final_loss:.3g}, accuracy {r.final_accuracy:.3f} at lr {r.lr:.3g}"
                      for t, s in sweeps_.items()
-                     for (d, v), r in s.runs.groupby(["d_k", "variant"])[["final_loss", "final_accuracy", "lr"]]
+                     for (d, v), r in s.runs.groupby(["d_k", "arm"])[["final_loss", "final_accuracy", "lr"]]
                      .mean().iterrows() if d_ks is None or d in d_ks)
 
 
 def quality_by_dk(sweep: pd.DataFrame) -> pd.DataFrame:
     """Per d_k, additive and scaled minus unscaled (mean over seeds): held-out loss, accuracy, steps to target,
     and the logit std at init of each arm: the table behind (c)."""
-    m = sweep.groupby(["d_k", "variant"])[["final_loss", "final_accuracy", "steps_to_target_censored",
+    m = sweep.groupby(["d_k", "arm"])[["final_loss", "final_accuracy", "steps_to_target_censored",
                                             "logit_std_init"]].mean()
     return pd.DataFrame([{"d_k": int(d_k), "comparison": f"{other} - unscaled",
                           "loss_diff": m.loc[(d_k, other)].final_loss - m.loc[(d_k, "unscaled")].final_loss,
@@ -328,15 +328,15 @@ def _band(ax, x, groups, label, **kw):
 
 def figure_probe(probe: pd.DataFrame):
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
-    for variant, style in (("unscaled", "-"), ("scaled", "-"), ("unscaled_xavier", "--")):
-        d = probe[probe.variant == variant]
+    for arm, style in (("unscaled", "-"), ("scaled", "-"), ("unscaled_xavier", "--")):
+        d = probe[probe.arm == arm]
         if d.empty:
             continue
         g = d.groupby("d_k")
         x = sorted(d.d_k.unique())
         for ax, col in zip(axes[:3], ("logit_std", "entropy", "grad_abs_mean")):
-            _band(ax, x, g[col], variant, linestyle=style, color=COLORS[variant])
-        axes[3].scatter(d.logit_std, d.entropy, s=12, label=variant, color=COLORS[variant])
+            _band(ax, x, g[col], arm, linestyle=style, color=COLORS[arm])
+        axes[3].scatter(d.logit_std, d.entropy, s=12, label=arm, color=COLORS[arm])
     for ax, title in zip(axes, ("logit std (the mediator)", "attention entropy (nats)", "mean |dL/dlogits|")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("d_k")
@@ -356,11 +356,11 @@ def figure_accuracy_curves(sweep: pd.DataFrame, d_ks):
     curves = curves_frame(sweep)
     fig, axes = plt.subplots(1, len(d_ks), figsize=(5.5 * len(d_ks), 3.8), squeeze=False)
     for ax, d_k in zip(axes[0], d_ks):
-        for variant in SWEEP_VARIANTS:
-            c = curves[(curves.d_k == d_k) & (curves.variant == variant)]
-            std = sweep[(sweep.d_k == d_k) & (sweep.variant == variant)].logit_std_init.mean()
-            _band(ax, sorted(c.step.unique()), c.groupby("step").accuracy, f"{variant} (logit std {std:.2g})",
-                  color=COLORS[variant])
+        for arm in SWEEP_ARMS:
+            c = curves[(curves.d_k == d_k) & (curves.arm == arm)]
+            std = sweep[(sweep.d_k == d_k) & (sweep.arm == arm)].logit_std_init.mean()
+            _band(ax, sorted(c.step.unique()), c.groupby("step").accuracy, f"{arm} (logit std {std:.2g})",
+                  color=COLORS[arm])
         ax.axhline(0.9, color="grey", lw=0.8, ls=":")
         ax.set_title(f"d_k = {d_k}")
         ax.set_xlabel("step")
@@ -376,14 +376,14 @@ def figure_accuracy_curves(sweep: pd.DataFrame, d_ks):
 def figure_training_grads(sweep: pd.DataFrame, d_ks):
     fig, axes = plt.subplots(1, len(d_ks), figsize=(5.5 * len(d_ks), 3.8), squeeze=False)
     for ax, d_k in zip(axes[0], d_ks):
-        for variant in SWEEP_VARIANTS:
-            d = sweep[(sweep.d_k == d_k) & (sweep.variant == variant)]
+        for arm in SWEEP_ARMS:
+            d = sweep[(sweep.d_k == d_k) & (sweep.arm == arm)]
             g = np.array(d.grad_curve.tolist(), dtype=float)
             if g.size == 0:
                 continue
             m = g.mean(0)
-            ax.plot(np.arange(1, len(m) + 1), m, label=f"{variant} (logit std {d.logit_std_first_k.mean():.2g})",
-                    color=COLORS[variant])
+            ax.plot(np.arange(1, len(m) + 1), m, label=f"{arm} (logit std {d.logit_std_first_k.mean():.2g})",
+                    color=COLORS[arm])
         ax.set_yscale("log")
         ax.set_title(f"d_k = {d_k}")
         ax.set_xlabel("training step")
@@ -468,11 +468,11 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
         ev.gate("acc_additive_minus_unscaled_large_dk", direction="higher", tolerance=0.25)
 
     # ---- (a) probe at init
-    probe_variants = dict(PROBE_VARIANTS)
+    probe_arms = dict(PROBE_ARMS)
     if budget.get("probe_xavier", True):
-        probe_variants["unscaled_xavier"] = XAVIER_UNSCALED
+        probe_arms["unscaled_xavier"] = XAVIER_UNSCALED
     probe = measure_saturation_at_init(probe_dks, seeds, budget["sweep"], budget["probe_size"], device,
-                                       probe_variants, progress)
+                                       probe_arms, progress)
     un, sc = probe_slopes(probe, "unscaled"), probe_slopes(probe, "scaled")
     for name, ms in probe_measurements(probe).items():
         fits = un if name.startswith("a_unscaled") else sc
@@ -480,23 +480,23 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
                                                                            "logit_std")))
     ev.metric("grad_slope_unscaled", un["grad"].slope)
     ev.metric("grad_slope_scaled", sc["grad"].slope)
-    at_max = probe[probe.d_k == max(probe_dks)].groupby("variant").entropy.mean()
+    at_max = probe[probe.d_k == max(probe_dks)].groupby("arm").entropy.mean()
     ev.metric("entropy_unscaled_max_dk", float(at_max["unscaled"]))
     ev.table("probe_at_init_per_seed", probe)
     ev.figure("entropy_grad_logit_std_vs_dk", figure_probe(probe))
     n_keys = sweep_task(budget["sweep"]).max_src_len
     ev.note(f"(a) At init with PyTorch's default init and d_model={budget['sweep']['model']['d_model']} fixed, "
-            f"q and k components have variance ~{probe[probe.variant == 'unscaled'].q_var.mean():.2f} (not 1), so "
+            f"q and k components have variance ~{probe[probe.arm == 'unscaled'].q_var.mean():.2f} (not 1), so "
             f"the unscaled logit std is ~sqrt(d_k * var_q * var_k): log-log slope {un['logit_std'].slope:.2f} "
             f"(0.5 predicted). Entropy at d_k={max(probe_dks)}: unscaled {at_max['unscaled']:.2f} nats vs scaled "
             f"{at_max['scaled']:.2f} (uniform: ln {n_keys} = {math.log(n_keys):.2f}).")
-    if "unscaled_xavier" in probe_variants:
+    if "unscaled_xavier" in probe_arms:
         xv = probe_slopes(probe, "unscaled_xavier")
         corr = stats.correlation(np.log(probe.logit_std), probe.entropy, method="spearman")
         ev.note(f"Mediator: with xavier init at the same fixed d_model, var_q ~ 2/(d_model + d_k) shrinks as d_k "
                 f"grows, so the unscaled logit std slope is {xv['logit_std'].slope:.2f} (vs "
                 f"{un['logit_std'].slope:.2f} with the default init) and the entropy slope "
-                f"{xv['entropy'].slope:.2f} (vs {un['entropy'].slope:.2f}). Across every variant and d_k, entropy "
+                f"{xv['entropy'].slope:.2f} (vs {un['entropy'].slope:.2f}). Across every arm and d_k, entropy "
                 f"follows the logit std (Spearman of entropy on ln logit std {corr.r:.3f} [{corr.lo:.3f}, "
                 f"{corr.hi:.3f}], n={corr.n}): the logit variance, not d_k, is what saturates the softmax.")
     if fast:
@@ -517,7 +517,7 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
         ev.metric(f"c3_crossover_dk/{task}", crossovers[task])
         for key, value in tuning.tuned_metrics("C3", s).items():
             ev.metric(key, value)
-    means = first.runs.groupby(["d_k", "variant"])[["final_loss", "final_accuracy", "steps_to_target_censored",
+    means = first.runs.groupby(["d_k", "arm"])[["final_loss", "final_accuracy", "steps_to_target_censored",
                                                      "reached_target", "logit_std_init", "logit_std_first_k",
                                                      "grad_abs_mean_first_k"]].mean()
     large = means.loc[large_dk].final_accuracy
@@ -526,7 +526,7 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
     ev.table("sweep_criteria_per_task", pd.concat(per_task_rows, ignore_index=True))
     ev.table("tuned_lr", tuning.tuned_tables(sweeps_))
     ev.table("fixed_lr_secondary", pd.concat([s.fixed_lr() for s in sweeps_.values()], ignore_index=True))
-    ev.table("quality_by_dk", pd.concat([quality_by_dk(s.runs[s.runs.d_k.isin(s.runs[s.runs.variant == "scaled"]
+    ev.table("quality_by_dk", pd.concat([quality_by_dk(s.runs[s.runs.d_k.isin(s.runs[s.runs.arm == "scaled"]
                                                                                .d_k)]).assign(task=t)
                                          for t, s in sweeps_.items()], ignore_index=True))
     ev.table("sweep_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],

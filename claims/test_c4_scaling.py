@@ -126,10 +126,10 @@ _ALPHA_ARMS = ("the other alpha", "alpha = 0.5")
 # --fast. Roles (issue 38): the identities at init are premises (the law in the model) or reported (docstring)
 CRITERIA: dict[str, dict] = {
     "iid_unscaled_slope": dict(
-        rule=_IID_BAND, counts=False, metric="log-log slope of Var(q.k) against d_k, per distribution",
+        rule=_IID_BAND, role="reported", metric="log-log slope of Var(q.k) against d_k, per distribution",
         prediction="Var(q.k) grows as d_k for iid components (normal, uniform, Rademacher)"),
     "iid_scaled_unit_variance": dict(
-        rule=_IID_BAND, counts=False, metric="Var(q.k / sqrt(d_k)) per (distribution, d_k), pooled over seeds' draws",
+        rule=_IID_BAND, role="reported", metric="Var(q.k / sqrt(d_k)) per (distribution, d_k), pooled over seeds' draws",
         prediction="Var(q.k / sqrt(d_k)) is 1 at every d_k"),
     "model_scaled_slope": dict(
         rule=decision.band(-0.1, 0.1, reason="0.1 in the log-log slope: Var(logits) moves < 7% per doubling of "
@@ -153,7 +153,7 @@ CRITERIA: dict[str, dict] = {
         prediction="The footnote's law Var(q.k) = d_k Var(q_i) Var(k_i) holds in EVERY configuration and layer "
                    "(premise: the arithmetic (c) builds on, measured in the model)"),
     "model_unscaled_slope_xavier_fixed_d_model": dict(
-        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), counts=False, metric="log-log slope of Var(q.k)",
+        rule=decision.band(0.9, 1.1, reason=_SLOPE_REASON), role="reported", metric="log-log slope of Var(q.k)",
         prediction="The unscaled slope for xavier init at a fixed d_model. Pre-registered as not counting: "
                    "xavier's Var(w) = 2/(d_model + h d_k) makes Var(q_i) shrink with d_k, so the variance "
                    "argument itself predicts a slope below 1 there"),
@@ -171,7 +171,7 @@ CRITERIA: dict[str, dict] = {
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 0 (unscaled) falls behind alpha = 0.5 at the large d_k (saturated softmax)"),
     "alpha1_behind_at_large_dk": dict(
-        counts=False, rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 1", "alpha = 0.5"),
+        role="reported", rule=decision.superiority(LOSS_MARGIN, reason=_LOSS_REASON, paired=True), arms=("alpha = 1", "alpha = 0.5"),
         metric="held-out loss (final_loss), per seed",
         prediction="alpha = 1 falls behind alpha = 0.5 at the large d_k (attention too uniform); reported: μP "
                    "predicts the opposite after training"),
@@ -351,8 +351,8 @@ def alpha_arm(alpha: float) -> str:
     return f"alpha{float(alpha):g}"
 
 
-def alpha_variants(alphas: list[float]) -> dict[str, dict]:
-    """Sweep variants: scale = d_k^-alpha through ``ModelConfig.scale_exponent`` (explicit, so a scale fault
+def alpha_arms(alphas: list[float]) -> dict[str, dict]:
+    """Sweep arms: scale = d_k^-alpha through ``ModelConfig.scale_exponent`` (explicit, so a scale fault
     leaves them alone; alpha = 0.5 and 0 are the same runs as C3's scaled and unscaled in harness.study.sweeps' memo)."""
     return {alpha_arm(a): {"scale_exponent": float(a)} for a in alphas}
 
@@ -360,7 +360,7 @@ def alpha_variants(alphas: list[float]) -> dict[str, dict]:
 def measure_alpha(sweep_block: dict, alphas: list[float], seeds: list[int], device="cpu",
                   progress=None) -> dict[str, tuning.TunedSweep]:
     """Per task of C3's sweep: every alpha at the task's smallest and largest d_k, each at its tuned rate."""
-    return {task: tuning.tuned_sweep(alpha_variants(alphas), [min(spec["d_ks"]), max(spec["d_ks"])],
+    return {task: tuning.tuned_sweep(alpha_arms(alphas), [min(spec["d_ks"]), max(spec["d_ks"])],
                                      spec["budget"], seeds, sweep_block["tuning"], device, progress)
             for task, spec in tuning.sweep_tasks(sweep_block).items()}
 
@@ -410,12 +410,12 @@ def measure_qk_control(sweeps_: dict[str, tuning.TunedSweep], sweep_block: dict,
         d_ks = sorted(int(d) for d in s.runs.d_k.unique())
         for d in (d_ks[-1:] if control.get("d_ks", "all") == "large" else d_ks):
             t = s.tuned[(alpha_arm(0.5), d)]
-            a1 = s.runs[(s.runs.variant == alpha_arm(1.0)) & (s.runs.d_k == d) & s.runs.seed.isin(use)]
+            a1 = s.runs[(s.runs.arm == alpha_arm(1.0)) & (s.runs.d_k == d) & s.runs.seed.isin(use)]
             a1 = a1.sort_values("seed").final_loss.to_numpy(float)
             for m in control["multipliers"]:
                 budget = {**specs[task]["budget"], "train": {**specs[task]["budget"]["train"], "lr": t.lr,
                                                              **({"qk_lr_multiplier": float(m)} if m != 1 else {})}}
-                df = sweeps.attention_variant_sweep({alpha_arm(0.5): {"scale_exponent": 0.5}}, [d], budget, use,
+                df = sweeps.attention_sweep({alpha_arm(0.5): {"scale_exponent": 0.5}}, [d], budget, use,
                                                     device=device, progress=progress).sort_values("seed")
                 loss = df.final_loss.to_numpy(float)
                 out = decision.decide_alone(rule, [decision.samples(loss, a1, paired=True)])
@@ -430,7 +430,7 @@ def alpha_frame(sweeps_: dict[str, tuning.TunedSweep]) -> pd.DataFrame:
     """The evaluation runs at tuned rates as (task, d_k, alpha, lr, seed, loss, accuracy) rows."""
     return pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()], ignore_index=True).rename(
         columns={"final_loss": "loss", "final_accuracy": "accuracy"}).assign(
-        alpha=lambda d: d["variant"].str.slice(5).astype(float))
+        alpha=lambda d: d["arm"].str.slice(5).astype(float))
 
 
 def best_alpha(g: pd.DataFrame) -> float:
@@ -524,7 +524,7 @@ def scope_text(per_part: pd.DataFrame, control: pd.DataFrame | None, premises: d
     passed (``per_part``: ``tuning.part_outcomes`` rows with their criterion), whether the q/k learning-rate
     control reproduces alpha = 1 at a refuted part's task and d_k (``control``: ``measure_qk_control``'s table),
     and the premises' outcomes (name -> outcome, each decided alone)."""
-    counted = [n for n, spec in CRITERIA.items() if spec.get("role", "counted") == "counted" and spec.get("counts", True)]
+    counted = [n for n, spec in CRITERIA.items() if spec.get("role", "counted") == "counted"]
     rows = per_part[per_part["criterion"].isin(counted)]
     refuted, passed = rows[rows["outcome"] == "refuted"], rows[rows["outcome"] == "passed"]
     law = ("the variance law holds at init (" + ", ".join(premises) + " passed)" if premises and
@@ -635,13 +635,13 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
     _claim(ev)
     iid_b, model_b, alpha_b = budget["iid"], budget["model"], budget["alpha"]
     # (c) trains through the sweep C3 and R1 share (same budget block, same memoised runs in one process)
-    sweep_src = profile.claim(alpha_b["sweep_from"])
-    tasks = tuning.sweep_tasks(sweep_src)
+    sweep_block = profile.claim(alpha_b["sweep_from"])
+    tasks = tuning.sweep_tasks(sweep_block)
     model_how = (f"a fresh model per (seed, d_k, draw): d_k {model_b['dims']} x {len(seeds)} seeds x "
                  f"{model_b['draws']} draws; scipy.stats.linregress over those points")
     alpha_how = (f"tasks {list(tasks)} at their smallest and largest d_k, alphas {alpha_b['alphas']}, evaluation "
-                 f"seeds {seeds}; each alpha's lr ({sweep_src['tuning']}) and the best other alpha chosen on "
-                 f"tuning seeds {tuning.tuning_seeds(seeds, sweep_src['tuning']['seeds'])}; parts agree across tasks")
+                 f"seeds {seeds}; each alpha's lr ({sweep_block['tuning']}) and the best other alpha chosen on "
+                 f"tuning seeds {tuning.tuning_seeds(seeds, sweep_block['tuning']['seeds'])}; parts agree across tasks")
     c = ev.declare(CRITERIA, fast=fast, how={
         "iid_unscaled_slope": f"d_k {iid_b['dims']} x {len(seeds)} seeds, {iid_b['n_samples']} draws a point; "
                               "scipy.stats.linregress of ln Var(q.k) on ln d_k",
@@ -693,7 +693,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
     # ---- (c) scale-exponent sweep: choose on the tuning seeds, decide on the evaluation seeds
     alpha_df = None
     if not fast:
-        sweeps_ = measure_alpha(sweep_src, alpha_b["alphas"], seeds, device, progress)
+        sweeps_ = measure_alpha(sweep_block, alpha_b["alphas"], seeds, device, progress)
         parts, chosen = alpha_measurements(sweeps_, alpha_b["alphas"])
         per_part = []
         for name, ps in parts.items():
@@ -707,7 +707,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
         first = alpha_df[alpha_df["task"] == next(iter(sweeps_))]
         for d, label in ((first["d_k"].min(), "small"), (first["d_k"].max(), "large")):
             ev.metric(f"best_alpha_{label}_dk", best_alpha(first[first["d_k"] == d]))
-        control = measure_qk_control(sweeps_, sweep_src, alpha_b["qk_control"], seeds, device, progress)
+        control = measure_qk_control(sweeps_, sweep_block, alpha_b["qk_control"], seeds, device, progress)
         for r in control.itertuples():
             ev.metric(f"c4_qk_lr_control_loss/{r.multiplier:g}/{r.d_k}/{r.task}", r.loss)
 

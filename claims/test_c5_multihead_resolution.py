@@ -176,18 +176,18 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe decodability "
                    "of each slot's token from the attention output at the query) rises with h"),
     "head_sharpness": dict(
-        rule=_SHARPER, arms=("h = 1", "h = 4"), counts=False,
+        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported",
         metric="mean per-head query-row entropy (nats), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: the h = 4 model's heads are sharper than the single head: mean "
                    "per-head entropy below h = 1's (reported: a selecting single head is sharp and loses 3 slots)"),
     "exact_match": dict(
-        rule=decision.superiority(0.0, reason=_DIRECTION, paired=True), arms=("h = 4", "h = 1"), counts=False,
+        rule=decision.superiority(0.0, reason=_DIRECTION, paired=True), arms=("h = 4", "h = 1"), role="reported",
         metric="held-out exact match, " + _PER_SEED + "; the paper's warmup schedule for both arms (not tuned)",
         prediction="token binding (issue 7's task), M = 4, fixed step budget: h = 4 has higher held-out exact "
                    "match than h = 1 (reported: nothing is lost to averaging on this binding)"),
     "single_head_entropy": dict(
         rule=decision.band(0.0, 1.0, reason="the band's edges: entropy nearer ln M than 0 (one position) or ln S "
-                                            "(all positions)"), counts=False,
+                                            "(all positions)"), role="reported",
         metric="h = 1 query-row entropy's place in [ln M / 2, (ln M + ln S) / 2], (2H - ln M) / ln S, per seed",
         prediction="token binding: a single head spreads its mass over the M slots: query-row entropy nearer ln M "
                    "than 0 (one position) or ln S (all positions), at every M (reported: the premise, where "
@@ -195,23 +195,23 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "single_head_resolves_token": dict(
         rule=decision.band(LOST_SLOT_LEVEL, None, level=True,
                            reason="the premise's level read the other way: at least 3 of the M = 4 slots"),
-        counts=False, arms=("h = 1",),
+        role="reported", arms=("h = 1",),
         metric="effective resolution of the single head (fraction of the M slots) on the token binding, per seed",
         prediction="control of the premise single_head_loses_slots: where a gathered value carries its own slot "
                    "(token binding), one head can resolve the M slots: resolution(h = 1) at least 3/4, so the "
                    "premise's measurement reads the other way where one head can resolve them"),
     "token_head_sharpness": dict(
-        rule=_SHARPER, arms=("h = 1", "h = 4"), counts=False,
+        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported",
         metric="mean per-head query-row entropy (nats), " + _PER_SEED,
         prediction="context: the same sharpness rule on the token binding, where averaging loses nothing"),
     "token_resolution_rises": dict(
-        rule=_RESOLUTION, counts=False, metric="mean over seeds of each seed's slope of effective resolution "
+        rule=_RESOLUTION, role="reported", metric="mean over seeds of each seed's slope of effective resolution "
                                               "against log2 h",
         prediction="context: the same resolution rule on the token binding, where a single head's average still "
                    "carries each token's slot"),
     "too_many_heads": dict(
         rule=decision.superiority(0.0, reason=_DIRECTION, paired=True), arms=("h = too_many_heads", "h = 4"),
-        counts=False, metric="held-out loss (exact match reaches its 1.000 ceiling), " + _PER_SEED + "; " + _TUNED,
+        role="reported", metric="held-out loss (exact match reaches its 1.000 ceiling), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: Table 3 (A) shape: h = too_many_heads (d_k = 64 / h) loses quality "
                    "against h = 4: higher held-out loss"),
 }
@@ -421,7 +421,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     if blind:       # where each head looked is not observable: the criteria that read it are reported, unmeasured
         how.update(dict.fromkeys(WEIGHT_CRITERIA, NO_WEIGHTS))
     # blind: the counted criteria that read weights become reported (the premise reads resolution: measured)
-    c = ev.declare({name: {**spec, "counts": False}
+    c = ev.declare({name: {**spec, "role": "reported"}
                     if blind and name in WEIGHT_CRITERIA and spec.get("role") != "premise" else spec
                     for name, spec in CRITERIA.items()}, fast=fast, how=how)
     ev.gate("resolution_h4", direction="higher", tolerance=0.2)

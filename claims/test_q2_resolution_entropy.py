@@ -82,20 +82,20 @@ _HOW_TREND = "scipy Spearman per seed over that seed's (checkpoint x head) point
 #: name -> the criterion's declaration (rule, prediction, metric, how); the pair of measures each reads: ``PAIR_OF``
 CRITERIA = {
     "entropy_tracks_resolution": dict(
-        rule=RULE, counts=False, metric="Spearman rho(entropy, resolution) per seed, checkpoint-centred", how=_HOW,
+        rule=RULE, role="reported", metric="Spearman rho(entropy, resolution) per seed, checkpoint-centred", how=_HOW,
         prediction="the entropy-collapse half: yes would mean that, among heads at the same point of training, more "
                    "entropy goes with less resolution: checkpoint-centred Spearman rho(entropy, resolution) "
                    "strongly negative"),
     "sink_tracks_resolution": dict(
-        rule=RULE, counts=False, metric="Spearman rho(sink, resolution) per seed, checkpoint-centred", how=_HOW,
+        rule=RULE, role="reported", metric="Spearman rho(sink, resolution) per seed, checkpoint-centred", how=_HOW,
         prediction="the attention-sink half: yes would mean that, among heads at the same point of training, more "
                    "sink goes with less resolution: checkpoint-centred Spearman rho(sink, resolution) strongly "
                    "negative"),
     "entropy_tracks_resolution_over_training": dict(
-        rule=RULE, counts=False, metric="Spearman rho(entropy, resolution) per seed", how=_HOW_TREND,
+        rule=RULE, role="reported", metric="Spearman rho(entropy, resolution) per seed", how=_HOW_TREND,
         prediction="reported: the same relation over training, where a trend both measures share can make it"),
     "sink_tracks_resolution_over_training": dict(
-        rule=RULE, counts=False, metric="Spearman rho(sink, resolution) per seed", how=_HOW_TREND,
+        rule=RULE, role="reported", metric="Spearman rho(sink, resolution) per seed", how=_HOW_TREND,
         prediction="reported: the same relation over training, where a trend both measures share can make it"),
 }
 ANSWER = {"passed": "yes", "refuted": "no", "inconclusive": "inconclusive at this scale"}

@@ -181,17 +181,17 @@ CRITERIA = {
         prediction="yes-condition: after training, 1/sqrt(d_k) still normalises the logits: the scaled logit "
                    "variance (the logits tap: Var(q.k)/d_k) does not depend on d_k. Expected: no (it grows with d_k)"),
     "independence_at_init": dict(
-        rule=FACTOR_TWO, counts=False, metric="log2 independence ratio per seed, step 0, scaled",
+        rule=FACTOR_TWO, role="reported", metric="log2 independence ratio per seed, step 0, scaled",
         prediction="control: at init the footnote's independence holds (ratio within a factor 2 of 1)"),
     "scale_normalises_at_init": dict(
-        rule=FLAT_SLOPE, counts=False, metric="per-seed log-log slope of Var(logits) against d_k, step 0, scaled",
+        rule=FLAT_SLOPE, role="reported", metric="per-seed log-log slope of Var(logits) against d_k, step 0, scaled",
         prediction="control: at init 1/sqrt(d_k) normalises the logits (C4): slope of Var(q.k)/d_k near 0"),
     "component_variance_kept": dict(
-        rule=FACTOR_TWO, counts=False, metric="log2 of (Var q_i + Var k_i) after training / at init per seed, scaled",
+        rule=FACTOR_TWO, role="reported", metric="log2 of (Var q_i + Var k_i) after training / at init per seed, scaled",
         prediction="the per-component variance of q and k stays within a factor 2 of its init value through "
                    "training (the variance the argument is computed with). Expected: it grows"),
     "unscaled_growth_persists": dict(
-        rule=GROWING_SLOPE, counts=False,
+        rule=GROWING_SLOPE, role="reported",
         metric="per-seed log-log slope of Var(q.k) against d_k, final checkpoint, unscaled",
         prediction="without the scale, training does not undo the d_k growth: Var(q.k) of the unscaled model still "
                    "grows with d_k after training (slope above 0.5; it is 1 at init)"),

@@ -190,7 +190,7 @@ def default_scale_check(df: pd.DataFrame, rel_tol: float = REL_TOL) -> tuple[boo
 # The default against each comparator on each d_k of C3's sweep. Explicit settings for the comparators (a fault
 # changes only the default); "default" is the model's default scale, which is C3's explicit d_k^-0.5 run (the
 # memo shares it) unless a fault changes what the default computes.
-SWEEP_VARIANTS = {"default": {}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}
+SWEEP_ARMS = {"default": {}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}
 NEVER_WORSE_MARGIN = margins.HELD_OUT_LOSS.value   # nats: every non-inferiority of R1 (the kernel's training arm too)
 _NATS = margins.HELD_OUT_LOSS.reason
 _PAIRED = ("each arm at its own tuned learning rate; paired by seed (same training batches and init stream); every "
@@ -215,7 +215,7 @@ CRITERIA = {
                    "default's held-out loss is never worse than unscaled dot attention's by more than the margin",
         metric="held-out loss (nats) after the budget", arms=("unscaled", "default"), how=_PAIRED),
     "default_vs_additive": dict(
-        counts=False, rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
+        role="reported", rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across the shared sweep's d_k {sweep_d_ks} on {tasks}, at tuned rates, the default's "
                    "held-out loss is not worse than additive attention's by more than the margin (reported: R1 makes no claim against additive)",
         metric="held-out loss (nats) after the budget", arms=("additive", "default"), how=_PAIRED),
@@ -257,12 +257,12 @@ def never_worse_table(sweep: pd.DataFrame) -> pd.DataFrame:
 def _figure_never_worse(sweep: pd.DataFrame):
     fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     d_ks = sorted(sweep.d_k.unique())
-    width = 0.8 / len(SWEEP_VARIANTS)
+    width = 0.8 / len(SWEEP_ARMS)
     for ax, metric, label in ((axes[0], "final_loss", "held-out loss (nats; the criterion)"),
                               (axes[1], "final_accuracy", "final held-out accuracy"),
                               (axes[2], "steps_to_target_censored", "steps to target (censored at budget)")):
-        for i, v in enumerate(SWEEP_VARIANTS):
-            d = sweep[sweep.variant == v]
+        for i, v in enumerate(SWEEP_ARMS):
+            d = sweep[sweep.arm == v]
             g = d.groupby("d_k")[metric]
             x = np.arange(len(d_ks)) + (i - 1) * width
             ax.bar(x, g.mean().reindex(d_ks).values, width, yerr=g.std().reindex(d_ks).values, capsize=3,
@@ -320,8 +320,8 @@ KERNEL_CRITERIA = {
 
 
 # the kernel as an arm of C3's tuned sweep (module docstring): the reference is the module's own scaled dot product
-KERNEL_TRAINING_VARIANT = "kernel"
-REFERENCE_VARIANT = "reference"
+KERNEL_TRAINING_ARM = "kernel"
+REFERENCE_ARM = "reference"
 _SAME_COMPUTATION = ("the kernel computed the reference's own operation bit for bit (one init, one batch stream and "
                      "one tuned rate per seed), so the two runs are one computation")
 KERNEL_TRAINING_CRITERIA = {
@@ -331,7 +331,7 @@ KERNEL_TRAINING_CRITERIA = {
         prediction="on {tasks}, at the shared sweep's smallest and largest d_k ({d_ks}), each arm at its own rate "
                    "tuned on tuning seeds, the model whose attention calls the kernel has a held-out loss not worse "
                    "than the same model's with the reference scaled dot product by more than the margin",
-        metric="held-out loss (nats) after the budget", arms=(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT),
+        metric="held-out loss (nats) after the budget", arms=(REFERENCE_ARM, KERNEL_TRAINING_ARM),
         how=_PAIRED),
 }
 
@@ -356,14 +356,14 @@ def kernel_training_sweeps(kernel, training: dict, sweep_block: dict, seeds, dev
     ``training["tuning"]`` and evaluated on the first ``training["seeds"]`` of ``seeds``. ``training["train"]``:
     per task, overrides of C3's train block. K = 0 gradient-tap steps: the criterion reads held-out loss only, a
     kernel exposes no logits, and the reference stays on its SDPA path while it trains."""
-    variants = {REFERENCE_VARIANT: {}, KERNEL_TRAINING_VARIANT: {"kernel": kernels.register(kernel)}}
+    arms = {REFERENCE_ARM: {}, KERNEL_TRAINING_ARM: {"kernel": kernels.register(kernel)}}
     evaluation = list(seeds)[: int(training["seeds"])]
     out = {}
     with use_kernel(None):          # the reference is the module's own attention, whatever the session's kernel
         for task, spec in tuning.sweep_tasks(sweep_block).items():
             budget = {**spec["budget"], "grad_steps": 0,
                       "train": {**spec["budget"]["train"], **training.get("train", {}).get(task, {})}}
-            out[task] = tuning.tuned_sweep(variants, training_d_ks(spec), budget, evaluation, training["tuning"],
+            out[task] = tuning.tuned_sweep(arms, training_d_ks(spec), budget, evaluation, training["tuning"],
                                            device, progress)
     return out
 
@@ -379,7 +379,7 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
         crit.unmeasured(f"the kernel raised while training: {exc}")
         return
     cells = [(t, s, d) for t, s in sweeps_.items() for d in sorted(s.runs.d_k.unique())]
-    diverged = [f"{a} on {t} d_k={d}" for t, s, d in cells for a in (REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT)
+    diverged = [f"{a} on {t} d_k={d}" for t, s, d in cells for a in (REFERENCE_ARM, KERNEL_TRAINING_ARM)
                 if not np.all(np.isfinite(s.cell(a, d)))]
     ev.table("kernel_training_tuned_lr", tuning.tuned_tables(sweeps_))
     ev.table("kernel_training_per_seed", pd.concat([summary_table(s.runs).assign(task=t) for t, s in sweeps_.items()],
@@ -387,10 +387,10 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
     if diverged:
         crit.unmeasured(f"held-out loss not finite (diverged) for {', '.join(diverged)}")
         return
-    parts = {f"{t} d_k={d}": [s.paired(REFERENCE_VARIANT, KERNEL_TRAINING_VARIANT, d, identical=_SAME_COMPUTATION)]
+    parts = {f"{t} d_k={d}": [s.paired(REFERENCE_ARM, KERNEL_TRAINING_ARM, d, identical=_SAME_COMPUTATION)]
              for t, s, d in cells}
     crit.measure([m for ms in parts.values() for m in ms],
-                 detail=comparison_detail(sweeps_, KERNEL_TRAINING_VARIANT, REFERENCE_VARIANT))
+                 detail=comparison_detail(sweeps_, KERNEL_TRAINING_ARM, REFERENCE_ARM))
     for s in sweeps_.values():
         for key, value in tuning.tuned_metrics("R1", s).items():
             ev.metric(key, value)
@@ -617,7 +617,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
         return
 
     # ---- never worse: C3's tuned sweep on both tasks, memoised
-    sweeps_ = {task: tuning.tuned_sweep(SWEEP_VARIANTS, spec["d_ks"], spec["budget"], seeds, sweep_block["tuning"],
+    sweeps_ = {task: tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["budget"], seeds, sweep_block["tuning"],
                                         device, progress)
                for task, spec in tuning.sweep_tasks(sweep_block).items()}
     tables, per_part = [], []

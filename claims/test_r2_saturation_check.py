@@ -159,7 +159,7 @@ CRITERIA = {
     **{name: flag_criterion(label, flag, fast=key in FAST_ROWS, role=ROLES[name], quote=QUOTES[name])
        for key, (label, _, flag, name) in SCORE_FUNCTIONS.items() if name is not None},
     "inverse_dk_entropy_at_max_dim": dict(
-        counts=False, rule=decision.band(UNIFORM_ENTROPY_RATIO, None, level=True,
+        role="reported", rule=decision.band(UNIFORM_ENTROPY_RATIO, None, level=True,
                                          reason="within 1% of ln n: attention indistinguishable from uniform"),
         prediction="dot scaled by 1/d_k: attention entropy at the largest dim is near ln n (goes uniform)",
         metric="entropy / ln n at the largest dim, per seed"),

@@ -294,7 +294,7 @@ RECORDS = {"additive_time_ratio": ("time", ADDITIVE, DOT), "additive_memory_rati
 
 
 #: the precondition's arms in the shared sweep (the same configs as R1's, so the memo shares their runs)
-SIMILAR_VARIANTS = {"default": {}, "additive": {"score": "additive"}}
+SIMILAR_ARMS = {"default": {}, "additive": {"score": "additive"}}
 SIMILAR_RULE = decision.equivalence(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason)
 
 
@@ -306,18 +306,18 @@ CRITERIA = {
         quote=("much faster and more space-efficient, since it can be implemented using highly optimized matrix "
                "multiplication code"),
         falsified_by=("additive_no_tanh",),
-        rule=TIME_RULE, counts=True, arms=(ADDITIVE, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
+        rule=TIME_RULE, role="counted", arms=(ADDITIVE, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
         prediction=f"forward+backward of the model's additive attention takes at least {TIME_RATIO_MIN:g}x as long "
                    "as dot-product attention through plain matmul at n = {n_crit}"),
     "additive_memory_ratio": dict(
         quote="more space-efficient, since it can be implemented using highly optimized matrix multiplication code",
         falsified_by=("additive_no_tanh",),
-        rule=MEMORY_RULE, counts=True, arms=(ADDITIVE, DOT), metric="peak-memory ratio additive / dot per n",
+        rule=MEMORY_RULE, role="counted", arms=(ADDITIVE, DOT), metric="peak-memory ratio additive / dot per n",
         prediction=f"materialised against materialised: the peak-memory ratio of the model's additive attention "
                    f"(it stores B*h*n*n*d_k) over dot-product through plain matmul (it stores the n x n logits) "
                    f"is at least {MEMORY_RATIO_MIN:g} at every n of the grid"),
     "chunked_additive_time_ratio": dict(
-        rule=TIME_RULE, counts=False, arms=(CHUNKED, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
+        rule=TIME_RULE, role="reported", arms=(CHUNKED, DOT), metric="log seconds per call at n = {n_crit}", how=_TIMED,
         prediction=f"additive attention written without materialising (query chunks, tanh recomputed in backward) "
                    f"is still at least {TIME_RATIO_MIN:g}x slower than dot at n = {{n_crit}}: the gap is the score, "
                    "not its memory traffic"),
@@ -330,7 +330,7 @@ CRITERIA = {
                    f"is at least {MEMORY_RATIO_MIN:g} at every n of the grid, i.e. additive is less space-efficient "
                    "whatever its implementation"),
     "similar_quality": dict(
-        rule=SIMILAR_RULE, counts=False, arms=("additive", "default"),
+        rule=SIMILAR_RULE, role="reported", arms=("additive", "default"),
         prediction="R3's precondition, per task and d_k of the shared sweep: at tuned rates, additive and the "
                    "default scaled dot-product attention reach held-out losses within 0.05 nats of each other",
         metric="held-out loss (nats) after the budget, additive minus default, paired by seed"),
@@ -495,7 +495,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
 
     # ---------------------------------------------------------------- the precondition: similar quality
     if sweep_block:
-        sweeps_ = {task: tuning.tuned_sweep(SIMILAR_VARIANTS, spec["d_ks"], spec["budget"], seeds,
+        sweeps_ = {task: tuning.tuned_sweep(SIMILAR_ARMS, spec["d_ks"], spec["budget"], seeds,
                                             sweep_block["tuning"], device, progress)
                    for task, spec in tuning.sweep_tasks(sweep_block).items()}
         crits["similar_quality"].compare_each(

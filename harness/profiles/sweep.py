@@ -1,11 +1,11 @@
-"""The shared tuned sweep's numbers: the attention-variant sweep (harness.study.sweeps, tuned by
+"""The shared tuned sweep's numbers: the attention sweep (harness.study.sweeps, tuned by
 harness.study.tuning) that C3, C4, R1, R3 and the kernel trial all train through. Its own block, named by each:
 C3's profile file merges it into C3's block (C3 judges the sweep), the others name it as ``"sweep_from": "sweep"``
 and read it as ``profile.claim("sweep")``. A number here moves every claim that names it, and their runs are one
 set of runs (the sweep's in-process memo keys on these numbers)."""
 from harness.profiles.merge import DROP, overrides
 
-# Issue 5: harness.study.sweeps' attention_variant_sweep of additive / unscaled / scaled dot at sweep_d_ks (smallest
+# Issue 5: harness.study.sweeps' attention_sweep of additive / unscaled / scaled dot at sweep_d_ks (smallest
 # and largest are the "small" and "large" d_k) on key-value lookup, one attention layer, d_model 64, one head,
 # PyTorch default init; grad_steps: K, the steps whose dL/dlogits C3 (b) averages. C3 (b, c), R1 (b), C4 (c), R3's
 # similar_quality and the kernel trial's training arm read it.

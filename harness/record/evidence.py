@@ -26,7 +26,7 @@ GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
-_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "counts", "role", "fast",
+_CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "role", "fast",
                                "falsified_by", "quote", "answers"})
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
@@ -49,11 +49,10 @@ class Criterion:
     metric: str
     arms: tuple[str, ...] = ()
     how: str = ""
-    counts: bool = True
     fast: bool = False
     claim_id: str = ""
-    #: counted, premise or reported (``harness.record.verdict.ROLES``); "" is taken from ``counts``
-    role: str = ""
+    #: counted, premise or reported (``harness.record.verdict.ROLES``); the record's ``counts`` derives from it
+    role: str = COUNTED
     #: the named faults (``model.faults.FAULTS``) under which this criterion must come out refuted (issue 38):
     #: not part of the fingerprint; ``harness.suite.sensitivity --criteria`` records whether it does
     falsified_by: tuple[str, ...] = ()
@@ -76,10 +75,13 @@ class Criterion:
     _on_record: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.role = self.role or (COUNTED if self.counts else REPORTED)
         if self.role not in ROLES:
             raise EvidenceError(f"{self.where}: role must be one of {', '.join(ROLES)}, got {self.role!r}")
-        self.counts = self.role == COUNTED
+
+    @property
+    def counts(self) -> bool:
+        """Whether the criterion decides the verdict (its role is counted): results.json's ``counts`` field."""
+        return self.role == COUNTED
 
     @property
     def where(self) -> str:
@@ -242,8 +244,7 @@ class Evidence:
         return self
 
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
-                  arms: tuple[str, ...] | list[str] = (), how: str = "", counts: bool | None = None,
-                  role: str | None = None, fast: bool = False,
+                  arms: tuple[str, ...] | list[str] = (), how: str = "", role: str = COUNTED, fast: bool = False,
                   falsified_by: tuple[str, ...] | list[str] | str = (), quote: str = "",
                   answers: str = "") -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
@@ -261,8 +262,7 @@ class Evidence:
           its record says which premise and why (``not_testable``);
         * ``"reported"``: shown and decided alone; never enters the verdict.
 
-        ``counts`` is the older spelling: ``counts=True`` is counted, ``counts=False`` reported. Give either, or
-        both when they agree (``counts=False`` agrees with a premise, which is not counted either).
+        The record's ``counts`` field (results.json's contract) is derived: true for a counted criterion.
 
         ``falsified_by`` (issue 38): the named faults (``model.faults.FAULTS``) under which a counted criterion
         must come out *refuted*, the fault that shows it can fail; ``"none"`` for a question's criterion that the
@@ -296,15 +296,11 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: quote must be the note's words, a string")
         if not isinstance(answers, str):
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: answers must name a case, a string")
-        if role is not None and role not in ROLES:
+        if role not in ROLES:
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: role must be one of {', '.join(ROLES)}, "
                                 f"got {role!r}")
-        if role is not None and counts is not None and bool(counts) != (role == COUNTED):
-            raise EvidenceError(f"claim {self.id}: criterion {name!r}: counts={bool(counts)} contradicts "
-                                f"role={role!r}; give the role alone")
-        role = role or (REPORTED if counts is not None and not counts else COUNTED)
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
-                         counts=role == COUNTED, role=role, fast=bool(fast), claim_id=self.id or "",
+                         role=role, fast=bool(fast), claim_id=self.id or "",
                          falsified_by=(falsified_by,) if isinstance(falsified_by, str) else tuple(falsified_by),
                          quote=" ".join(quote.split()), answers=answers.strip(),
                          _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))

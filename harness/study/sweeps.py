@@ -1,8 +1,8 @@
-"""The shared training sweep of issue 5: small attention models on one task over attention variants x d_k x seeds.
+"""The shared training sweep of issue 5: small attention models on one task over attention arms x d_k x seeds.
 
 C3 (b)(c) (gradients during training, quality), R1 (b) (the default is never worse) and C4 (c) (the alpha sweep)
-all train the same kind of model and differ only in the variants they compare, so they share
-``attention_variant_sweep``. It returns one row per (variant, d_k, seed) with the final held-out accuracy, steps
+all train the same kind of model and differ only in the arms they compare, so they share
+``attention_sweep``. It returns one row per (arm, d_k, seed) with the final held-out accuracy, steps
 to the target accuracy, the learning curve, the logit std (C3's mediator, recorded beside every result) at init
 and after training, and mean |dL/dlogits| over the first K training steps (read from the ``*.logits`` taps).
 
@@ -15,14 +15,14 @@ that share the sweep carry ``pytest.mark.xdist_group(XDIST_GROUP)``, so ``-n 2 -
 worker and trains each run once.
 
 Pairing: the runs of one seed share that seed's streams. ``train`` draws every training batch from
-``torch.Generator(seed)``, ``build_for_task`` initialises after ``set_seed(seed)`` (scale variants get identical
-weights: the scale is not a parameter), and the held-out set is the same for every seed. So two variants over the
+``torch.Generator(seed)``, ``build_for_task`` initialises after ``set_seed(seed)`` (scale arms get identical
+weights: the scale is not a parameter), and the held-out set is the same for every seed. So two arms over the
 same seeds compare seed by seed (``per_seed`` returns a cell in seed order): the paired test.
 
 Budget (a profile block, ``budget`` below), every key optional except ``train``::
 
     {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.data.make_task
-     "model": {"d_model": 64, "n_heads": 1, ...},        # ModelConfig fields shared by every variant
+     "model": {"d_model": 64, "n_heads": 1, ...},        # ModelConfig fields shared by every arm
      "model_name": "encoder_tagger",                     # model.registry name (a tagger)
      "train": {"steps": 300, "batch_size": 64, ...},     # TrainConfig fields
      "grad_steps": 50,                                   # K: steps whose dL/dlogits are recorded
@@ -65,7 +65,7 @@ _RUN_CACHE: dict[str, dict[str, Any]] = {}
 
 #: the pytest-xdist group of the claim modules that share this in-process cache (C3, C4, R1; Q1 calls the sweep
 #: with its own task and model, shares no run, and so balances the other worker)
-XDIST_GROUP = "attention_variant_sweep"
+XDIST_GROUP = "attention_sweep"
 
 
 def clear_sweep_cache() -> None:
@@ -116,15 +116,15 @@ def effective_scales(model: nn.Module) -> list[float]:
 def _check_budget(budget: Mapping[str, Any]) -> None:
     unknown = sorted(set(budget) - set(BUDGET_KEYS))
     if unknown:
-        raise ValueError(f"attention_variant_sweep budget has unknown key(s) {unknown}; valid: {list(BUDGET_KEYS)}")
+        raise ValueError(f"attention_sweep budget has unknown key(s) {unknown}; valid: {list(BUDGET_KEYS)}")
     if "train" not in budget:
-        raise ValueError("attention_variant_sweep budget needs 'train' (TrainConfig fields: steps, batch_size, ...)")
+        raise ValueError("attention_sweep budget needs 'train' (TrainConfig fields: steps, batch_size, ...)")
     k = budget.get("grad_steps", 0)
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
-        raise ValueError(f"attention_variant_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
+        raise ValueError(f"attention_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
     t = budget.get("target_accuracy", 0.9)
     if not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
-        raise ValueError(f"attention_variant_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
+        raise ValueError(f"attention_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
 
 
 def sweep_task(budget: Mapping[str, Any]) -> Task:
@@ -132,28 +132,28 @@ def sweep_task(budget: Mapping[str, Any]) -> Task:
     spec = dict(budget.get("task", DEFAULT_TASK))
     name = spec.pop("name", None)
     if name is None:
-        raise ValueError(f"attention_variant_sweep budget 'task' needs a 'name', got {spec!r}")
+        raise ValueError(f"attention_sweep budget 'task' needs a 'name', got {spec!r}")
     return make_task(name, **spec)
 
 
 def sweep_model_config(budget: Mapping[str, Any], d_k: int, overrides: Mapping[str, Any] | None = None,
-                       variant: str = "") -> ModelConfig:
-    """The ModelConfig of one sweep point: one encoder layer, ``budget["model"]``, then d_k and the variant's
+                       arm: str = "") -> ModelConfig:
+    """The ModelConfig of one sweep point: one encoder layer, ``budget["model"]``, then d_k and the arm's
     overrides (probes at init, e.g. C3 (a), build the same models the sweep trains)."""
     try:
         base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **budget.get("model", {})})
     except TypeError as e:
-        raise ValueError(f"attention_variant_sweep budget 'model': {e}") from None
+        raise ValueError(f"attention_sweep budget 'model': {e}") from None
     try:
         return base.replace(d_k=int(d_k), **dict(overrides or {}))
     except TypeError as e:
-        raise ValueError(f"variant {variant!r}: {e}") from None
+        raise ValueError(f"arm {arm!r}: {e}") from None
 
 
 def build_sweep_model(budget: Mapping[str, Any], task: Task, d_k: int, overrides: Mapping[str, Any] | None,
-                      seed: int, variant: str = "") -> nn.Module:
-    """``build_for_task`` of one sweep point (seeded: same seed, same initial weights across scale variants)."""
-    cfg = sweep_model_config(budget, d_k, overrides, variant)
+                      seed: int, arm: str = "") -> nn.Module:
+    """``build_for_task`` of one sweep point (seeded: same seed, same initial weights across scale arms)."""
+    cfg = sweep_model_config(budget, d_k, overrides, arm)
     return build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
 
 
@@ -169,24 +169,24 @@ def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed
 
 
 # --------------------------------------------------------------------------------------------- sweep
-def _one_run(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+def _one_run(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
              task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
     # subnormal floats flushed to zero: a saturated softmax (unscaled attention at large d_k) fills exp() with
     # subnormals, which the CPU computes ~3x slower; the results move below 1e-38 only (issue 17's budget)
     torch.set_flush_denormal(True)
     try:
-        return _one_run_flushed(variant, overrides, d_k, seed, budget, task, device, progress)
+        return _one_run_flushed(arm, overrides, d_k, seed, budget, task, device, progress)
     finally:
         torch.set_flush_denormal(False)
 
 
-def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
                      task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
-    cfg = sweep_model_config(budget, d_k, overrides, variant)
+    cfg = sweep_model_config(budget, d_k, overrides, arm)
     model = build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
     key = _run_key(model, cfg, budget, seed, device)
     if key in _RUN_CACHE:
-        return {**_RUN_CACHE[key], "variant": variant, "cached": True}
+        return {**_RUN_CACHE[key], "arm": arm, "cached": True}
 
     tcfg = TrainConfig.from_dict({**budget["train"], "device": device}).replace(
         target_metric="accuracy", target_value=float(budget.get("target_accuracy", 0.9)), stop_at_target=False)
@@ -213,7 +213,7 @@ def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed:
     final = probe_softmax_state(model, probe_batch, task.tgt_vocab)
     steps = [int(c["step"]) for c in res.curve]
     row = {
-        "variant": variant, "d_k": int(d_k), "seed": int(seed),
+        "arm": arm, "d_k": int(d_k), "seed": int(seed),
         "score": cfg.score, "scale": float(np.mean(effective_scales(model))),
         "final_accuracy": float(tested.get("accuracy", math.nan)),
         "final_loss": float(tested.get("loss", math.nan)),
@@ -242,36 +242,36 @@ def _one_run_flushed(variant: str, overrides: Mapping[str, Any], d_k: int, seed:
     return row
 
 
-def attention_variant_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
+def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
                             budget: Mapping[str, Any], seeds: Sequence[int], device: str | torch.device = "cpu",
                             progress: Callable[[str], Any] | None = None) -> pd.DataFrame:
-    """Train one model per (variant, d_k, seed) and return one row per run (see the module docstring).
+    """Train one model per (arm, d_k, seed) and return one row per run (see the module docstring).
 
-    ``variants``: name -> ModelConfig overrides on top of ``budget["model"]`` (e.g. ``{"scaled":
+    ``arms``: name -> ModelConfig overrides on top of ``budget["model"]`` (e.g. ``{"scaled":
     {"scale_exponent": 0.5}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}``).
-    Columns: variant, d_k, seed, score, scale (resolved), final_accuracy and final_loss (on the test part),
+    Columns: arm, d_k, seed, score, scale (resolved), final_accuracy and final_loss (on the test part),
     val_loss and val_accuracy (the validation part, which tuning reads), test_size, steps_to_target (NaN if
     not reached), steps_to_target_censored, reached_target, diverged, {logit_std, entropy, saturated_fraction,
     grad_abs_mean, q_var, k_var}_{init,final}, grad_abs_mean_first_k and logit_std_first_k (mean over the first
     K = ``grad_steps`` steps), logit_absmax_first_k (the largest |logit| of any layer over those K training batches:
     Q1's max attention logit over training when K = steps), grad_steps, curve_step / curve_accuracy / grad_curve (lists), train_time_s,
     wall_time_s, cached (True when the run came from the in-process memo)."""
-    if not variants:
-        raise ValueError("attention_variant_sweep needs at least one variant")
+    if not arms:
+        raise ValueError("attention_sweep needs at least one arm")
     if not d_ks or not seeds:
-        raise ValueError(f"attention_variant_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
+        raise ValueError(f"attention_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
     _check_budget(budget)
     budget = json.loads(json.dumps(budget))             # a plain copy (and it must be JSON: it is the memo key)
     task = sweep_task(budget)
     device = str(torch.device(device))
-    rows, n, i = [], len(variants) * len(d_ks) * len(seeds), 0
+    rows, n, i = [], len(arms) * len(d_ks) * len(seeds), 0
     for d_k in d_ks:
-        for variant, overrides in variants.items():
+        for arm, overrides in arms.items():
             for seed in seeds:
                 i += 1
                 if progress is not None:
-                    _announce(progress, f"sweep {i}/{n}: {variant} d_k={d_k} seed {seed}")
-                rows.append(_one_run(variant, overrides, int(d_k), int(seed), budget, task, device, progress))
+                    _announce(progress, f"sweep {i}/{n}: {arm} d_k={d_k} seed {seed}")
+                rows.append(_one_run(arm, overrides, int(d_k), int(seed), budget, task, device, progress))
     return pd.DataFrame(rows)
 
 
@@ -283,20 +283,20 @@ def _announce(progress: Callable[..., Any], msg: str) -> None:
         progress(msg)
 
 
-def per_seed(sweep: pd.DataFrame, variant: str, d_k: int, column: str) -> np.ndarray:
-    """``column`` of one (variant, d_k) cell in seed order, for a paired comparison with another cell over the
+def per_seed(sweep: pd.DataFrame, arm: str, d_k: int, column: str) -> np.ndarray:
+    """``column`` of one (arm, d_k) cell in seed order, for a paired comparison with another cell over the
     same seeds (see "Pairing" above)."""
-    cell = sweep[(sweep.variant == variant) & (sweep.d_k == d_k)].sort_values("seed")
+    cell = sweep[(sweep.arm == arm) & (sweep.d_k == d_k)].sort_values("seed")
     if cell.empty:
-        raise ValueError(f"the sweep has no runs of variant {variant!r} at d_k={d_k}")
+        raise ValueError(f"the sweep has no runs of arm {arm!r} at d_k={d_k}")
     return cell[column].to_numpy(float)
 
 
 def curves_frame(sweep: pd.DataFrame) -> pd.DataFrame:
-    """Long format of the learning curves: one row per (variant, d_k, seed, step) with held-out accuracy."""
-    rows = [{"variant": r.variant, "d_k": r.d_k, "seed": r.seed, "step": s, "accuracy": a}
+    """Long format of the learning curves: one row per (arm, d_k, seed, step) with held-out accuracy."""
+    rows = [{"arm": r.arm, "d_k": r.d_k, "seed": r.seed, "step": s, "accuracy": a}
             for r in sweep.itertuples() for s, a in zip(r.curve_step, r.curve_accuracy)]
-    return pd.DataFrame(rows, columns=["variant", "d_k", "seed", "step", "accuracy"])
+    return pd.DataFrame(rows, columns=["arm", "d_k", "seed", "step", "accuracy"])
 
 
 def summary_table(sweep: pd.DataFrame) -> pd.DataFrame:

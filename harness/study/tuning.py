@@ -7,7 +7,7 @@ validation loss is chosen, and the arm is then evaluated at that rate on the eva
 never saw), on a test part of the held-out split that the validation loss never read (issue 26). A chosen rate at the edge of its grid means the optimum may lie outside it: the comparison that
 uses that arm is inconclusive (``edge_reason``), and the profile's grid should be widened.
 
-Built on ``harness.study.sweeps.attention_variant_sweep``: its in-process memo keys on the training config, so a rate
+Built on ``harness.study.sweeps.attention_sweep``: its in-process memo keys on the training config, so a rate
 tuned once is trained once, and modules that share the sweep share the tuning runs too.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from harness.record import decision
-from harness.study.sweeps import attention_variant_sweep
+from harness.study.sweeps import attention_sweep
 
 #: tuning seed i of an evaluation seed s is TUNING_SEED_OFFSET + s: disjoint from every evaluation seed set by
 #: construction (issue 26): master seed m <= 10**6 gives seeds m*1000 + i < 10**9 + 1000 < 2**31, and a tuning seed
@@ -88,26 +88,26 @@ def _with_lr(budget: Mapping[str, Any], lr: float) -> dict[str, Any]:
     return {**budget, "train": {**budget["train"], "lr": float(lr)}}
 
 
-def tune(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def tune(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
          seeds: Sequence[int], grid: Sequence[float], device: Any = "cpu",
          progress: Callable[..., Any] | None = None, extend: int = 0
          ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
-    """``choose_rate`` for every (variant, d_k) of the attention-variant sweep: each trained at every rate of
+    """``choose_rate`` for every (arm, d_k) of the attention sweep: each trained at every rate of
     ``grid`` on the tuning ``seeds`` and chosen by mean validation loss (``val_loss``; a diverged run counts as
     infinitely bad), the grid extended past an end up to ``extend`` times while the choice sits there. Returns the
-    tuning runs (the sweep's rows, with ``lr``) and the choice per (variant, d_k)."""
+    tuning runs (the sweep's rows, with ``lr``) and the choice per (arm, d_k)."""
     tables, chosen = [], {}
     for d_k in d_ks:
-        for variant, overrides in variants.items():
-            def held_out_loss(lr: float, seed: int, variant=variant, overrides=overrides, d_k=d_k) -> dict:
-                row = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, lr), [seed],
+        for arm, overrides in arms.items():
+            def held_out_loss(lr: float, seed: int, arm=arm, overrides=overrides, d_k=d_k) -> dict:
+                row = attention_sweep({arm: overrides}, [d_k], _with_lr(budget, lr), [seed],
                                               device=device, progress=progress).iloc[0].to_dict()
                 diverged = bool(row["diverged"]) or not math.isfinite(row["val_loss"])
                 return {**row, TUNING_SCORE: DIVERGED_LOSS if diverged else float(row["val_loss"])}
 
-            table, chosen[(variant, int(d_k))] = choose_rate(variant, grid, seeds, held_out_loss, by=(TUNING_SCORE,),
+            table, chosen[(arm, int(d_k))] = choose_rate(arm, grid, seeds, held_out_loss, by=(TUNING_SCORE,),
                                                              d_k=int(d_k), extend=extend)
-            tables.append(table.drop(columns=["arm", TUNING_SCORE]))
+            tables.append(table.drop(columns=[TUNING_SCORE]))      # its arm column is the sweep row's own
     return pd.concat(tables, ignore_index=True), chosen
 
 
@@ -180,16 +180,16 @@ def edge_reasons(tuned: Iterable[Tuned]) -> str:
     return "; ".join(t.edge_reason for t in tuned if t.edge)
 
 
-def evaluate_at_tuned(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def evaluate_at_tuned(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
                       seeds: Sequence[int], tuned: Mapping[tuple[str, int], Tuned], device: Any = "cpu",
                       progress: Callable[..., Any] | None = None) -> pd.DataFrame:
-    """Each (variant, d_k) trained on the evaluation ``seeds`` at its own tuned rate; one row per run, with
+    """Each (arm, d_k) trained on the evaluation ``seeds`` at its own tuned rate; one row per run, with
     ``lr`` and ``lr_edge`` ('' for an interior rate, 'lowest' or 'highest') columns."""
     parts = []
     for d_k in d_ks:
-        for variant, overrides in variants.items():
-            t = tuned[(variant, int(d_k))]
-            df = attention_variant_sweep({variant: overrides}, [d_k], _with_lr(budget, t.lr), seeds, device=device,
+        for arm, overrides in arms.items():
+            t = tuned[(arm, int(d_k))]
+            df = attention_sweep({arm: overrides}, [d_k], _with_lr(budget, t.lr), seeds, device=device,
                                          progress=progress)
             parts.append(df.assign(lr=t.lr, lr_edge=t.edge or ""))
     return pd.concat(parts, ignore_index=True)
@@ -233,16 +233,16 @@ class TunedSweep:
     @classmethod
     def from_runs(cls, task: str, runs: pd.DataFrame, lr: float = 1e-3, edge: Sequence[tuple[str, int]] = ()
                   ) -> "TunedSweep":
-        """A sweep whose every (variant, d_k) of ``runs`` was tuned to ``lr`` inside a 3-point grid, except the
+        """A sweep whose every (arm, d_k) of ``runs`` was tuned to ``lr`` inside a 3-point grid, except the
         cells in ``edge`` (tuned to the grid's top): for tests of the measurement functions."""
         grid = (lr / 2, lr, lr * 2)
-        cells = {(str(v), int(d)) for v, d in zip(runs["variant"], runs["d_k"])}
+        cells = {(str(v), int(d)) for v, d in zip(runs["arm"], runs["d_k"])}
         tuned = {c: Tuned(c[0], c[1], grid[-1] if c in set(edge) else lr, grid, (1.0, 0.5, 0.9)) for c in cells}
         return cls(task, runs.assign(lr=lr), tuned, runs.assign(lr=lr), lr)
 
     def cell(self, arm: str, d_k: int, column: str = "final_loss") -> np.ndarray:
         """``column`` of (arm, d_k) on the evaluation seeds, in seed order (pairs with any other cell)."""
-        c = self.runs[(self.runs.variant == arm) & (self.runs.d_k == int(d_k))].sort_values("seed")
+        c = self.runs[(self.runs.arm == arm) & (self.runs.d_k == int(d_k))].sort_values("seed")
         if c.empty:
             raise ValueError(f"the {self.task} sweep has no runs of {arm!r} at d_k={d_k}")
         return c[column].to_numpy(float)
@@ -266,7 +266,7 @@ class TunedSweep:
         tuning seeds' spread at each rate."""
         t = self.tuned[(arm, int(d_k))]
         f = transform or (lambda x: x)
-        runs = self.tuning[(self.tuning.variant == arm) & (self.tuning.d_k == int(d_k))]
+        runs = self.tuning[(self.tuning.arm == arm) & (self.tuning.d_k == int(d_k))]
         def loss(df: pd.DataFrame) -> np.ndarray:
             x = df["val_loss" if "val_loss" in df else column].to_numpy(float)
             return np.where(df["diverged"].to_numpy(bool), np.inf, x) if "diverged" in df else x
@@ -279,7 +279,7 @@ class TunedSweep:
             if len(c) > 1 and np.all(np.isfinite(c)) and np.all(np.isfinite(v)):
                 dev_c.append(c - c.mean())
                 dev_v.append(v - v.mean())
-        ev = self.runs[(self.runs.variant == arm) & (self.runs.d_k == int(d_k))]
+        ev = self.runs[(self.runs.arm == arm) & (self.runs.d_k == int(d_k))]
         c, v = loss(ev), f(ev[column].to_numpy(float))
         ok = np.isfinite(c) & np.isfinite(v)
         dev_c.append(c[ok] - c[ok].mean())
@@ -298,11 +298,11 @@ class TunedSweep:
         """The secondary (reported, never counted) table: every arm at the one shared rate (the grid's centre),
         from the tuning runs that already trained there: mean held-out loss and accuracy per (d_k, arm)."""
         at = self.tuning[np.isclose(self.tuning["lr"], self.shared_lr)]
-        return (at.groupby(["d_k", "variant"])[["final_loss", "final_accuracy"]].mean().reset_index()
+        return (at.groupby(["d_k", "arm"])[["final_loss", "final_accuracy"]].mean().reset_index()
                 .assign(task=self.task, lr=self.shared_lr, seeds="tuning"))
 
 
-def tuned_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def tuned_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
                 seeds: Sequence[int], tuning: Mapping[str, Any], device: Any = "cpu",
                 progress: Callable[..., Any] | None = None) -> TunedSweep:
     """``tune`` then ``evaluate_at_tuned`` for one task: ``tuning`` is a profile block ``{"points", "span",
@@ -313,9 +313,9 @@ def tuned_sweep(variants: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], 
     if not any(math.isclose(g, shared, rel_tol=1e-9) for g in grid):
         raise ValueError(f"the tuning grid {grid} must contain the shared rate {shared} (use an odd number of points)")
     grid = [shared if math.isclose(g, shared, rel_tol=1e-9) else g for g in grid]
-    table, tuned = tune(variants, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress,
+    table, tuned = tune(arms, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress,
                         extend=int(tuning.get("extend", 0)))
-    runs = evaluate_at_tuned(variants, d_ks, budget, seeds, tuned, device, progress)
+    runs = evaluate_at_tuned(arms, d_ks, budget, seeds, tuned, device, progress)
     return TunedSweep(budget.get("task", {}).get("name", "task"), table, tuned, runs, shared)
 
 

@@ -233,7 +233,7 @@ def test_counted_family_is_the_resolution_criteria():
     assert counted == {"resolution_gain", "distinct_slots", "resolution_rises"}
     assert [name for name, spec in c5.CRITERIA.items() if role_of(spec) == "premise"] == ["single_head_loses_slots"]
     assert [name for name, spec in c5.CRITERIA.items() if spec.get("fast")] == ["resolution_rises"]
-    assert c5.CRITERIA["head_sharpness"]["counts"] is False
+    assert c5.CRITERIA["head_sharpness"]["role"] == "reported"
 
 
 # --------------------------------------------------------------------------------- issue 47: the premise
@@ -256,7 +256,7 @@ def test_single_head_loses_slots_reads_resolution_and_its_control_can_fail():
     assert _loses_slots([0.5, 0.95, 0.7, 0.9]) == "inconclusive"
     assert _loses_slots(every_slot, "single_head_resolves_token") == "passed"
     assert _loses_slots(one_slot, "single_head_resolves_token") == "refuted"
-    assert c5.CRITERIA["single_head_resolves_token"]["counts"] is False
+    assert c5.CRITERIA["single_head_resolves_token"]["role"] == "reported"
 
 
 def test_a_single_head_that_resolves_the_slots_leaves_c5_not_testable_whatever_the_gain(tmp_path):

@@ -45,7 +45,7 @@ def _q1_sweep(unscaled: float, scaled: float, variants=("l2", "rmsnorm"), d_k: i
                 loss = mean + jitter * (s - 1.5) * (1.5 if scaled_arm else 1.0)
                 if nan_seed == s and not scaled_arm:
                     loss = math.nan
-                rows.append({"variant": q1.arm(v, scaled_arm), "d_k": d_k, "seed": s, "final_loss": loss,
+                rows.append({"arm": q1.arm(v, scaled_arm), "d_k": d_k, "seed": s, "final_loss": loss,
                              "logit_absmax_first_k": 5.0})
     sweep = tuning.TunedSweep.from_runs("kv_lookup", pd.DataFrame(rows), edge=edge)
     if tried is not None:
@@ -172,7 +172,7 @@ def test_q1_takes_the_tuned_rate_path_at_a_tiny_budget():
     assert set(s.tuning["seed"]) == {tuning.TUNING_SEED_OFFSET}              # disjoint from the evaluation seeds
     assert sorted(set(s.tuning["lr"])) == pytest.approx([0.005, 0.01, 0.02])
     for a in q1.ARM_ORDER:                                                   # each arm evaluated at its own rate
-        runs = s.runs[s.runs["variant"] == a]
+        runs = s.runs[s.runs["arm"] == a]
         assert sorted(runs["seed"]) == [0, 1] and set(runs["lr"]) == {s.tuned[(a, 16)].lr}
     ms = q1.measurements("scale_earns_place_rmsnorm", s, None, 16, math.log(4))
     assert len(ms[0]["a"]) == 2 and ms[0]["paired"]

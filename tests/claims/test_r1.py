@@ -62,9 +62,9 @@ def _sweep(default_loss, other_loss, task="kv_lookup", edge=()):
     rng = np.random.default_rng(0)
     rows = []
     for d_k in (8, 256):
-        for variant, loss in (("default", default_loss), ("unscaled", other_loss), ("additive", other_loss)):
+        for arm, loss in (("default", default_loss), ("unscaled", other_loss), ("additive", other_loss)):
             for seed, jitter in enumerate(rng.normal(0, 0.01, 5)):
-                rows.append({"variant": variant, "d_k": d_k, "seed": seed, "final_loss": loss + jitter,
+                rows.append({"arm": arm, "d_k": d_k, "seed": seed, "final_loss": loss + jitter,
                              "final_accuracy": 0.9, "steps_to_target_censored": 200.0,
                              "curve_accuracy": [0.5, 0.9]})
     return tuning.TunedSweep.from_runs(task, pd.DataFrame(rows), edge=edge)
@@ -91,5 +91,5 @@ def test_never_worse_criteria():
     assert set(outcomes(_both(0.5, 0.1, second=(0.1, 0.1))).values()) == {"refuted"}
     assert outcomes(_both(0.1, 0.1, edge={("unscaled", 256)}))["default_never_worse"] == "inconclusive"
     assert len(r1.never_worse_table(_sweep(0.5, 0.1).runs)) == 2 * 2 * 4
-    assert r1.CRITERIA["default_never_worse"].get("counts", True)
-    assert not r1.CRITERIA["default_vs_additive"].get("counts", True)
+    assert r1.CRITERIA["default_never_worse"].get("role", "counted") == "counted"
+    assert r1.CRITERIA["default_vs_additive"]["role"] == "reported"

@@ -18,7 +18,7 @@ def test_f2_borderline(evidence):
     gap_crit = ev.criterion("gap_small", rule=decision.band(None, 0.1, reason="fake: a tenth"), prediction="gap < 0.1",
                             metric="gap")
     aux = ev.criterion("aux_reported", rule=decision.exact(), prediction="reported only", metric="aux",
-                       counts=False)
+                       role="reported")
     ev.gate("gap", direction="lower", tolerance=1.0)
     gap = 0.5 if refuted else 0.12
     gap_crit.sample([gap - 0.05, gap, gap + 0.05] if not refuted else [gap - 0.02, gap, gap + 0.02])

@@ -367,7 +367,7 @@ def test_two_kernels_never_share_a_sweep_run():
     """The sweep's memo keys on the config, whose ``kernel`` is the kernel's identity (name, convention, source
     hash): two kernels of one name but different source train their own runs, the same kernel again is memoised,
     and a session kernel (``--attention``) keeps a model without a config kernel from reusing a run made without it."""
-    from harness.study.sweeps import attention_variant_sweep, clear_sweep_cache
+    from harness.study.sweeps import attention_sweep, clear_sweep_cache
 
     def scaled(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
         return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, scale=scale)
@@ -384,8 +384,8 @@ def test_two_kernels_never_share_a_sweep_run():
               "probe_size": 8, "test_size": 16}
     clear_sweep_cache()
 
-    def cached(variants):
-        return attention_variant_sweep(variants, [4], budget, [0]).set_index("variant")["cached"].to_dict()
+    def cached(arms):
+        return attention_sweep(arms, [4], budget, [0]).set_index("arm")["cached"].to_dict()
 
     arms = {"reference": {}, "one": {"kernel": kernels.register(one)}, "other": {"kernel": kernels.register(other)}}
     assert cached(arms) == {"reference": False, "one": False, "other": False}

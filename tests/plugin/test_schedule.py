@@ -33,7 +33,7 @@ def test_loadgroup_keeps_a_group_on_one_worker(pytester: pytest.Pytester):
 # ------------------------------------------------------------------- the plan (harness/schedule.py)
 def test_claim_of_reads_the_claim_module_name():
     from harness.schedule import claim_of, expected_seconds
-    assert claim_of("claims/test_c3_softmax_saturation.py::test_c3@attention_variant_sweep") == "C3"
+    assert claim_of("claims/test_c3_softmax_saturation.py::test_c3@attention_sweep") == "C3"
     assert claim_of("/abs/attention-claims/claims/test_m0_model_checks.py::test_m0") == "M0"
     assert claim_of("tests/model/test_faults.py::test_x") is None and claim_of("test_c3.py::t") is None
     seconds = expected_seconds(["claims/test_c1_a.py::t1", "claims/test_c1_a.py::t2", "claims/test_r2_b.py::t",

@@ -112,7 +112,7 @@ def test_the_record_carries_the_definition_and_its_fingerprint(ev):
     same = other.criterion("a", rule=D.non_inferiority(0.05, reason="other words"), prediction="q", metric="loss",
                            arms=("x", "y"))
     assert same.to_dict()["fingerprint"] == rec["fingerprint"]
-    for changed in (dict(rule=D.non_inferiority(0.1, reason="r")), dict(counts=False), dict(fast=True),
+    for changed in (dict(rule=D.non_inferiority(0.1, reason="r")), dict(role="reported"), dict(fast=True),
                     dict(arms=("y", "x")), dict(metric="accuracy"), dict(rule=D.superiority(0.05, reason="r"))):
         kw = dict(rule=D.non_inferiority(0.05, reason="r"), prediction="p", metric="loss", arms=("x", "y"))
         kw.update(changed)
@@ -167,7 +167,8 @@ CRITERIA = {
                  metric="loss at d_k={large_dk}", arms=("B", "A"), how="paired by seed"),
     "quick": dict(rule=D.exact("a check"), prediction="exact", metric="m", fast=True),
     "banded": dict(rule=lambda min_slope: D.band(-min_slope, min_slope, reason=f"+-{min_slope}"),
-                   counts=lambda min_slope: min_slope < 1, prediction="flat", metric="slope"),
+                   role=lambda min_slope: "counted" if min_slope < 1 else "reported", prediction="flat",
+                   metric="slope"),
 }
 
 
@@ -218,19 +219,17 @@ def test_declare_after_measuring_is_refused(ev):
 
 
 # ------------------------------------------------------------------------------ roles (issue 38, mechanism 1)
-def test_a_criterion_declares_its_role_and_counts_keeps_working(ev):
+def test_a_criterion_declares_its_role_the_one_name_and_counts_derives_from_it(ev):
+    """Issue 46: one name per concept. A criterion is declared with ``role``; ``counts`` (results.json's field) is
+    derived, never declared."""
     assert ev.criterion("a", **EXACT).role == "counted" and ev.criteria[-1].counts is True
-    assert ev.criterion("b", counts=True, **EXACT).role == "counted"
-    assert ev.criterion("c", counts=False, **EXACT).role == "reported" and ev.criteria[-1].counts is False
+    assert ev.criterion("c", role="reported", **EXACT).role == "reported" and ev.criteria[-1].counts is False
     p = ev.criterion("d", role="premise", **EXACT)
     assert p.role == "premise" and p.counts is False
-    assert ev.criterion("e", role="premise", counts=False, **EXACT).role == "premise"   # not counted either
-    assert ev.criterion("f", role="reported", counts=False, **EXACT).role == "reported"
-    assert ev.criterion("g", role="counted", counts=True, **EXACT).role == "counted"
-    with pytest.raises(EvidenceError, match="counts=True contradicts role='premise'"):
-        ev.criterion("h", role="premise", counts=True, **EXACT)
-    with pytest.raises(EvidenceError, match="counts=False contradicts role='counted'"):
-        ev.criterion("i", role="counted", counts=False, **EXACT)
+    with pytest.raises(TypeError, match="counts"):
+        ev.criterion("h", counts=True, **EXACT)
+    with pytest.raises(EvidenceError, match="unknown|counts"):
+        ev.declare({"i": dict(counts=False, **EXACT)})
     with pytest.raises(EvidenceError, match="role must be one of counted, premise, reported"):
         ev.criterion("j", role="context", **EXACT)
     assert ev.declare({"k": dict(role="premise", **EXACT)})["k"].role == "premise"
@@ -240,7 +239,7 @@ def test_every_criterion_record_carries_its_role_into_results(ev):
     from harness.record import results, verdict
 
     crits = [ev.criterion("law", role="premise", **EXACT), ev.criterion("claim", **EXACT),
-             ev.criterion("shown", counts=False, **EXACT)]
+             ev.criterion("shown", role="reported", **EXACT)]
     for c, holds in zip(crits, (True, True, False)):
         c.check(holds)
     record = ev.to_record()
@@ -264,7 +263,7 @@ def test_an_unchanged_criterion_keeps_its_fingerprint_and_a_premise_gets_a_new_o
     counted = ev.criterion("a", **kw)
     assert counted.definition() == before
     assert counted.to_dict()["fingerprint"] == D.fingerprint(before)
-    for spelling in (dict(counts=False), dict(role="reported")):
+    for spelling in (dict(role="reported"),):
         e = Evidence(ev.report_dir)
         e.claim("C9", title="t", statement="s", strength="strong")
         assert e.criterion("a", **kw, **spelling).to_dict()["fingerprint"] == D.fingerprint({**before, "counts": False})

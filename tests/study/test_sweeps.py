@@ -1,10 +1,10 @@
-"""harness.study.sweeps: the shared variant x d_k sweep (issue 5) at a tiny budget: rows, memo, faults, errors."""
+"""harness.study.sweeps: the shared arm x d_k sweep (issue 5) at a tiny budget: rows, memo, faults, errors."""
 import math
 
 import pytest
 import torch
 
-from harness.study.sweeps import (attention_variant_sweep, clear_sweep_cache, curves_frame, probe_softmax_state,
+from harness.study.sweeps import (attention_sweep, clear_sweep_cache, curves_frame, probe_softmax_state,
                             summary_table)
 from model import inject, set_fault
 
@@ -29,10 +29,10 @@ def _fresh():
 
 def test_rows_columns_and_curves():
     lines = []
-    df = attention_variant_sweep({**VARIANTS, "additive": {"score": "additive"}}, [4, 32], BUDGET, [0],
+    df = attention_sweep({**VARIANTS, "additive": {"score": "additive"}}, [4, 32], BUDGET, [0],
                                  progress=lines.append)
     assert len(df) == 3 * 2 and not df.cached.any()
-    assert set(df.variant) == {"scaled", "unscaled", "additive"} and set(df.d_k) == {4, 32}
+    assert set(df.arm) == {"scaled", "unscaled", "additive"} and set(df.d_k) == {4, 32}
     assert any("additive d_k=32 seed 0" in line for line in lines)
     for col in ("final_accuracy", "steps_to_target_censored", "logit_std_init", "grad_abs_mean_first_k",
                 "entropy_final", "q_var_init"):
@@ -40,44 +40,44 @@ def test_rows_columns_and_curves():
     assert (df.grad_steps == 2).all()
     assert all(s == [2, 4] for s in df.curve_step)
     # the resolved scale: 1/sqrt(d_k) scaled, 1 unscaled and additive
-    row = df[(df.variant == "scaled") & (df.d_k == 32)].iloc[0]
+    row = df[(df.arm == "scaled") & (df.d_k == 32)].iloc[0]
     assert row.scale == pytest.approx(32 ** -0.5)
-    assert (df[df.variant != "scaled"].scale == 1.0).all()
+    assert (df[df.arm != "scaled"].scale == 1.0).all()
     # unreached target: NaN steps, censored at the budget
     missed = df[~df.reached_target]
     assert missed.steps_to_target.isna().all() and (missed.steps_to_target_censored == 4).all()
     # the mediator at init: unscaled logits are wider than scaled ones by ~sqrt(d_k)
-    sc = df[(df.variant == "scaled") & (df.d_k == 32)].logit_std_init.mean()
-    un = df[(df.variant == "unscaled") & (df.d_k == 32)].logit_std_init.mean()
+    sc = df[(df.arm == "scaled") & (df.d_k == 32)].logit_std_init.mean()
+    un = df[(df.arm == "unscaled") & (df.d_k == 32)].logit_std_init.mean()
     assert un / sc == pytest.approx(math.sqrt(32), rel=1e-6)      # same seed: same weights
     assert len(curves_frame(df)) == len(df) * 2
     assert "curve_step" not in summary_table(df).columns
 
 
 def test_memo_shares_identical_computations_and_never_crosses_a_fault():
-    first = attention_variant_sweep(VARIANTS, [8], BUDGET, [0])
+    first = attention_sweep(VARIANTS, [8], BUDGET, [0])
     # "default" computes exactly what "scaled" (explicit d_k^-0.5) computes: one run
-    again = attention_variant_sweep({"default": {}, "scaled": {"scale_exponent": 0.5}}, [8], BUDGET, [0])
+    again = attention_sweep({"default": {}, "scaled": {"scale_exponent": 0.5}}, [8], BUDGET, [0])
     assert again.cached.all()
-    assert again.final_loss.iloc[0] == first[first.variant == "scaled"].final_loss.iloc[0]
+    assert again.final_loss.iloc[0] == first[first.arm == "scaled"].final_loss.iloc[0]
     with inject("no_scale"):
-        faulty = attention_variant_sweep({"default": {}, "unscaled": {"scale": "none"}}, [8], BUDGET, [0])
+        faulty = attention_sweep({"default": {}, "unscaled": {"scale": "none"}}, [8], BUDGET, [0])
     assert not faulty.cached.iloc[0]                     # the default now computes something else
     assert faulty.scale.iloc[0] == 1.0
     assert faulty.final_loss.iloc[0] == faulty.final_loss.iloc[1]    # = unscaled, bit for bit
 
 
-def test_bad_budget_and_variant_name_the_problem():
+def test_bad_budget_and_arm_name_the_problem():
     with pytest.raises(ValueError, match="unknown key.*stepz"):
-        attention_variant_sweep(VARIANTS, [8], {**BUDGET, "stepz": 3}, [0])
+        attention_sweep(VARIANTS, [8], {**BUDGET, "stepz": 3}, [0])
     with pytest.raises(ValueError, match="needs 'train'"):
-        attention_variant_sweep(VARIANTS, [8], {k: v for k, v in BUDGET.items() if k != "train"}, [0])
-    with pytest.raises(ValueError, match="variant 'odd'.*scael"):
-        attention_variant_sweep({"odd": {"scael": 1.0}}, [8], BUDGET, [0])
+        attention_sweep(VARIANTS, [8], {k: v for k, v in BUDGET.items() if k != "train"}, [0])
+    with pytest.raises(ValueError, match="arm 'odd'.*scael"):
+        attention_sweep({"odd": {"scael": 1.0}}, [8], BUDGET, [0])
     with pytest.raises(ValueError, match="ModelConfig.scale"):
-        attention_variant_sweep({"odd": {"scale": "sqrt"}}, [8], BUDGET, [0])
-    with pytest.raises(ValueError, match="at least one variant"):
-        attention_variant_sweep({}, [8], BUDGET, [0])
+        attention_sweep({"odd": {"scale": "sqrt"}}, [8], BUDGET, [0])
+    with pytest.raises(ValueError, match="at least one arm"):
+        attention_sweep({}, [8], BUDGET, [0])
 
 
 def test_probe_softmax_state_sees_saturation():
@@ -100,7 +100,7 @@ def test_probe_softmax_state_sees_saturation():
 def test_logits_without_gradient_read_zero():
     """Under uniform attention no gradient reaches the logits: the probe reads 0, not an error."""
     with inject("uniform_attention"):
-        df = attention_variant_sweep({"scaled": {"scale_exponent": 0.5}}, [8], {**BUDGET, "train": {
+        df = attention_sweep({"scaled": {"scale_exponent": 0.5}}, [8], {**BUDGET, "train": {
             **BUDGET["train"], "steps": 2}}, [0])
     assert df.grad_abs_mean_init.iloc[0] == 0.0 and df.grad_abs_mean_first_k.iloc[0] == 0.0
 
@@ -111,7 +111,7 @@ def test_tuning_reads_a_validation_part_and_results_a_disjoint_test_part():
     from harness.study.sweeps import sweep_task
     from harness.data.tasks import validation_test_split
 
-    df = attention_variant_sweep(VARIANTS, [4], {**BUDGET, "test_size": 48}, [0])
+    df = attention_sweep(VARIANTS, [4], {**BUDGET, "test_size": 48}, [0])
     assert {"val_loss", "val_accuracy", "final_loss", "test_size"} <= set(df.columns)
     assert (df.val_loss != df.final_loss).all() and (df.test_size > 0).all()
     task = sweep_task(BUDGET)

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from harness.study.sweeps import attention_variant_sweep, clear_sweep_cache
+from harness.study.sweeps import attention_sweep, clear_sweep_cache
 
 torch.set_num_threads(1)
 
@@ -17,13 +17,13 @@ BUDGET = {"task": {"name": "kv_lookup", "n_pairs": 4, "n_values": 4},
 
 def test_logit_absmax_reads_the_training_batches():
     clear_sweep_cache()
-    variants = {"scaled": {}, "unscaled": {"scale": "none"}}
-    one = attention_variant_sweep(variants, [16], {**BUDGET, "grad_steps": 1}, [0]).set_index("variant")
+    arms = {"scaled": {}, "unscaled": {"scale": "none"}}
+    one = attention_sweep(arms, [16], {**BUDGET, "grad_steps": 1}, [0]).set_index("arm")
     # step 1: same weights, same batch; only the scale differs, so the maxima differ by exactly sqrt(d_k)
     ratio = one.loc["unscaled", "logit_absmax_first_k"] / one.loc["scaled", "logit_absmax_first_k"]
     assert ratio == pytest.approx(math.sqrt(16), rel=1e-5)
-    every = attention_variant_sweep(variants, [16], {**BUDGET, "grad_steps": 3}, [0]).set_index("variant")
+    every = attention_sweep(arms, [16], {**BUDGET, "grad_steps": 3}, [0]).set_index("arm")
     assert (every["logit_absmax_first_k"] >= one["logit_absmax_first_k"] - 1e-6).all()   # a max over more steps
-    off = attention_variant_sweep({"scaled": {}}, [16], {**BUDGET, "grad_steps": 0}, [0])
+    off = attention_sweep({"scaled": {}}, [16], {**BUDGET, "grad_steps": 0}, [0])
     assert math.isnan(off["logit_absmax_first_k"].iloc[0])
     clear_sweep_cache()

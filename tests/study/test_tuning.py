@@ -31,20 +31,20 @@ def test_grid_is_geometric_around_the_base():
 def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
     """A fake sweep: loss is a bowl in log lr whose bottom is 'a''s middle rate and beyond 'b''s highest; the
     lowest rate diverges for 'a' (it must never be chosen, even with a low loss)."""
-    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
         lr = budget["train"]["lr"]
         rows = []
-        for v in variants:
+        for v in arms:
             for d_k in d_ks:
                 for s in seeds:
                     best = 1e-3 if v == "a" else 1.0
                     loss = (math.log(lr / best)) ** 2 + 0.01 * s
                     diverged = v == "a" and lr < 6e-4
-                    rows.append({"variant": v, "d_k": d_k, "seed": s, "final_loss": 0.0 if diverged else loss,
+                    rows.append({"arm": v, "d_k": d_k, "seed": s, "final_loss": 0.0 if diverged else loss,
                                  "diverged": diverged})
         return pd.DataFrame(rows).assign(val_loss=lambda d: d.final_loss)   # tuning reads the validation part
 
-    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    monkeypatch.setattr(tuning, "attention_sweep", fake_sweep)
     grid = tuning.lr_grid(1e-3, 3, 4.0)
     table, chosen = tuning.tune({"a": {}, "b": {}}, [8], {"train": {"lr": 1e-3}}, [500_000, 500_001], grid)
     assert chosen[("a", 8)].lr == pytest.approx(1e-3) and chosen[("a", 8)].edge is None
@@ -56,18 +56,18 @@ def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
     t = tuning.tuned_table(chosen)
     assert t[t.chosen].set_index("arm")["edge"].to_dict() == {"a": "", "b": "highest"}
     evaluated = tuning.evaluate_at_tuned({"a": {}, "b": {}}, [8], {"train": {"lr": 1e-3}}, [0, 1], chosen)
-    assert evaluated.groupby("variant")["lr"].first().to_dict() == pytest.approx({"a": 1e-3, "b": 2e-3})
-    assert evaluated.groupby("variant")["lr_edge"].first().to_dict() == {"a": "", "b": "highest"}
+    assert evaluated.groupby("arm")["lr"].first().to_dict() == pytest.approx({"a": 1e-3, "b": 2e-3})
+    assert evaluated.groupby("arm")["lr_edge"].first().to_dict() == {"a": "", "b": "highest"}
 
 
 def test_tuned_sweep_centres_the_grid_on_the_shared_rate_and_names_the_task(monkeypatch):
-    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
         lr = budget["train"]["lr"]
-        return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / 1e-3)) ** 2 + 0.01 * s,
+        return pd.DataFrame([{"arm": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / 1e-3)) ** 2 + 0.01 * s,
                               "final_accuracy": 0.5, "diverged": False, "cached": False}
-                             for v in variants for d in d_ks for s in seeds]).assign(val_loss=lambda d: d.final_loss)
+                             for v in arms for d in d_ks for s in seeds]).assign(val_loss=lambda d: d.final_loss)
 
-    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    monkeypatch.setattr(tuning, "attention_sweep", fake_sweep)
     budget = {"task": {"name": "delayed_copy"}, "train": {"lr": 1e-3}}
     s = tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 3, "span": 16.0, "seeds": 2})
     assert s.task == "delayed_copy" and s.tuned[("a", 8)].lr == 1e-3 and s.tuned[("a", 8)].edge is None
@@ -100,15 +100,15 @@ def test_an_edge_choice_extends_the_grid_on_the_tuning_seeds_until_interior_or_t
     seeds train (the evaluation seeds never decide the grid)."""
     trained = []
 
-    def fake_sweep(variants, d_ks, budget, seeds, device="cpu", progress=None):
+    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
         lr = budget["train"]["lr"]
-        trained.append((tuple(variants), lr, tuple(seeds)))
+        trained.append((tuple(arms), lr, tuple(seeds)))
         best = {"b": 1.0, "c": 2.5e-4}
-        return pd.DataFrame([{"variant": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / best[v])) ** 2,
-                              "diverged": False} for v in variants for d in d_ks for s in seeds]
+        return pd.DataFrame([{"arm": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / best[v])) ** 2,
+                              "diverged": False} for v in arms for d in d_ks for s in seeds]
                             ).assign(val_loss=lambda d: d.final_loss)
 
-    monkeypatch.setattr(tuning, "attention_variant_sweep", fake_sweep)
+    monkeypatch.setattr(tuning, "attention_sweep", fake_sweep)
     grid = tuning.lr_grid(1e-3, 3, 4.0)
     table, chosen = tuning.tune({"b": {}, "c": {}}, [8], {"train": {"lr": 1e-3}}, [500_000], grid, extend=2)
     b, c = chosen[("b", 8)], chosen[("c", 8)]
@@ -204,14 +204,14 @@ def test_a_tuned_arm_hands_its_rate_choice_to_the_measurement_for_firmness():
     the tuning seeds' spread, and ``paired`` attaches both arms' (b with sign -1)."""
     from harness.study.tuning import TunedSweep, Tuned
     grid = (1e-3, 2e-3, 4e-3)
-    tuning_rows = [{"variant": "x", "d_k": 8, "lr": lr, "seed": s, "val_loss": v, "final_loss": v + 0.1,
+    tuning_rows = [{"arm": "x", "d_k": 8, "lr": lr, "seed": s, "val_loss": v, "final_loss": v + 0.1,
                     "diverged": lr == 4e-3 and s == 1}
                    for lr, vs in zip(grid, ([1.2, 1.4], [1.0, 1.1], [2.0, 9.0])) for s, v in zip((0, 1), vs)]
-    runs = [{"variant": a, "d_k": 8, "seed": s, "val_loss": 1.0 + 0.1 * s, "final_loss": 1.1 + 0.1 * s + off,
+    runs = [{"arm": a, "d_k": 8, "seed": s, "val_loss": 1.0 + 0.1 * s, "final_loss": 1.1 + 0.1 * s + off,
              "lr": 2e-3} for a, off in (("x", 0.0), ("y", 0.5)) for s in range(3)]
     tuned = {("x", 8): Tuned("x", 8, 2e-3, grid, (1.3, 1.05, float("inf")), n=2),
              ("y", 8): Tuned("y", 8, 2e-3, grid, (1.3, 1.05, 1.5), n=2)}
-    tuning_rows += [{**r, "variant": "y"} for r in tuning_rows]
+    tuning_rows += [{**r, "arm": "y"} for r in tuning_rows]
     s = TunedSweep("kv", pd.DataFrame(tuning_rows), tuned, pd.DataFrame(runs), 2e-3)
     r = s.rates("x", 8)
     assert r["key"] == "kv/x/d_k=8" and r["chosen"] == 2e-3 and r["n_tuning"] == 2 and r["sign"] == 1.0
