@@ -90,11 +90,11 @@ def one(name: str, profile: str) -> dict:
             else {"claims": {}}
     from harness import model_trial
     trial = model_trial.resolve(config=cls, overrides=overrides)
-    built = results.get("model", {}).get("vocab_built")
+    trial.base = model_trial._on_meta(trial)             # the pre-flight's cut, read on the meta device
+    trial.vocab = model_trial.probe_vocab(trial)
     return {"shape": name, "exit": int(code), "wall_s": wall, "n_params": model_trial.parameter_count(trial),
-            "n_params_built": model_trial.parameter_count(trial, **({"vocab_size": built, "bos_token_id": None,
-                                                                     "eos_token_id": None} if built else {})),
-            "vocab": [built, results.get("model", {}).get("vocab_config")] if built else None,
+            "n_params_built": model_trial.parameter_count(trial, **model_trial.vocab_overrides(trial)),
+            "vocab": list(trial.vocab) if trial.vocab else None,
             "claims": {cid: {**m, "budget_s": results["claims"].get(cid, {}).get("budget_s"),
                              "verdict": results["claims"].get(cid, {}).get("verdict")}
                        for cid, m in meter.claims.items()}}

@@ -179,17 +179,17 @@ def share_draws(sims: Sequence[_Sim]) -> list[list[int]]:
     return cells
 
 
-def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int) -> int:
+def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int) -> None:
     """Set each simulated measurement's ``shift``: δ's move under a fresh rate choice of every tuned arm it carries
-    in ``rates`` (see "A fresh rate choice" in the module docstring). Returns the number of arms simulated."""
+    in ``rates`` (see "A fresh rate choice" in the module docstring)."""
     entries: dict[str, Mapping[str, Any]] = {}
     for sim in sims:
         for e in sim.m.get("rates") or ():
             entries.setdefault(str(e["key"]), e)
     if not entries:
-        return 0
+        return
     rng = np.random.default_rng((int(seed), 3))
-    draws: dict[str, tuple[np.ndarray, np.ndarray, int, np.ndarray]] = {}
+    draws: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
     for key in sorted(entries):
         e = entries[key]
         choice = np.asarray(e["choice"], float)
@@ -201,19 +201,18 @@ def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int) -> int:
         fresh = mu + sigma * z_fresh / math.sqrt(n_t)
         # the lowest fresh mean wins; a tie goes to the lower rate, as ``choose_rate`` breaks it
         pick = np.argmin(fresh, axis=0)
-        draws[key] = (pick, z, int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"])))), sigma)
+        draws[key] = (pick, z, int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"])))))
+    cols = np.arange(n_sim)
     for sim in sims:
         shift = np.zeros(n_sim)
         for e in sim.m.get("rates") or ():
-            pick, z, at, _ = draws[str(e["key"])]
+            pick, z, at = draws[str(e["key"])]
             value = np.asarray(e["value"], float)
             n_t = max(int(e["n_tuning"]), 1)
-            cols = np.arange(n_sim)
             moved = (value[pick] - value[at]) + float(e["value_sd"]) * (z[pick, cols] - z[at, cols]) / math.sqrt(n_t)
             shift += float(e["sign"]) * np.where(np.isfinite(moved), moved, 0.0)
         if sim.m.get("rates"):
             sim.shift = shift
-    return len(draws)
 
 
 def _mixing(corr: np.ndarray) -> np.ndarray:

@@ -185,8 +185,7 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
                        "(predictive simulation)" + (", conditional on the tuned rates" if tuned(record) else
                                                     (", the tuned arms' rates chosen afresh in every simulated run"
-                                                     if any(str(k).startswith("tuned_")
-                                                            for k in (record.get("metrics") or {})) else "")))
+                                                     if tuned_rates(record) else "")))
         if key == "ceiling":
             flat = [c["name"] for c in record.get("criteria", []) if role_of(c) == COUNTED
                     and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
@@ -410,11 +409,16 @@ def fragile(firmness: float | None) -> bool:
 GIVEN_TUNED = "given the tuned rates"
 
 
+def tuned_rates(record: Mapping[str, Any]) -> bool:
+    """True for a claim whose arms ran at learning rates it tuned (its metrics hold ``tuned_...`` entries)."""
+    return any(str(k).startswith("tuned_") for k in (record.get("metrics") or {}))
+
+
 def tuned(record: Mapping[str, Any]) -> bool:
-    """True for a claim whose arms ran at learning rates it tuned (its metrics hold ``tuned_...`` entries) and whose
-    firmness holds some of them fixed: a counted criterion it simulated reads per-seed samples with no ``rates``
+    """True for a claim whose arms ran at learning rates it tuned (``tuned_rates``) and whose firmness holds some
+    of them fixed: a counted criterion it simulated reads per-seed samples with no ``rates``
     (``harness.record.firmness``: "A fresh rate choice")."""
-    if not any(str(k).startswith("tuned_") for k in (record.get("metrics") or {})):
+    if not tuned_rates(record):
         return False
     return any(m.get("source") == "samples" and not m.get("rates")
                for c in record.get("criteria") or () if c.get("counts", True) and c.get("firmness") is not None
