@@ -430,18 +430,18 @@ def _declare_claim(ev) -> None:
     ev.answer_objections(OBJECTIONS)
 
 
-def times_steps(budget: dict[str, Any], device: torch.device | str) -> bool:
+def times_steps(block: dict[str, Any], device: torch.device | str) -> bool:
     """Whether ``step_time_vs_length`` is declared: a block with ``step_time`` (full) under --device cuda."""
-    return bool(budget.get("step_time")) and torch.device(device).type == "cuda"
+    return bool(block.get("step_time")) and torch.device(device).type == "cuda"
 
 
-def step_times(budget: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
+def step_times(block: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
     """``harness.measure.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
     matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
-    spec, setup = budget["step_time"], setup_task(budget, "reverse", ("transformer", "lstm"))
+    spec, setup = block["step_time"], setup_task(block, "reverse", ("transformer", "lstm"))
     return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],
                                int(spec["tokens_per_batch"]), int(spec["repeats"]), int(spec["steps"]),
-                               device=device, warmup=int(spec["warmup_steps"]), train=budget["train"])
+                               device=device, warmup=int(spec["warmup_steps"]), train=block["train"])
 
 
 def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
@@ -487,24 +487,24 @@ def declare(ev, tasks: tuple[str, ...], compare: tuple[str, ...], fast: bool, ti
 
 
 def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast, attention):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
-    tasks = tuple(budget.get("fast", {}).get("tasks", ["reverse"])) if fast else tuple(budget.get("tasks_run", TASKS))
-    compare = () if fast else tuple(budget["lstm"]["tasks"])
-    timing = not fast and times_steps(budget, device)
+    tasks = tuple(block.get("fast", {}).get("tasks", ["reverse"])) if fast else tuple(block.get("tasks_run", TASKS))
+    compare = () if fast else tuple(block["lstm"]["tasks"])
+    timing = not fast and times_steps(block, device)
     c = declare(ev, tasks, compare, fast, timing)
     if attention is not None:
         ev.note(KERNEL_NOTE.format(name=attention.name, convention=attention.convention))
     for name in tasks:
-        ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(budget["gate_exact_match"]))
+        ev.gate(f"exact_match/{name}", direction="higher", tolerance=float(block["gate_exact_match"]))
     if "number_words_de" in tasks:
-        ev.gate("bleu/number_words_de", direction="higher", tolerance=float(budget["gate_bleu"]))
+        ev.gate("bleu/number_words_de", direction="higher", tolerance=float(block["gate_bleu"]))
     if compare:
-        ev.gate("steps_to_95/transformer", direction="lower", tolerance=float(budget["gate_steps_relative"]),
+        ev.gate("steps_to_95/transformer", direction="lower", tolerance=float(block["gate_steps_relative"]),
                 relative=True)
 
     # ---- measure: on each comparison task tune both arms on tuning seeds, then evaluate at the tuned rates
-    m = measure(budget, tasks, compare, seeds, device, progress, fast, by=TUNING_SCORE)
+    m = measure(block, tasks, compare, seeds, device, progress, fast, by=TUNING_SCORE)
     runs, curves = m.runs, m.curves
 
     # ---- record
@@ -554,17 +554,17 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
         ev.figure("steps_vs_lr", figure_loss_vs_lr_by_task(
             m.tuned, "Which learning rate gives the lowest validation\nloss at the fixed budget, per architecture?"))
     ev.table("per_seed", runs)
-    ev.figure("learning_curves", curves_figure(curves, float(budget["target"])))
+    ev.figure("learning_curves", curves_figure(curves, float(block["target"])))
     ev.note(f"Every run trains its fixed step budget (no early stop). Loss and exact match (greedy decoding) are "
             f"measured on a test part of the held-out split that neither training nor the tuning's validation part "
-            f"saw (validation scored {budget['train'].get('eval_decode', 'greedy').replace('_', '-')}).")
+            f"saw (validation scored {block['train'].get('eval_decode', 'greedy').replace('_', '-')}).")
     if compare:
         ev.note(f"Steps and time to 95% come from the validation curve (evaluated every "
-                f"{budget['train'].get('eval_every')} steps). Wall times exclude evaluation and carry the machine's "
+                f"{block['train'].get('eval_every')} steps). Wall times exclude evaluation and carry the machine's "
                 f"load; seeds are interleaved across the two architectures so load drift hits both alike. This "
                 f"profile compares with the LSTM on {', '.join(compare)}.")
         ev.note("Learning rates (issue 17): on each comparison task both architectures are trained at their own "
-                f"rate, chosen on {budget['tuning']['seeds']} tuning seed(s) disjoint from the evaluation seeds by "
+                f"rate, chosen on {block['tuning']['seeds']} tuning seed(s) disjoint from the evaluation seeds by "
                 "mean validation loss at the fixed budget: "
                 + "; ".join(f"{task_name}: " + ", ".join(
                     f"{a} {t.lr:.3g}" + (f" (the grid's {t.edge} point)" if t.edge else "") + f" of {list(t.grid)}"
@@ -573,7 +573,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
                 "counted) is the design this replaces, both arms at one shared rate: the tuning runs at each rate "
                 "both grids share, on the same tuning seeds (ln seconds beside seconds).")
     if timing:
-        times = step_times(budget, device)
+        times = step_times(block, device)
         parts, detail = step_time_parts(times)
         c["step_time_vs_length"].measure(parts, detail=detail)
         for arm, g in step_time_slopes(times).groupby("arm"):
@@ -584,7 +584,7 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
         ev.note("step_time_vs_length (time per step against sequence length at fixed tokens per batch, the "
                 "parallelism argument) is not declared: it needs --device cuda and a profile with a step_time block "
                 "(--profile full); one CPU thread runs nothing in parallel.")
-    ev.note("(d) corpus BLEU with the paper's base configuration: " + corpus_status(budget, profile.dry)[1])
+    ev.note("(d) corpus BLEU with the paper's base configuration: " + corpus_status(block, profile.dry)[1])
     ev.headline("exact_match/reverse")
 
 
@@ -592,13 +592,13 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
 def test_c1_corpus_bleu(evidence, profile, device, seeds, progress, fast, tmp_path):
     """(d) the paper's base configuration on the user's corpus (full profile); skips without one, except in a dry
     run, which writes a generated corpus in the user's TSV format and runs on that."""
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     _declare_claim(ev)
-    runs, why = corpus_status(budget, profile.dry)
+    runs, why = corpus_status(block, profile.dry)
     if fast or not runs:
         pytest.skip(f"C1 (d) corpus BLEU {why}" if not fast else "C1 (d) corpus BLEU is not a fast criterion")
-    spec = budget["corpus"]
+    spec = block["corpus"]
     bleu_min = spec.get("bleu_min")
     crit = ev.declare({"corpus_bleu": CRITERIA["corpus_bleu"]}, bleu_min=bleu_min)["corpus_bleu"]
     # a dry run without a user corpus (corpus_status): generated pairs go through the user's loader

@@ -748,7 +748,7 @@ def figure_accuracy(df: pd.DataFrame, chance: float, deep: pd.DataFrame | None =
 
 
 # ============================================================================================ test
-def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
+def declare(ev, block: dict, fast: bool) -> dict[str, Any]:
     """The claim and its criteria (``CRITERIA``; a --fast run declares the fast ones), before any measurement."""
     ev.claim(CLAIM_ID, title="O(1) path length between positions helps long-range dependency",
              statement="Relating two positions in O(1) operations helps long-range dependency",
@@ -756,43 +756,43 @@ def declare(ev, budget: dict, fast: bool) -> dict[str, Any]:
              limitation="The paper argues this from complexity (Table 1), not from a measurement, on 2017 "
                         "translation benchmarks. Here: a synthetic long-range match, small models, CPU budgets.")
     ev.answer_objections(OBJECTIONS)
-    learn = budget["learning"]
-    ds = budget["fast_distances"] if fast else learn["distances"]
-    steps = learning_train(budget, fast)["steps"]
-    extra = [] if fast else sorted(set(budget["helps"]["distances"]) - set(ds))
-    deep = budget["deep"]
+    learn = block["learning"]
+    ds = block["fast_distances"] if fast else learn["distances"]
+    steps = learning_train(block, fast)["steps"]
+    extra = [] if fast else sorted(set(block["helps"]["distances"]) - set(ds))
+    deep = block["deep"]
     deep_short = deep.get("short_distance")
     deep_long = [d for d in deep["distances"] if deep_short is not None and d > deep_short]
     how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices"
                                + (f"; d in {extra}: (e)'s tuned runs" if extra else ""),
-           "structural": f"d in {budget['structural']['distances']}, float64 autograd Jacobians",
-           "gradient_flat_attention": f"d in {budget['gradient']['distances']}, float64, at init",
-           "gradient_decays_recurrent": f"d in {budget['gradient']['distances']}, float64, at init",
-           "deep_convs": f"d in {budget['deep']['distances']}, {budget['deep'].get('archs')} with the depth to "
-                         f"cover d against 2-layer self-attention, at most {budget['helps']['steps']} steps (each "
-                         f"run stops at {DEEP_TARGET}), rates tuned over {budget['helps']['lr_grid']} on "
-                         f"{budget['helps']['tuning_seeds']} tuning seed(s) by steps to {DEEP_TARGET} validation "
-                         f"accuracy, steps read every {budget['deep'].get('eval_every')} on each seed's test slice",
+           "structural": f"d in {block['structural']['distances']}, float64 autograd Jacobians",
+           "gradient_flat_attention": f"d in {block['gradient']['distances']}, float64, at init",
+           "gradient_decays_recurrent": f"d in {block['gradient']['distances']}, float64, at init",
+           "deep_convs": f"d in {block['deep']['distances']}, {block['deep'].get('archs')} with the depth to "
+                         f"cover d against 2-layer self-attention, at most {block['helps']['steps']} steps (each "
+                         f"run stops at {DEEP_TARGET}), rates tuned over {block['helps']['lr_grid']} on "
+                         f"{block['helps']['tuning_seeds']} tuning seed(s) by steps to {DEEP_TARGET} validation "
+                         f"accuracy, steps read every {block['deep'].get('eval_every')} on each seed's test slice",
            "deep_conv_advantage_grows_with_distance": f"long d in {deep_long} against d = {deep_short}, (d)'s "
                                                       f"runs ({deep['archs']} with the depth to cover each d, "
                                                       "against 2-layer self-attention, each arm tuned at each d)",
-           "helps_vs_recurrent": f"d in {budget['helps']['distances']}, {budget['helps']['steps']} steps (no early "
-                                 f"stop), rates tuned over {budget['helps']['lr_grid']} on "
-                                 f"{budget['helps']['tuning_seeds']} tuning seed(s)",
-           "advantage_grows_with_distance": f"long d in {budget['helps']['distances']} against d = "
-                                            f"{budget['helps'].get('short_distance')}, {budget['helps']['steps']} "
+           "helps_vs_recurrent": f"d in {block['helps']['distances']}, {block['helps']['steps']} steps (no early "
+                                 f"stop), rates tuned over {block['helps']['lr_grid']} on "
+                                 f"{block['helps']['tuning_seeds']} tuning seed(s)",
+           "advantage_grows_with_distance": f"long d in {block['helps']['distances']} against d = "
+                                            f"{block['helps'].get('short_distance')}, {block['helps']['steps']} "
                                             f"steps (no early stop), each arm at one rate tuned over "
-                                            f"{budget['helps']['lr_grid']} at the short d on "
-                                            f"{budget['helps']['tuning_seeds']} tuning seed(s)"}
-    no_distances = [name for name, block in (("deep_convs", "deep"),
+                                            f"{block['helps']['lr_grid']} at the short d on "
+                                            f"{block['helps']['tuning_seeds']} tuning seed(s)"}
+    no_distances = [name for name, part in (("deep_convs", "deep"),
                                              ("deep_conv_advantage_grows_with_distance", "deep"),
                                              ("helps_vs_recurrent", "helps"),
                                              ("advantage_grows_with_distance", "helps"))
-                    if not budget[block]["distances"]]       # the profile measures that part at no d
+                    if not block[part]["distances"]]       # the profile measures that part at no d
     crits = ev.declare(CRITERIA, fast=fast, how=how, skip=no_distances)
     if not fast:
         for arch in ARCHS:
-            for d in budget["structural"]["distances"]:
+            for d in block["structural"]["distances"]:
                 ev.gate(f"path_length/{arch}/{d}", direction="both", tolerance=0)
         ev.gate("gradient_slope/self_attention", direction="both", tolerance=0.15)
     ev.gate(f"accuracy/self_attention/{max(ds)}", direction="higher", tolerance=0.05)
@@ -815,20 +815,20 @@ def deep_short_distance(block: dict) -> int:
     return int(short)
 
 
-def learning_train(budget: dict, fast: bool) -> dict:
+def learning_train(block: dict, fast: bool) -> dict:
     """(c)'s training block; a --fast run trains its fixed ``fast_train`` budget (no early stop: issue 25)."""
-    return {**budget["learning"]["train"], **(budget.get("fast_train", {}) if fast else {})}
+    return {**block["learning"]["train"], **(block.get("fast_train", {}) if fast else {})}
 
 
 def test_c2_path_length(evidence, profile, device, seeds, progress, fast, claim_threads):
     _run(evidence, profile.claim(CLAIM_ID), device, seeds, progress, fast)
 
 
-def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], Any], fast: bool) -> None:
-    c = declare(ev, budget, fast)
-    model, learn, struct = budget["model"], budget["learning"], budget["structural"]
-    distances_c = budget["fast_distances"] if fast else learn["distances"]
-    deep_ds = [] if fast else budget["deep"]["distances"]
+def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], Any], fast: bool) -> None:
+    c = declare(ev, block, fast)
+    model, learn, struct = block["model"], block["learning"], block["structural"]
+    distances_c = block["fast_distances"] if fast else learn["distances"]
+    deep_ds = [] if fast else block["deep"]["distances"]
     chance = match_task(max(distances_c), model["vocab"]).chance
 
     if not fast:
@@ -851,7 +851,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
         lstm, _ = matched_width("recurrent", match_task(max(distances_c), model["vocab"]), base, model["n_layers"],
                                 param_count(build_arch("self_attention", base)))
         gr = measure_gradient_vs_distance({"self_attention": base, "recurrent": lstm},
-                                          budget["gradient"]["distances"], seeds, batch=budget["gradient"]["batch"])
+                                          block["gradient"]["distances"], seeds, batch=block["gradient"]["batch"])
         for arch, name in (("self_attention", "gradient_flat_attention"), ("recurrent", "gradient_decays_recurrent")):
             fit, zero = gradient_slope(gr, arch)
             c[name].fit(fit, detail=f"log-log slope, mean over {fit.n} seeds {fit.slope:.4g}"
@@ -862,7 +862,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
 
     # ---- (c) learning at equal depth and parameters
     archs = ["self_attention"] if fast else learn["archs"]
-    lr = measure_learning(archs, distances_c, seeds, model, learning_train(budget, fast), learn["n_test"], device,
+    lr = measure_learning(archs, distances_c, seeds, model, learning_train(block, fast), learn["n_test"], device,
                           progress=progress)
     att = lr[lr["arch"] == "self_attention"]
     learns = att   # attention_learns's cells: (c)'s, and (e)'s at a d that (c) does not train
@@ -878,7 +878,7 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
     ev.table("learning", lr)
 
     # ---- (e) tuned self-attention against the tuned LSTM at long range, fixed budget (reported); (f) the interaction
-    helps = budget["helps"]
+    helps = block["helps"]
     helps_ds = [] if fast else helps["distances"]
     if helps_ds:
         short = int(helps["short_distance"])
@@ -922,11 +922,11 @@ def _run(ev, budget: dict, device, seeds: list[int], progress: Callable[[str], A
     # distance interaction of their lag
     dp = None
     if deep_ds:
-        archs = list(budget["deep"]["archs"])
-        deep_short = deep_short_distance(budget["deep"])
+        archs = list(block["deep"]["archs"])
+        deep_short = deep_short_distance(block["deep"])
         progress(f"C2(d) deep convs {archs} against self-attention, each tuned, at d in {deep_ds}")
         deep_layers = lambda a, d: expected_path_length(a, d) if a in CONVS else model["n_layers"]  # noqa: E731
-        deep_train = {**learn["train"], "eval_every": int(budget["deep"]["eval_every"])}
+        deep_train = {**learn["train"], "eval_every": int(block["deep"]["eval_every"])}
         dp, deep_tuned, deep_tuning = tune_and_measure(["self_attention", *archs], deep_ds, seeds, model,
                                                        deep_train, learn["n_test"], helps, device,
                                                        progress=progress, layers=deep_layers,

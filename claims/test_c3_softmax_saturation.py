@@ -208,17 +208,17 @@ def probe_measurements(probe: pd.DataFrame) -> dict[str, list[dict]]:
 
 
 # ----------------------------------------------------------------------------------- (b) and (c): training
-def run_sweeps(budget, seeds, device="cpu", progress=None) -> dict[str, tuning.TunedSweep]:
+def run_sweeps(block, seeds, device="cpu", progress=None) -> dict[str, tuning.TunedSweep]:
     """Per task of the shared sweep (``tuning.sweep_tasks``): additive, unscaled and scaled at the sweep's d_k,
     additive and unscaled at the extra small d_k, each at its own rate tuned on the tuning seeds."""
     out = {}
-    for task, spec in tuning.sweep_tasks(budget).items():
-        tuned = tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["budget"], seeds, budget["tuning"], device,
+    for task, spec in tuning.sweep_tasks(block).items():
+        tuned = tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["block"], seeds, block["tuning"], device,
                                    progress)
         extra = [d for d in spec["small_d_ks"] if d not in spec["d_ks"]]
         if extra:
             small = {k: SWEEP_ARMS[k] for k in ("additive", "unscaled")}
-            tuned = tuning.merge(tuned, tuning.tuned_sweep(small, extra, spec["budget"], seeds, budget["tuning"],
+            tuned = tuning.merge(tuned, tuning.tuned_sweep(small, extra, spec["block"], seeds, block["tuning"],
                                                            device, progress))
         out[task] = tuned
     return out
@@ -444,7 +444,7 @@ def test_c3_softmax_saturation(evidence, profile, device, seeds, progress, fast,
          model_block=profile.claim("model_trial"))
 
 
-def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_block=None):
+def _run(ev, block, device, seeds, progress, fast, model_on_trial=None, model_block=None):
     ev.claim("C3", title="Unscaled dot products saturate the softmax at large d_k",
              statement="Unscaled dot products saturate the softmax at large d_k (\u201cwe suspect that for large "
                        "values of d_k, the dot products grow large in magnitude, pushing the softmax function into "
@@ -456,11 +456,11 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
     ev.answer_objections(OBJECTIONS)
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, model_block, seeds, progress)
-    probe_dks, sweep_dks = budget["probe_d_ks"], budget["sweep_d_ks"]
+    probe_dks, sweep_dks = block["probe_d_ks"], block["sweep_d_ks"]
     small_dk, large_dk = min(sweep_dks), max(sweep_dks)
     crit = ev.declare(CRITERIA, fast=fast, probe_dks=probe_dks, small_dk=small_dk, large_dk=large_dk,
-                      grad_steps=budget["sweep"]["grad_steps"],
-                      small_grid=sorted(set(budget.get("small_d_ks", [])) | {small_dk}))
+                      grad_steps=block["sweep"]["grad_steps"],
+                      small_grid=sorted(set(block.get("small_d_ks", [])) | {small_dk}))
     ev.gate("grad_slope_unscaled", direction="both", tolerance=0.15)
     ev.gate("entropy_unscaled_max_dk", direction="both", tolerance=0.15)
     if not fast:
@@ -469,9 +469,9 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
 
     # ---- (a) probe at init
     probe_arms = dict(PROBE_ARMS)
-    if budget.get("probe_xavier", True):
+    if block.get("probe_xavier", True):
         probe_arms["unscaled_xavier"] = XAVIER_UNSCALED
-    probe = measure_saturation_at_init(probe_dks, seeds, budget["sweep"], budget["probe_size"], device,
+    probe = measure_saturation_at_init(probe_dks, seeds, block["sweep"], block["probe_size"], device,
                                        probe_arms, progress)
     un, sc = probe_slopes(probe, "unscaled"), probe_slopes(probe, "scaled")
     for name, ms in probe_measurements(probe).items():
@@ -484,8 +484,8 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
     ev.metric("entropy_unscaled_max_dk", float(at_max["unscaled"]))
     ev.table("probe_at_init_per_seed", probe)
     ev.figure("entropy_grad_logit_std_vs_dk", figure_probe(probe))
-    n_keys = sweep_task(budget["sweep"]).max_src_len
-    ev.note(f"(a) At init with PyTorch's default init and d_model={budget['sweep']['model']['d_model']} fixed, "
+    n_keys = sweep_task(block["sweep"]).max_src_len
+    ev.note(f"(a) At init with PyTorch's default init and d_model={block['sweep']['model']['d_model']} fixed, "
             f"q and k components have variance ~{probe[probe.arm == 'unscaled'].q_var.mean():.2f} (not 1), so "
             f"the unscaled logit std is ~sqrt(d_k * var_q * var_k): log-log slope {un['logit_std'].slope:.2f} "
             f"(0.5 predicted). Entropy at d_k={max(probe_dks)}: unscaled {at_max['unscaled']:.2f} nats vs scaled "
@@ -504,10 +504,10 @@ def _run(ev, budget, device, seeds, progress, fast, model_on_trial=None, model_b
         return
 
     # ---- (b), (c): the shared tuned sweep on both tasks (memoised: R1 and C4 reuse its runs in the same process)
-    sweeps_ = run_sweeps(budget, seeds, device, progress)
+    sweeps_ = run_sweeps(block, seeds, device, progress)
     first = next(iter(sweeps_.values()))
     per_task_rows = []
-    for name, parts in training_measurements(sweeps_, small_dk, large_dk, budget.get("small_d_ks", ())).items():
+    for name, parts in training_measurements(sweeps_, small_dk, large_dk, block.get("small_d_ks", ())).items():
         shown = (small_dk, large_dk) if "grows" in name else None if "small" in name else (large_dk,)
         crit[name].measure([m for ms in parts.values() for m in ms], detail=_detail(sweeps_, shown))
         per_task_rows.append(pd.DataFrame(decision.part_outcomes(CRITERIA[name]["rule"], parts)).assign(criterion=name))

@@ -361,7 +361,7 @@ def measure_alpha(sweep_block: dict, alphas: list[float], seeds: list[int], devi
                   progress=None) -> dict[str, tuning.TunedSweep]:
     """Per task of C3's sweep: every alpha at the task's smallest and largest d_k, each at its tuned rate."""
     return {task: tuning.tuned_sweep(alpha_arms(alphas), [min(spec["d_ks"]), max(spec["d_ks"])],
-                                     spec["budget"], seeds, sweep_block["tuning"], device, progress)
+                                     spec["block"], seeds, sweep_block["tuning"], device, progress)
             for task, spec in tuning.sweep_tasks(sweep_block).items()}
 
 
@@ -413,9 +413,9 @@ def measure_qk_control(sweeps_: dict[str, tuning.TunedSweep], sweep_block: dict,
             a1 = s.runs[(s.runs.arm == alpha_arm(1.0)) & (s.runs.d_k == d) & s.runs.seed.isin(use)]
             a1 = a1.sort_values("seed").final_loss.to_numpy(float)
             for m in control["multipliers"]:
-                budget = {**specs[task]["budget"], "train": {**specs[task]["budget"]["train"], "lr": t.lr,
+                block = {**specs[task]["block"], "train": {**specs[task]["block"]["train"], "lr": t.lr,
                                                              **({"qk_lr_multiplier": float(m)} if m != 1 else {})}}
-                df = sweeps.attention_sweep({alpha_arm(0.5): {"scale_exponent": 0.5}}, [d], budget, use,
+                df = sweeps.attention_sweep({alpha_arm(0.5): {"scale_exponent": 0.5}}, [d], block, use,
                                                     device=device, progress=progress).sort_values("seed")
                 loss = df.final_loss.to_numpy(float)
                 out = decision.decide_alone(rule, [decision.samples(loss, a1, paired=True)])
@@ -630,10 +630,10 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
     if fast:
         pytest.skip("C4 counts no fast criterion: its check of the default scale is reported (R1 counts it), its "
                     "init-variance checks are premises, and what it counts trains")
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     _claim(ev)
-    iid_b, model_b, alpha_b = budget["iid"], budget["model"], budget["alpha"]
+    iid_b, model_b, alpha_b = block["iid"], block["model"], block["alpha"]
     # (c) trains through the sweep C3 and R1 share (same budget block, same memoised runs in one process)
     sweep_block = profile.claim(alpha_b["sweep_from"])
     tasks = tuning.sweep_tasks(sweep_block)

@@ -377,7 +377,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     ev.headline("model_head_distance/after_training")
 
 def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     # a kernel on trial (issue 27) runs inside every model's attention (the session's kernel); whether it returns
     # weights is known from one call before anything is measured, so the criteria that read them are declared as
@@ -398,13 +398,13 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
                 "outputs unchanged), so the verdict says whether multi-head attention recovers resolution through "
                 "that kernel. " + (NO_WEIGHTS + ": the criteria that read weights are reported, unmeasured."
                                    if blind else "It returns its weights, so every criterion is measured."))
-    n_keys = budget["task"]["seq_len"] + 1
-    Ms = budget["token"]["single_head_marked"]
-    pos_heads = [1, 4] if fast else budget["position"]["heads"]
-    many = budget["position"]["too_many_heads"]
-    n_primary = len(arm_seeds(Arm("position", 4, 1), budget, seeds))
+    n_keys = block["task"]["seq_len"] + 1
+    Ms = block["token"]["single_head_marked"]
+    pos_heads = [1, 4] if fast else block["position"]["heads"]
+    many = block["position"]["too_many_heads"]
+    n_primary = len(arm_seeds(Arm("position", 4, 1), block, seeds))
     pos_arms = [Arm("position", 4, h) for h in dict.fromkeys(pos_heads + [many])]
-    tuning = budget["position"]["tuning"]
+    tuning = block["position"]["tuning"]
     # ---- criteria, before any measurement
     rates = ("the profile's shared rate (--fast: no tuning)" if fast else
              f"each h at its rate of {tuning['lr_grid']}, chosen on {tuning['seeds']} tuning seeds")
@@ -416,7 +416,7 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
            "distinct_slots": f"{n_primary} seeds of h = 4; exact binomial p in the detail",
            "head_sharpness": f"{n_primary} seeds per arm", "exact_match": f"{len(seeds)} seeds",
            "resolution_rises": f"h in {pos_heads}; one slope per seed (stats.replicate_slope); {rates}",
-           "token_resolution_rises": f"h in {budget['token']['heads']}; one slope per seed (stats.replicate_slope)",
+           "token_resolution_rises": f"h in {block['token']['heads']}; one slope per seed (stats.replicate_slope)",
            "single_head_entropy": f"M in {Ms}, S = {n_keys} positions", "too_many_heads": f"h = {many}"}
     if blind:       # where each head looked is not observable: the criteria that read it are reported, unmeasured
         how.update(dict.fromkeys(WEIGHT_CRITERIA, NO_WEIGHTS))
@@ -431,8 +431,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     # ---- measure: tune every position arm on tuning seeds, then evaluate each at its rate on the run's seeds
     tuned: dict[Arm, Tuned] = {}
     if not fast:
-        tuning_runs, tuned = tune_arms(pos_arms, budget, seeds, device, progress)
-    m = measure(arms_for(budget, fast), budget, seeds, device, progress, fast,
+        tuning_runs, tuned = tune_arms(pos_arms, block, seeds, device, progress)
+    m = measure(arms_for(block, fast), block, seeds, device, progress, fast,
                 lrs={arm: t.lr for arm, t in tuned.items()})
     df = m.runs
 
@@ -500,8 +500,8 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
             ev.metric("distinct_slots_h4", float(counts.mean()))
             ev.metric("distinct_slots_h4_most_seeds_fraction", k / n if n else math.nan)
             ev.metric("distinct_slots_h4_binomial_p", decision.binomial_p(k, n)[0] if n else math.nan)
-        token_rises = resolution_slope(df, budget["token"]["heads"], "token")
-        c["token_resolution_rises"].measure([token_rises], detail=means_by_h(df, "resolution", budget["token"]["heads"],
+        token_rises = resolution_slope(df, block["token"]["heads"], "token")
+        c["token_resolution_rises"].measure([token_rises], detail=means_by_h(df, "resolution", block["token"]["heads"],
                                                                              "token") + exact_note(token_rises))
         c["too_many_heads"].compare(*paired_by_seed(df, "position", 4, many, 4, "loss"), invalid=edge(4, many),
                                     detail=means_by_h(df, "loss", [4, many], "position") + "; "
@@ -545,12 +545,12 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
     ev.figure("resolution_vs_h", figure_resolution(df))
     ev.headline("resolution_h4")
     if not fast:
-        tok_steps = budget["token"]["train"]["steps"]
+        tok_steps = block["token"]["train"]["steps"]
         h1 = select(df, "token", 4, 1)["exact_match"].mean()
         ev.note("Framing (issue 7): a single head is not incapable; the claim is about resolution and sample "
                 f"efficiency at a fixed budget ({tok_steps} steps of the paper's warmup schedule on the token "
                 "binding). " + (
-                    f"Measured here: h = 1 at M = 4 with {budget['long_steps_factor']}x the steps reaches exact "
+                    f"Measured here: h = 1 at M = 4 with {block['long_steps_factor']}x the steps reaches exact "
                     f"match {long['exact_match'].mean():.2f} (vs {h1:.2f} at the budget)." if not long.empty else
                     "Issue 7 measured about 0.89 exact match for h = 1 at M = 4 with five times the steps; this "
                     "profile does not re-measure it (the standard profile does: exact_match_h1_M4_long)."))

@@ -70,9 +70,9 @@ OBJECTIONS = {
 }
 
 
-def model_config(budget: dict) -> ModelConfig:
+def model_config(block: dict) -> ModelConfig:
     """The checked model: the profile's size, float64 later (dropout 0: eval mode anyway)."""
-    return ModelConfig.tiny(**budget["model"])
+    return ModelConfig.tiny(**block["model"])
 
 
 def _inputs(seed: int, batch: int, T: int, d_model: int) -> torch.Tensor:
@@ -387,7 +387,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
 # -------------------------------------------------------------------------------------------------- the test
 def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Model sanity: the implementation computes what the paper defines",
              statement="Scaled dot-product attention: softmax(QKᵀ/√d_k)V. Several heads in parallel over projected "
@@ -406,9 +406,9 @@ def test_m0_model_checks(evidence, profile, device, seeds, progress, fast, atten
     if not fast:
         ev.gate(CRITERIA["padding_ignored"]["metric"], direction="lower", tolerance=0.0)
 
-    cfg = model_config(budget)
+    cfg = model_config(block)
     threads = torch.get_num_threads()
-    torch.set_num_threads(int(budget.get("threads", 1)))   # tiny float64 graphs: more threads only contend
+    torch.set_num_threads(int(block.get("threads", 1)))   # tiny float64 graphs: more threads only contend
     try:
         for name, crit in checks.items():
             progress(f"{name}: seeds {seeds}", force=True)

@@ -194,24 +194,24 @@ READS = {"scale_earns_place_l2": ("loss", "l2"), "scale_earns_place_rmsnorm": ("
 
 
 # ================================================================================================ measure
-def run_sweep(budget: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu",
+def run_sweep(block: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu",
               progress: Callable[..., Any] | None = None) -> tuning.TunedSweep:
     """The six arms and the l2 control's at the profile's d_k, each at its own rate tuned on the tuning seeds
     (``tuning.tuned_sweep``)."""
-    sweep = budget["sweep"]
-    return tuning.tuned_sweep(arms(sweep_task(sweep).max_len, int(budget["d_k"])), [int(budget["d_k"])], sweep,
-                              seeds, budget["tuning"], device, progress)
+    sweep = block["sweep"]
+    return tuning.tuned_sweep(arms(sweep_task(sweep).max_len, int(block["d_k"])), [int(block["d_k"])], sweep,
+                              seeds, block["tuning"], device, progress)
 
 
-def measure_init(budget: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu") -> pd.DataFrame:
+def measure_init(block: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu") -> pd.DataFrame:
     """One row per (arm, d_k, seed) over ``probe_d_ks``: the logit std of a freshly initialised sweep model on
     ``probe_size`` held-out examples (``probe_softmax_state``; same seed, same weights in every arm)."""
-    sweep = budget["sweep"]
+    sweep = block["sweep"]
     task = sweep_task(sweep)
     batch = task.heldout(int(sweep.get("probe_size", 256))).to(device)
     rows = []
     for name, overrides in arms(task.max_len).items():
-        for d_k in budget["probe_d_ks"]:
+        for d_k in block["probe_d_ks"]:
             for seed in seeds:
                 model = build_sweep_model(sweep, task, int(d_k), overrides, seed, name).to(device)
                 state = probe_softmax_state(model, batch, task.tgt_vocab)
@@ -221,9 +221,9 @@ def measure_init(budget: dict[str, Any], seeds: list[int], device: str | torch.d
 
 
 # ================================================================================================ decide
-def chance_loss(budget: dict[str, Any]) -> float:
+def chance_loss(block: dict[str, Any]) -> float:
     """ln(n_classes): the held-out loss of a model that learnt nothing."""
-    return -math.log(sweep_task(budget["sweep"]).chance)
+    return -math.log(sweep_task(block["sweep"]).chance)
 
 
 def capped(s: tuning.TunedSweep, name: str, d_k: int, l0: float) -> np.ndarray:
@@ -339,8 +339,8 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_threads, model_on_trial):
     if fast:
         pytest.skip("Q1 has no fast criteria: no fault of model.faults is Q1's to catch (issue 10)")
-    budget = profile.claim(CLAIM_ID)
-    sweep, d_k = budget["sweep"], int(budget["d_k"])
+    block = profile.claim(CLAIM_ID)
+    sweep, d_k = block["sweep"], int(block["d_k"])
     ev = evidence
     ev.claim(CLAIM_ID, title="QK-norm against 1/sqrt(d_k): does the scaling still earn its place?",
              statement="Modern models normalise queries and keys explicitly (QK-norm) \u2014 is that fixing the "
@@ -353,21 +353,21 @@ def test_q1_qk_norm(evidence, profile, device, seeds, progress, fast, claim_thre
     ev.answer_objections(OBJECTIONS)
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
-    t = budget["tuning"]
+    t = block["tuning"]
     how = (f"d_k {d_k}, {len(seeds)} evaluation seeds; each arm's rate chosen on {t['seeds']} tuning seeds from "
            f"{t['points']} rates over {t['span']:g}x round {sweep['train']['lr']:g} (extended up to {t['extend']} "
            "steps past an end); paired by seed")
     crits = ev.declare(CRITERIA, how={n: how if READS[n][0] == "loss" else
-                                      f"init probes at d_k {budget['probe_d_ks']}, {len(seeds)} seeds; one log-log "
+                                      f"init probes at d_k {block['probe_d_ks']}, {len(seeds)} seeds; one log-log "
                                       "slope per seed" for n in CRITERIA},
-                       d_k=d_k, probe_d_ks=budget["probe_d_ks"])
+                       d_k=d_k, probe_d_ks=block["probe_d_ks"])
     for variant in ("l2", "rmsnorm"):
         ev.gate(f"q1_scale_cost/{variant}", direction="both", tolerance=0.4)
 
     # ---- measure
-    init = measure_init(budget, seeds, device)
-    s = run_sweep(budget, seeds, device, progress)
-    l0 = chance_loss(budget)
+    init = measure_init(block, seeds, device)
+    s = run_sweep(block, seeds, device, progress)
+    l0 = chance_loss(block)
 
     # ---- record
     for name, crit in crits.items():

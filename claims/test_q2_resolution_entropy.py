@@ -140,23 +140,23 @@ def head_stats(model: torch.nn.Module, fit: Batch, held: Batch, n_layers: int, n
     return rows
 
 
-def build_task(budget: dict[str, Any]) -> Task:
-    return make_task(**budget["task"])
+def build_task(block: dict[str, Any]) -> Task:
+    return make_task(**block["task"])
 
 
-def train_with_checkpoints(budget: dict[str, Any], seed: int, device: torch.device | str = "cpu",
+def train_with_checkpoints(block: dict[str, Any], seed: int, device: torch.device | str = "cpu",
                            progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train one seed, measuring ``head_stats`` at step 0 and at every step in ``checkpoints``.
     Returns (per-head rows with step and seed, the run's learning curve)."""
-    task = build_task(budget)
-    mb = budget["model"]
+    task = build_task(block)
+    mb = block["model"]
     cfg = ModelConfig(d_model=mb["d_model"], n_heads=mb["n_heads"], d_ff=mb["d_ff"],
                       n_decoder_layers=mb["n_layers"], n_encoder_layers=0)
     model = build_for_task("decoder_lm", task, cfg, seed)
-    probe = budget["probe"]
+    probe = block["probe"]
     held = task.heldout(probe["n_eval"]).to(device)
     fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
-    checkpoints = sorted(set(budget["checkpoints"]))
+    checkpoints = sorted(set(block["checkpoints"]))
     rows: list[dict[str, Any]] = []
 
     def snapshot(step: int) -> None:
@@ -173,7 +173,7 @@ def train_with_checkpoints(budget: dict[str, Any], seed: int, device: torch.devi
             if progress:
                 progress(f"Q2 seed {seed}: checkpoint at step {step}, loss {loss:.3f}", force=True)
 
-    tc = TrainConfig.from_dict({**budget["train"], "device": str(device)})
+    tc = TrainConfig.from_dict({**block["train"], "device": str(device)})
     if progress:
         progress(f"Q2 seed {seed}: training {tc.steps} steps, checkpoints {checkpoints}", force=True)
     result = train(model, task, tc, seed, on_step=on_step, progress=progress)
@@ -181,9 +181,9 @@ def train_with_checkpoints(budget: dict[str, Any], seed: int, device: torch.devi
     return pd.DataFrame(rows), curve
 
 
-def measure(budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+def measure(block: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
             progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    parts = [train_with_checkpoints(budget, s, device, progress) for s in seeds]
+    parts = [train_with_checkpoints(block, s, device, progress) for s in seeds]
     return pd.concat([p[0] for p in parts], ignore_index=True), pd.concat([p[1] for p in parts], ignore_index=True)
 
 
@@ -293,7 +293,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast, model_on_trial):
     if fast:
         pytest.skip("Q2 has no fast criterion: no fault in model.faults is about it (issue 10)")
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Is resolution lost to averaging what entropy collapse and attention sinks measure?",
              statement="\u201cReduced effective resolution due to averaging\u201d is a cost this paper names and the "
@@ -310,7 +310,7 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast,
                       "single_head every head is the same), so both halves are reported, never counted")
     ev.gate("q2_entropy_sink_corr", direction="both", tolerance=0.35)
 
-    heads, curve = measure(budget, seeds, device, progress)
+    heads, curve = measure(block, seeds, device, progress)
     ckpt = per_checkpoint(heads)
     corr = correlations(heads)
 

@@ -78,11 +78,11 @@ OBJECTIONS = {
 }
 
 
-def model_config(budget: dict[str, Any], arm: str, d_k: int) -> ModelConfig:
+def model_config(block: dict[str, Any], arm: str, d_k: int) -> ModelConfig:
     """The profile's encoder with d_k set and the arm's scale (d_model fixed: only the attention's width moves)."""
     if arm not in ARMS:
         raise ValueError(f"arm must be one of {list(ARMS)}, got {arm!r}")
-    return ModelConfig(**{"n_decoder_layers": 0, **budget["model"], "d_k": int(d_k), **ARMS[arm]})
+    return ModelConfig(**{"n_decoder_layers": 0, **block["model"], "d_k": int(d_k), **ARMS[arm]})
 
 
 def attention_state(model: torch.nn.Module, batch) -> list[dict[str, float]]:
@@ -101,22 +101,22 @@ def attention_state(model: torch.nn.Module, batch) -> list[dict[str, float]]:
     return rows
 
 
-def measure_drift(budget: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu",
+def measure_drift(block: dict[str, Any], seeds: list[int], device: str | torch.device = "cpu",
                   progress: Callable[..., Any] | None = None, arms: list[str] | None = None) -> pd.DataFrame:
     """Train one model per (arm, d_k, seed) and read ``attention_state`` at step 0 and at each checkpoint.
     One row per (arm, d_k, seed, step, layer), with the run's final held-out loss and accuracy."""
     arms = list(ARMS) if arms is None else arms
-    task = make_task(**budget["task"])
-    probe = task.heldout(int(budget["probe_size"])).to(device)
-    checkpoints = sorted({int(s) for s in budget["checkpoints"]} | {0})
-    tcfg = TrainConfig.from_dict({**budget["train"], "device": str(device)})
+    task = make_task(**block["task"])
+    probe = task.heldout(int(block["probe_size"])).to(device)
+    checkpoints = sorted({int(s) for s in block["checkpoints"]} | {0})
+    tcfg = TrainConfig.from_dict({**block["train"], "device": str(device)})
     if checkpoints[-1] != tcfg.steps:
         raise ValueError(f"Q3 budget: the last checkpoint ({checkpoints[-1]}) must be the last step ({tcfg.steps})")
-    rows, runs = [], [(a, d, s) for a in arms for d in budget["d_ks"] for s in seeds]
+    rows, runs = [], [(a, d, s) for a in arms for d in block["d_ks"] for s in seeds]
     for i, (arm, d_k, seed) in enumerate(runs, 1):
         if progress is not None:
             progress(f"Q3 {i}/{len(runs)}: {arm} d_k={d_k} seed {seed}", force=True)
-        model = build_for_task("encoder_tagger", task, model_config(budget, arm, d_k), seed)
+        model = build_for_task("encoder_tagger", task, model_config(block, arm, d_k), seed)
         run_rows: list[dict[str, Any]] = []
 
         def checkpoint(step: int, model: torch.nn.Module, *_: Any) -> None:
@@ -369,7 +369,7 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
                                     model_on_trial):
     if fast:
         pytest.skip("Q3 has no fast criteria: no fault of model.faults is Q3's to catch (issue 10)")
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Does the variance argument hold after training?",
              statement="The variance argument holds at initialization, where components are plausibly "
@@ -378,20 +378,20 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
              strength="open question", kind="question",
              limitation="The footnote assumes components of q and k independent, mean 0, variance 1: true at "
                         "initialization rather than throughout training. Here: a 2-layer encoder (d_model "
-                        f"{budget['model']['d_model']}) on key-value lookup, d_k in {budget['d_ks']}, "
-                        f"{budget['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
+                        f"{block['model']['d_model']}) on key-value lookup, d_k in {block['d_ks']}, "
+                        f"{block['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
     ev.answer_objections(OBJECTIONS)
     if model_on_trial is not None and model_on_trial.checkpoint is not None:
         return checkpoint_trial(ev, model_on_trial, progress)
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
-    d_ks = budget["d_ks"]
+    d_ks = block["d_ks"]
     crits = ev.declare(CRITERIA, how=f"{len(seeds)} seeds x d_k {d_ks}, layers averaged")
     ev.gate("q3_logit_var_ratio_after_training", direction="both", tolerance=0.6, relative=True)
     ev.gate("q3_scaled_logit_var_slope_after_training", direction="both", tolerance=0.4)
 
     # ---- measure
-    df = measure_drift(budget, seeds, device, progress)
+    df = measure_drift(block, seeds, device, progress)
 
     # ---- record
     for name, crit in crits.items():

@@ -361,9 +361,9 @@ def kernel_training_sweeps(kernel, training: dict, sweep_block: dict, seeds, dev
     out = {}
     with use_kernel(None):          # the reference is the module's own attention, whatever the session's kernel
         for task, spec in tuning.sweep_tasks(sweep_block).items():
-            budget = {**spec["budget"], "grad_steps": 0,
-                      "train": {**spec["budget"]["train"], **training.get("train", {}).get(task, {})}}
-            out[task] = tuning.tuned_sweep(arms, training_d_ks(spec), budget, evaluation, training["tuning"],
+            block = {**spec["block"], "grad_steps": 0,
+                      "train": {**spec["block"]["train"], **training.get("train", {}).get(task, {})}}
+            out[task] = tuning.tuned_sweep(arms, training_d_ks(spec), block, evaluation, training["tuning"],
                                            device, progress)
     return out
 
@@ -597,10 +597,10 @@ def _claim(ev, trained: bool = True, objections: dict | None = None) -> None:
     ev.answer_objections(objections or (OBJECTIONS if trained else UNTRAINED_OBJECTIONS))
 
 
-def _run(ev, profile, budget, device, seeds, progress, fast):
+def _run(ev, profile, block, device, seeds, progress, fast):
     _claim(ev, trained=not fast)
-    d_ks, heads = budget["d_ks"], budget["heads"]
-    sweep_block = profile.claim(budget["sweep_from"])
+    d_ks, heads = block["d_ks"], block["heads"]
+    sweep_block = profile.claim(block["sweep_from"])
     crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS),
                       sweep_d_ks=sweep_block["sweep_d_ks"], tasks=" and ".join(tuning.sweep_tasks(sweep_block)))
     ev.gate("r1_default_rel_err_vs_sdpa", direction="lower", tolerance=1e-9)
@@ -617,7 +617,7 @@ def _run(ev, profile, budget, device, seeds, progress, fast):
         return
 
     # ---- never worse: C3's tuned sweep on both tasks, memoised
-    sweeps_ = {task: tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["budget"], seeds, sweep_block["tuning"],
+    sweeps_ = {task: tuning.tuned_sweep(SWEEP_ARMS, spec["d_ks"], spec["block"], seeds, sweep_block["tuning"],
                                         device, progress)
                for task, spec in tuning.sweep_tasks(sweep_block).items()}
     tables, per_part = [], []

@@ -322,7 +322,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
 # ================================================================================================ the test
 def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, attention, model_on_trial):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Check what a growing compatibility function does to the softmax",
              statement=("When a compatibility function's magnitude grows with a dimension, check what that does "
@@ -338,7 +338,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
         ev.answer_objections(AT_INIT_OBJECTIONS)
     else:
         ev.answer_objections(OBJECTIONS)
-    min_slope = float(budget["min_slope"])
+    min_slope = float(block["min_slope"])
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     if attention is not None:
@@ -347,7 +347,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
         pytest.skip("R2 counts no fast criterion on the project's model: its iid slopes are premises and "
                     "default_not_flagged is reported (R1 counts the default scale)")
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
-    how = f"harness.measure.probes.saturation_check over dims {budget['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
+    how = f"harness.measure.probes.saturation_check over dims {block['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
     ev.counts_nothing("its rows are slopes on iid inputs, identities of the variance argument that calibrate the "
                       "check (premises) or read the model's default scale (reported, R1 counts it); nothing here "
@@ -358,9 +358,9 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
         ev.gate("saturation_flags_matched", direction="higher", tolerance=0.0)
     ev.gate("saturation_logit_std_slope_default", direction="both", tolerance=0.1)
 
-    per, summary, fits = measure_saturation(budget["dims"], seeds, rows, min_slope=min_slope,
-                                            n_keys=budget["n_keys"], n_queries=budget["n_queries"],
-                                            batch=budget["batch"], progress=progress)
+    per, summary, fits = measure_saturation(block["dims"], seeds, rows, min_slope=min_slope,
+                                            n_keys=block["n_keys"], n_queries=block["n_queries"],
+                                            batch=block["batch"], progress=progress)
     s = summary.set_index("function")
     for key, crit in crits.items():
         crit.measure(slope_parts(fits[key], SCORE_FUNCTIONS[key][2], len(seeds)),
@@ -368,7 +368,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     if "inverse_dk_entropy_at_max_dim" in declared:
         top = per[(per["function"] == "inverse_dk") & (per["dim"] == per["dim"].max())]
         declared["inverse_dk_entropy_at_max_dim"].sample(
-            top["entropy_ratio"], detail=f"dim {int(top['dim'].iloc[0])}, n = {budget['n_keys']} keys")
+            top["entropy_ratio"], detail=f"dim {int(top['dim'].iloc[0])}, n = {block['n_keys']} keys")
 
     predicted = summary[summary["function"].isin(list(crits))]
     ev.metric("saturation_flags_matched", float((predicted["flag"] == predicted["expected"]).mean()))

@@ -111,7 +111,7 @@ OBJECTIONS = {
 }
 
 
-def measure_r3(budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+def measure_r3(block: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
                progress: Callable[[str], None] = lambda msg: None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Time and peak memory of every (variant, n) cell of the budget.
 
@@ -123,21 +123,21 @@ def measure_r3(budget: dict[str, Any], seeds: list[int], device: torch.device | 
     counts that call as seed 0's round: the profiler costs microseconds per op, nothing against seconds.
     """
     threads = torch.get_num_threads()
-    torch.set_num_threads(int(budget.get("threads", 1)))   # both sides of every ratio on the same threads
+    torch.set_num_threads(int(block.get("threads", 1)))   # both sides of every ratio on the same threads
     try:
-        return _measure(budget, seeds, device, progress)
+        return _measure(block, seeds, device, progress)
     finally:
         torch.set_num_threads(threads)
 
 
-def _measure(budget: dict[str, Any], seeds: list[int], device: torch.device | str,
+def _measure(block: dict[str, Any], seeds: list[int], device: torch.device | str,
              progress: Callable[[str], None]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    shape = dict(batch=int(budget["batch"]), n_heads=int(budget["n_heads"]), d_k=int(budget["d_k"]))
-    variants = list(budget["variants"])
-    chunk = int(budget.get("additive_chunk", 16))
-    headroom = float(budget.get("max_memory_fraction", 0.5)) * available_memory_bytes(device)
+    shape = dict(batch=int(block["batch"]), n_heads=int(block["n_heads"]), d_k=int(block["d_k"]))
+    variants = list(block["variants"])
+    chunk = int(block.get("additive_chunk", 16))
+    headroom = float(block.get("max_memory_fraction", 0.5)) * available_memory_bytes(device)
     time_rows, mem_rows = [], []
-    for n in (int(v) for v in budget["ns"]):
+    for n in (int(v) for v in block["ns"]):
         live, iters = [], {}
         for v in variants:
             need = estimated_peak_bytes(v, n=n, additive_chunk=chunk, **shape)
@@ -156,9 +156,9 @@ def _measure(budget: dict[str, Any], seeds: list[int], device: torch.device | st
                     t0 = _now(device)
                     peak = peak_memory_bytes(steps[v], device)
                     secs = _now(device) - t0
-                    iters[v] = iterations_for(secs, float(budget["min_round_s"]), int(budget["max_iterations"]))
+                    iters[v] = iterations_for(secs, float(block["min_round_s"]), int(block["max_iterations"]))
                     mem_rows.append({"variant": v, "n": n, "peak_bytes": int(peak), "skipped": None})
-                    if secs >= float(budget["reuse_profiled_s"]):
+                    if secs >= float(block["reuse_profiled_s"]):
                         # a slow cell: the profiler's per-op cost (microseconds) is lost in seconds of
                         # elementwise work, so this call is also seed 0's timed round (saves a call)
                         time_rows.append({"variant": v, "n": n, "seed": int(seed), "seconds": secs,
@@ -420,7 +420,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
         return kernel_trial(evidence, attention, profile.claim("kernel_trial"), device, progress)
     if fast:
         pytest.skip("R3 has no fast criterion: no fault in model.faults changes what attention costs")
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="Prefer the operation that maps to optimized matmul",
              statement="Prefer the operation that maps to optimized matmul. Applies when: two formulations "
@@ -432,9 +432,9 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
                         "not a quality one. We measure one layer on this machine's CPU (or GPU in the full "
                         "profile), not the paper's P100s.")
     ev.answer_objections(OBJECTIONS)
-    n_crit = int(budget["criterion_n"])
-    variants = list(budget["variants"])
-    sweep_block = profile.claim(budget["sweep_from"]) if budget.get("sweep_from") else None
+    n_crit = int(block["criterion_n"])
+    variants = list(block["variants"])
+    sweep_block = profile.claim(block["sweep_from"]) if block.get("sweep_from") else None
     crits = ev.declare(
         CRITERIA, n_crit=n_crit,
         skip=([] if CHUNKED in variants else ["chunked_additive_time_ratio", "lean_memory_ratio"])
@@ -446,7 +446,7 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
     ev.gate(f"memory_ratio_additive_over_dot/{n_crit}", direction="higher", tolerance=0.2, relative=True)
 
     # ---------------------------------------------------------------- measure
-    times, memory = measure_r3(budget, seeds[:int(budget.get("timing_seeds", len(seeds)))], device, progress)
+    times, memory = measure_r3(block, seeds[:int(block.get("timing_seeds", len(seeds)))], device, progress)
 
     # ---------------------------------------------------------------- record
     for name, (kind, num, den) in RECORDS.items():
@@ -489,13 +489,13 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
     ev.table("memory_exponent_in_n", exponents)
     ev.table("timings_per_seed", times)
     ev.figure("time_memory_vs_n", _figure(times, memory, ratio_df))
-    shape = {k: int(budget[k]) for k in ("batch", "n_heads", "d_k")}
+    shape = {k: int(block[k]) for k in ("batch", "n_heads", "d_k")}
     path = write_benchmark_json(report_dir / BENCHMARK_FILE, benchmark_records(times, memory, shape, str(device)),
                                 device=device)
 
     # ---------------------------------------------------------------- the precondition: similar quality
     if sweep_block:
-        sweeps_ = {task: tuning.tuned_sweep(SIMILAR_ARMS, spec["d_ks"], spec["budget"], seeds,
+        sweeps_ = {task: tuning.tuned_sweep(SIMILAR_ARMS, spec["d_ks"], spec["block"], seeds,
                                             sweep_block["tuning"], device, progress)
                    for task, spec in tuning.sweep_tasks(sweep_block).items()}
         crits["similar_quality"].compare_each(
@@ -509,14 +509,14 @@ def test_r3_matmul(evidence, profile, device, seeds, progress, report_dir, fast,
 
     # ---------------------------------------------------------------- notes
     dev = torch.device(device)
-    where = str(dev) if dev.type == "cuda" else f"{dev} with {int(budget.get('threads', 1))} torch thread(s)"
+    where = str(dev) if dev.type == "cuda" else f"{dev} with {int(block.get('threads', 1))} torch thread(s)"
     ev.note(f"One self-attention layer, forward + backward of sum(output): batch {shape['batch']}, h "
-            f"{shape['n_heads']}, d_k = d_v = {shape['d_k']}, n in {sorted(int(n) for n in budget['ns'])}, "
+            f"{shape['n_heads']}, d_k = d_v = {shape['d_k']}, n in {sorted(int(n) for n in block['ns'])}, "
             f"float32 on {where}; "
             f"{len(seeds)} seeds (fresh weights and input each). 'dot' = the module's explicit matmul path "
             "(q k^T -> softmax -> @ v); SDPA = its fast path (F.scaled_dot_product_attention).")
     ev.note(f"Timing: time.perf_counter per call (CUDA synchronised), the variant order rotated each seed; a cheap "
-            f"cell is timed over enough back-to-back calls to last {budget['min_round_s']} s. Not the "
+            f"cell is timed over enough back-to-back calls to last {block['min_round_s']} s. Not the "
             "pytest-benchmark fixture (one callable per test, and it switches itself off under xdist); the numbers "
             f"are stored in its JSON format with its Stats in {path.name} (table and time-against-n plot in the "
             f"R3 benchmarks section; `pytest-benchmark compare {path}` reads it). Peak memory: "

@@ -104,7 +104,7 @@ OBJECTIONS = {"tuned_lr": ("not applicable", "a toy: nothing trained")}
 
 
 def test_c9_toy(evidence, profile, seeds):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, title="A toy claim", statement="Scale by 1/sqrt(d_k)", strength="weak", kind="claim",
              limitation="A toy.")
@@ -112,7 +112,7 @@ def test_c9_toy(evidence, profile, seeds):
     crit = ev.declare(CRITERIA)["scale_near_inverse_sqrt_dk"]
     cfg = ModelConfig(d_model=64, n_heads=4)
     off = MultiHeadAttention(cfg).effective_scale() * math.sqrt(cfg.d_model // cfg.n_heads) - 1
-    values = [off + float(np.random.default_rng(s).normal(size=budget["draws"]).mean()) for s in seeds]
+    values = [off + float(np.random.default_rng(s).normal(size=block["draws"]).mean()) for s in seeds]
     crit.sample(values)
     ev.metric("offset", float(np.mean(values)))
     ev.headline("offset")

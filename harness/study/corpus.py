@@ -51,9 +51,9 @@ def corpus_paths(env: dict[str, str] | None = None) -> dict[str, Path] | None:
     return paths
 
 
-def corpus_status(budget: dict[str, Any], dry: bool = False) -> tuple[bool, str]:
+def corpus_status(block: dict[str, Any], dry: bool = False) -> tuple[bool, str]:
     """(whether (d) runs, why / why not). A dry run without a user's corpus runs on a generated one."""
-    if not budget.get("corpus"):
+    if not block.get("corpus"):
         return False, f"not run: it belongs to the full profile (--profile full); {CORPUS_HELP}"
     paths = corpus_paths()
     if paths is None and dry:

@@ -86,58 +86,58 @@ def build_model(arm: Arm, model_block: dict[str, Any], task: MultiPositionRetrie
     return model
 
 
-def train_config(arm: Arm, budget: dict[str, Any], device: torch.device | str = "cpu",
+def train_config(arm: Arm, block: dict[str, Any], device: torch.device | str = "cpu",
                  lr: float | None = None) -> TrainConfig:
     """The arm's binding's train block (steps x the arm's factor), at rate ``lr`` when given."""
-    tc = TrainConfig.from_dict({**budget[arm.binding]["train"], "device": str(device),
+    tc = TrainConfig.from_dict({**block[arm.binding]["train"], "device": str(device),
                                 **({"lr": float(lr)} if lr is not None else {})})
     return tc.replace(steps=tc.steps * arm.steps_factor)
 
 
-def train_arm(arm: Arm, budget: dict[str, Any], seed: int, device: torch.device | str = "cpu",
+def train_arm(arm: Arm, block: dict[str, Any], seed: int, device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None, lr: float | None = None
               ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train one (arm, seed) (at ``lr`` when given, else the profile's rate), then measure through the taps:
     entropy of the query row, the mass it puts on the slots, the slot shares per head and the resolution probe.
     Returns (row, attention map of held-out example 0). The whole arm, probe included, runs on the train block's
     ``num_threads`` (1 at every profile; why: docs/c5-resolution.md)."""
-    tc = train_config(arm, budget, device, lr)
+    tc = train_config(arm, block, device, lr)
     with torch_threads(tc.num_threads):
-        return _train_and_probe(arm, budget, tc, seed, device, progress)
+        return _train_and_probe(arm, block, tc, seed, device, progress)
 
 
-def tuning_loss(arm: Arm, budget: dict[str, Any], seed: int, lr: float, device: torch.device | str = "cpu",
+def tuning_loss(arm: Arm, block: dict[str, Any], seed: int, lr: float, device: torch.device | str = "cpu",
                 progress: Callable[..., Any] | None = None) -> tuple[float, bool]:
     """One tuning run: the arm trained at ``lr`` on ``seed``; (its final validation loss, diverged). No probe: the
     rate is chosen by the loss on the validation part of the held-out split alone (issue 26: the probe and every
     reported number read the disjoint test part)."""
-    tc = train_config(arm, budget, device, lr)
+    tc = train_config(arm, block, device, lr)
     with torch_threads(tc.num_threads):
-        task = make_task(arm, budget["task"])
-        model = build_model(arm, budget["model"], task, seed)
+        task = make_task(arm, block["task"])
+        model = build_model(arm, block["model"], task, seed)
         if progress:
             progress(f"C5 tuning {arm.label} lr {lr:.3g} seed {seed}: training {tc.steps} steps", force=True)
-        val, _ = validation_test_split(task, tc.eval_size, budget["probe"]["n_eval"])
+        val, _ = validation_test_split(task, tc.eval_size, block["probe"]["n_eval"])
         result = train(model, task, tc, seed, progress=progress, heldout=val)
     loss = float(result.final.get("loss", math.nan))
     return loss, bool(result.diverged or not math.isfinite(loss))
 
 
-def tune_arms(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+def tune_arms(arms: list[Arm], block: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
     """Issue 17's tuning stage for C5's arms (module docstring), ``harness.study.tuning.choose_rates`` over each arm's
     binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
     named by its h)."""
-    (block,) = {arm.binding: budget[arm.binding]["tuning"] for arm in arms}.values()   # the arms of one binding
-    return choose_rates(arms, lambda arm: block["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
-                        lambda arm, lr, seed: val_loss_scores(*tuning_loss(arm, budget, seed, lr, device, progress)),
-                        by=("val_loss",), extend=int(block.get("extend", 1)),
-                        name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, budget),
-                        columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, budget)))
+    (tune_block,) = {arm.binding: block[arm.binding]["tuning"] for arm in arms}.values()   # the arms of one binding
+    return choose_rates(arms, lambda arm: tune_block["lr_grid"], tuning_seeds(seeds, int(tune_block["seeds"])),
+                        lambda arm, lr, seed: val_loss_scores(*tuning_loss(arm, block, seed, lr, device, progress)),
+                        by=("val_loss",), extend=int(tune_block.get("extend", 1)),
+                        name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, block),
+                        columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, block)))
 
 
-def d_k_of(arm: Arm, budget: dict[str, Any]) -> int:
-    return int(arm.d_k or budget["model"]["d_model"] // arm.h)
+def d_k_of(arm: Arm, block: dict[str, Any]) -> int:
+    return int(arm.d_k or block["model"]["d_model"] // arm.h)
 
 
 def task_name(binding: str) -> str:
@@ -145,13 +145,13 @@ def task_name(binding: str) -> str:
     return f"multi_retrieval_{binding}"
 
 
-def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: int, device: torch.device | str,
+def _train_and_probe(arm: Arm, block: dict[str, Any], tc: TrainConfig, seed: int, device: torch.device | str,
                      progress: Callable[..., Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    task = make_task(arm, budget["task"])
-    model = build_model(arm, budget["model"], task, seed)
+    task = make_task(arm, block["task"])
+    model = build_model(arm, block["model"], task, seed)
     if progress:
         progress(f"C5 {arm.label} seed {seed}: training {tc.steps} steps", force=True)
-    probe = budget["probe"]
+    probe = block["probe"]
     val, test = validation_test_split(task, tc.eval_size, probe["n_eval"])
     result = train(model, task, tc, seed, progress=progress, heldout=val)
     held = test.to(device)
@@ -184,26 +184,26 @@ def _train_and_probe(arm: Arm, budget: dict[str, Any], tc: TrainConfig, seed: in
     return row, amap
 
 
-def arm_seeds(arm: Arm, budget: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
+def arm_seeds(arm: Arm, block: dict[str, Any], seeds: list[int], fast: bool = False) -> list[int]:
     """The seeds of one arm: the run's, except that the position binding's h = 1 and h = 4 arms (resolution_gain,
-    distinct_slots, head_sharpness) take ``budget["position"]["primary_seeds"]`` when that is more: the run's
+    distinct_slots, head_sharpness) take ``block["position"]["primary_seeds"]`` when that is more: the run's
     seeds continued one by one (they are consecutive: ``harness.settings.derive_seeds``). distinct_slots, a
     proportion of seeds, cannot pass at 3 (profiles.py); --fast (resolution_rises only) keeps the run's seeds."""
-    n = int(budget["position"].get("primary_seeds", 0))
+    n = int(block["position"].get("primary_seeds", 0))
     if fast or arm.binding != "position" or arm.h not in (1, 4) or arm.steps_factor != 1 or n <= len(seeds):
         return list(seeds)
     return list(seeds) + [seeds[-1] + i for i in range(1, n - len(seeds) + 1)]
 
 
-def measure(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
+def measure(arms: list[Arm], block: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
             progress: Callable[..., Any] | None = None, fast: bool = False,
             lrs: dict[Arm, float] | None = None) -> Measurement:
     """Every arm on its seeds, at ``lrs[arm]`` when given (its tuned rate), else at the profile's rate."""
     rows, maps = [], {}
     lrs = lrs or {}
     for arm in arms:
-        for i, seed in enumerate(arm_seeds(arm, budget, seeds, fast)):
-            row, amap = train_arm(arm, budget, seed, device, progress, lr=lrs.get(arm))
+        for i, seed in enumerate(arm_seeds(arm, block, seeds, fast)):
+            row, amap = train_arm(arm, block, seed, device, progress, lr=lrs.get(arm))
             row["arm"] = arm.label
             rows.append(row)
             if i == 0 and arm.steps_factor == 1 and amap:
@@ -211,17 +211,17 @@ def measure(arms: list[Arm], budget: dict[str, Any], seeds: list[int], device: t
     return Measurement(pd.DataFrame(rows), maps)
 
 
-def arms_for(budget: dict[str, Any], fast: bool = False) -> list[Arm]:
+def arms_for(block: dict[str, Any], fast: bool = False) -> list[Arm]:
     """The arms the criteria need. Token binding: M = 4 over its heads, h = 1 at every single_head_marked M, and
     the long single head when long_steps_factor > 1. Position binding: M = 4 over its heads and too_many_heads.
     Fast: the position binding's h = 1 and h = 4 only (all that ``resolution_rises`` needs at smoke)."""
     if fast:
         return [Arm("position", 4, 1), Arm("position", 4, 4)]
-    tok, pos = budget["token"], budget["position"]
+    tok, pos = block["token"], block["position"]
     arms = [Arm("token", 4, h) for h in tok["heads"]]
     arms += [Arm("token", M, 1) for M in tok["single_head_marked"] if Arm("token", M, 1) not in arms]
-    if budget.get("long_steps_factor", 0) > 1:
-        arms.append(Arm("token", 4, 1, steps_factor=budget["long_steps_factor"]))
+    if block.get("long_steps_factor", 0) > 1:
+        arms.append(Arm("token", 4, 1, steps_factor=block["long_steps_factor"]))
     arms += [Arm("position", 4, h) for h in pos["heads"]]
     arms.append(Arm("position", 4, pos["too_many_heads"]))
     return arms

@@ -19,7 +19,7 @@ Pairing: the runs of one seed share that seed's streams. ``train`` draws every t
 weights: the scale is not a parameter), and the held-out set is the same for every seed. So two arms over the
 same seeds compare seed by seed (``per_seed`` returns a cell in seed order): the paired test.
 
-Budget (a profile block, ``budget`` below), every key optional except ``train``::
+Budget (a profile block, ``block`` below), every key optional except ``train``::
 
     {"task": {"name": "kv_lookup", "n_pairs": 16},      # harness.data.make_task
      "model": {"d_model": 64, "n_heads": 1, ...},        # ModelConfig fields shared by every arm
@@ -113,35 +113,35 @@ def effective_scales(model: nn.Module) -> list[float]:
 
 
 # -------------------------------------------------------------------------------------------- budget
-def _check_budget(budget: Mapping[str, Any]) -> None:
-    unknown = sorted(set(budget) - set(BUDGET_KEYS))
+def _check_budget(block: Mapping[str, Any]) -> None:
+    unknown = sorted(set(block) - set(BUDGET_KEYS))
     if unknown:
         raise ValueError(f"attention_sweep budget has unknown key(s) {unknown}; valid: {list(BUDGET_KEYS)}")
-    if "train" not in budget:
+    if "train" not in block:
         raise ValueError("attention_sweep budget needs 'train' (TrainConfig fields: steps, batch_size, ...)")
-    k = budget.get("grad_steps", 0)
+    k = block.get("grad_steps", 0)
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise ValueError(f"attention_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
-    t = budget.get("target_accuracy", 0.9)
+    t = block.get("target_accuracy", 0.9)
     if not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
         raise ValueError(f"attention_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
 
 
-def sweep_task(budget: Mapping[str, Any]) -> Task:
-    """The task a sweep budget trains on (``budget["task"]``, default 16-pair key-value lookup)."""
-    spec = dict(budget.get("task", DEFAULT_TASK))
+def sweep_task(block: Mapping[str, Any]) -> Task:
+    """The task a sweep budget trains on (``block["task"]``, default 16-pair key-value lookup)."""
+    spec = dict(block.get("task", DEFAULT_TASK))
     name = spec.pop("name", None)
     if name is None:
         raise ValueError(f"attention_sweep budget 'task' needs a 'name', got {spec!r}")
     return make_task(name, **spec)
 
 
-def sweep_model_config(budget: Mapping[str, Any], d_k: int, overrides: Mapping[str, Any] | None = None,
+def sweep_model_config(block: Mapping[str, Any], d_k: int, overrides: Mapping[str, Any] | None = None,
                        arm: str = "") -> ModelConfig:
-    """The ModelConfig of one sweep point: one encoder layer, ``budget["model"]``, then d_k and the arm's
+    """The ModelConfig of one sweep point: one encoder layer, ``block["model"]``, then d_k and the arm's
     overrides (probes at init, e.g. C3 (a), build the same models the sweep trains)."""
     try:
-        base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **budget.get("model", {})})
+        base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **block.get("model", {})})
     except TypeError as e:
         raise ValueError(f"attention_sweep budget 'model': {e}") from None
     try:
@@ -150,48 +150,48 @@ def sweep_model_config(budget: Mapping[str, Any], d_k: int, overrides: Mapping[s
         raise ValueError(f"arm {arm!r}: {e}") from None
 
 
-def build_sweep_model(budget: Mapping[str, Any], task: Task, d_k: int, overrides: Mapping[str, Any] | None,
+def build_sweep_model(block: Mapping[str, Any], task: Task, d_k: int, overrides: Mapping[str, Any] | None,
                       seed: int, arm: str = "") -> nn.Module:
     """``build_for_task`` of one sweep point (seeded: same seed, same initial weights across scale arms)."""
-    cfg = sweep_model_config(budget, d_k, overrides, arm)
-    return build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
+    cfg = sweep_model_config(block, d_k, overrides, arm)
+    return build_for_task(block.get("model_name", "encoder_tagger"), task, cfg, seed)
 
 
-def _run_key(model: nn.Module, cfg: ModelConfig, budget: Mapping[str, Any], seed: int, device: str) -> str:
+def _run_key(model: nn.Module, cfg: ModelConfig, block: Mapping[str, Any], seed: int, device: str) -> str:
     resolved = cfg.to_dict()
     resolved.pop("scale"), resolved.pop("scale_exponent")
     resolved["effective_scales"] = effective_scales(model)
     # the config names a model's own kernel (cfg.kernel: its identity, source hash included); the session's kernel
     # (--attention, model.kernels.set_kernel) runs in every model without one, so it is keyed too
-    return json.dumps({"cfg": resolved, "budget": budget, "seed": seed, "device": device,
+    return json.dumps({"cfg": resolved, "block": block, "seed": seed, "device": device,
                        "fault": active_fault(), "session_kernel": kernel_identity(active_kernel())},
                       sort_keys=True, default=str)
 
 
 # --------------------------------------------------------------------------------------------- sweep
-def _one_run(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+def _one_run(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, block: Mapping[str, Any],
              task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
     # subnormal floats flushed to zero: a saturated softmax (unscaled attention at large d_k) fills exp() with
     # subnormals, which the CPU computes ~3x slower; the results move below 1e-38 only (issue 17's budget)
     torch.set_flush_denormal(True)
     try:
-        return _one_run_flushed(arm, overrides, d_k, seed, budget, task, device, progress)
+        return _one_run_flushed(arm, overrides, d_k, seed, block, task, device, progress)
     finally:
         torch.set_flush_denormal(False)
 
 
-def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, budget: Mapping[str, Any],
+def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, block: Mapping[str, Any],
                      task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
-    cfg = sweep_model_config(budget, d_k, overrides, arm)
-    model = build_for_task(budget.get("model_name", "encoder_tagger"), task, cfg, seed)
-    key = _run_key(model, cfg, budget, seed, device)
+    cfg = sweep_model_config(block, d_k, overrides, arm)
+    model = build_for_task(block.get("model_name", "encoder_tagger"), task, cfg, seed)
+    key = _run_key(model, cfg, block, seed, device)
     if key in _RUN_CACHE:
         return {**_RUN_CACHE[key], "arm": arm, "cached": True}
 
-    tcfg = TrainConfig.from_dict({**budget["train"], "device": device}).replace(
-        target_metric="accuracy", target_value=float(budget.get("target_accuracy", 0.9)), stop_at_target=False)
-    K = int(budget.get("grad_steps", 0))
-    probe_batch = task.heldout(int(budget.get("probe_size", 256))).to(device)
+    tcfg = TrainConfig.from_dict({**block["train"], "device": device}).replace(
+        target_metric="accuracy", target_value=float(block.get("target_accuracy", 0.9)), stop_at_target=False)
+    K = int(block.get("grad_steps", 0))
+    probe_batch = task.heldout(int(block.get("probe_size", 256))).to(device)
     model.to(device)
     init = probe_softmax_state(model, probe_batch, task.tgt_vocab)
 
@@ -207,7 +207,7 @@ def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int
 
     t0 = time.perf_counter()
     kw = dict(taps=[LOGIT_TAPS], tap_steps=K, retain_grad=True) if K else {}
-    val, test = validation_test_split(task, tcfg.eval_size, int(budget.get("test_size", tcfg.eval_size)))
+    val, test = validation_test_split(task, tcfg.eval_size, int(block.get("test_size", tcfg.eval_size)))
     res = train(model, task, tcfg, seed, on_step=on_step if K else None, progress=progress, heldout=val, **kw)
     tested = evaluate(model, task, batch=test, batch_size=tcfg.eval_batch_size, device=device)
     final = probe_softmax_state(model, probe_batch, task.tgt_vocab)
@@ -243,11 +243,11 @@ def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int
 
 
 def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
-                            budget: Mapping[str, Any], seeds: Sequence[int], device: str | torch.device = "cpu",
+                            block: Mapping[str, Any], seeds: Sequence[int], device: str | torch.device = "cpu",
                             progress: Callable[[str], Any] | None = None) -> pd.DataFrame:
     """Train one model per (arm, d_k, seed) and return one row per run (see the module docstring).
 
-    ``arms``: name -> ModelConfig overrides on top of ``budget["model"]`` (e.g. ``{"scaled":
+    ``arms``: name -> ModelConfig overrides on top of ``block["model"]`` (e.g. ``{"scaled":
     {"scale_exponent": 0.5}, "unscaled": {"scale": "none"}, "additive": {"score": "additive"}}``).
     Columns: arm, d_k, seed, score, scale (resolved), final_accuracy and final_loss (on the test part),
     val_loss and val_accuracy (the validation part, which tuning reads), test_size, steps_to_target (NaN if
@@ -260,9 +260,9 @@ def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
         raise ValueError("attention_sweep needs at least one arm")
     if not d_ks or not seeds:
         raise ValueError(f"attention_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
-    _check_budget(budget)
-    budget = json.loads(json.dumps(budget))             # a plain copy (and it must be JSON: it is the memo key)
-    task = sweep_task(budget)
+    _check_budget(block)
+    block = json.loads(json.dumps(block))             # a plain copy (and it must be JSON: it is the memo key)
+    task = sweep_task(block)
     device = str(torch.device(device))
     rows, n, i = [], len(arms) * len(d_ks) * len(seeds), 0
     for d_k in d_ks:
@@ -271,7 +271,7 @@ def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
                 i += 1
                 if progress is not None:
                     _announce(progress, f"sweep {i}/{n}: {arm} d_k={d_k} seed {seed}")
-                rows.append(_one_run(arm, overrides, int(d_k), int(seed), budget, task, device, progress))
+                rows.append(_one_run(arm, overrides, int(d_k), int(seed), block, task, device, progress))
     return pd.DataFrame(rows)
 
 

@@ -28,27 +28,27 @@ from harness.study.tuning import Tuned, choose_rates, tuning_seeds
 ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
 
 
-def train_config(budget: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
+def train_config(block: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
                  fast: bool = False, lr: float | None = None) -> TrainConfig:
     """The profile's training block, with the task's overrides, the LSTM's (``lstm.train``) and fast mode's
     (``fast.train``) on top; the stop target is the profile's ``stop_exact_match``; ``lr``: a tuned rate in place
     of the block's."""
-    d = dict(budget["train"])
-    d.update(budget["tasks"][task_name].get("train", {}))
+    d = dict(block["train"])
+    d.update(block["tasks"][task_name].get("train", {}))
     if arch == "lstm":
-        d.update(budget["lstm"].get("train", {}))
+        d.update(block["lstm"].get("train", {}))
     if fast:
-        d.update(budget.get("fast", {}).get("train", {}))
+        d.update(block.get("fast", {}).get("train", {}))
     if lr is not None:
         d["lr"] = float(lr)
     # a fixed budget (issue 26): the target only records steps to it (the curve), it never stops a run
-    d.update(target_metric="exact_match", target_value=float(budget["target"]), stop_at_target=False,
+    d.update(target_metric="exact_match", target_value=float(block["target"]), stop_at_target=False,
              device=str(device))
     return TrainConfig.from_dict(d)
 
 
-def build_task(budget: dict[str, Any], task_name: str) -> Task:
-    return make_task(task_name, **budget["tasks"][task_name].get("task", {}))
+def build_task(block: dict[str, Any], task_name: str) -> Task:
+    return make_task(task_name, **block["tasks"][task_name].get("task", {}))
 
 
 # ------------------------------------------------------------------------------------------ measurement
@@ -94,16 +94,16 @@ class Setup:
     mcfg: dict[str, ModelConfig]
 
 
-def setup_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...]) -> Setup:
-    task = build_task(budget, task_name)
-    val, test = validation_test_split(task, int(budget["train"].get("eval_size", 256)), int(budget["test_size"]))
+def setup_task(block: dict[str, Any], task_name: str, archs: tuple[str, ...]) -> Setup:
+    task = build_task(block, task_name)
+    val, test = validation_test_split(task, int(block["train"].get("eval_size", 256)), int(block["test_size"]))
     if rows_in_training_split(task, test):   # a harness bug, not a model property: stop rather than judge
         raise RuntimeError(f"{task_name}: {rows_in_training_split(task, test)} test rows lie in the training split")
-    mcfg = {"transformer": ModelConfig.small(**budget["model"])}   # the LSTM's width is then matched
+    mcfg = {"transformer": ModelConfig.small(**block["model"])}   # the LSTM's width is then matched
     if "lstm" in archs:
         n_t = param_count(build_for_task(ARCH["transformer"], task, mcfg["transformer"], 0))
         lcfg = mcfg["transformer"].replace(n_heads=1)
-        mcfg["lstm"], _ = width_for_params(ARCH["lstm"], task, lcfg, n_t, budget["lstm"]["widths"])
+        mcfg["lstm"], _ = width_for_params(ARCH["lstm"], task, lcfg, n_t, block["lstm"]["widths"])
     return Setup(task, val, test, mcfg)
 
 
@@ -121,44 +121,45 @@ def tuning_run(arch: str, setup: Setup, tcfg: TrainConfig, seed: int, target: fl
             "time_to_95_s": seconds, "reached_95": reached, "diverged": run.diverged}
 
 
-def tune_task(budget: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
+def tune_task(block: dict[str, Any], task_name: str, setup: Setup, archs: tuple[str, ...], seeds, device,
               progress: Callable[..., Any] | None = None, *, by: Sequence[str]
               ) -> tuple[pd.DataFrame, dict[str, Tuned]]:
     """Issue 17's tuning stage for one comparison task (module docstring): ``harness.study.tuning.choose_rates`` over
     each arch's ``tuning.<arch>.lr_grid`` on ``tuning.seeds`` tuning seeds (disjoint from ``seeds``), each run a
     ``tuning_run``, chosen by the scores ``by`` (``tuning_run``'s names), the grid extended past an end at most ``tuning.extend`` times.
     Returns (one row per tuning run, the choice per arch)."""
-    block = budget["tuning"]
+    tune_block = block["tuning"]
 
     def score(arch: str, lr: float, seed: int) -> dict[str, Any]:
         if progress:
             progress(f"tuning {arch} {task_name} lr {lr:.3g} seed {seed}", force=True)
-        tcfg = replace(train_config(budget, task_name, device, arch), lr=lr)
-        return tuning_run(arch, setup, tcfg, seed, float(budget["target"]), progress)
+        tcfg = replace(train_config(block, task_name, device, arch), lr=lr)
+        return tuning_run(arch, setup, tcfg, seed, float(block["target"]), progress)
 
-    table, tuned = choose_rates(archs, lambda arch: block[arch]["lr_grid"], tuning_seeds(seeds, int(block["seeds"])),
-                                score, by=by, extend=int(block.get("extend", 0)))
+    table, tuned = choose_rates(archs, lambda arch: tune_block[arch]["lr_grid"],
+                                tuning_seeds(seeds, int(tune_block["seeds"])), score, by=by,
+                                extend=int(tune_block.get("extend", 0)))
     return table.assign(task=task_name), tuned
 
 
-def measure_task(budget: dict[str, Any], task_name: str, archs: tuple[str, ...], seeds, device,
+def measure_task(block: dict[str, Any], task_name: str, archs: tuple[str, ...], seeds, device,
                  progress: Callable[[str], Any] | None = None, fast: bool = False,
                  lrs: dict[str, float] | None = None, setup: Setup | None = None
                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every seed of every arch on one task, seeds outer and archs inner (so that machine-load drift hits both
     architectures alike), each arch at its rate in ``lrs`` (tuned) or else the profile's. The LSTM's d_model is
     matched to the Transformer's parameter count. Returns (per-seed rows, learning curves)."""
-    setup = setup or setup_task(budget, task_name, archs)
+    setup = setup or setup_task(block, task_name, archs)
     task, val, test, mcfg = setup.task, setup.val, setup.test, setup.mcfg
     rows, curves = [], []
     for seed in seeds:
         for arch in archs:
-            tcfg = train_config(budget, task_name, device, arch, fast, (lrs or {}).get(arch))
+            tcfg = train_config(block, task_name, device, arch, fast, (lrs or {}).get(arch))
             say = (lambda msg, a=arch: progress(f"{a} {msg}")) if progress else None
             # the profile's threads for the test measurement too, not only inside train() (which restores the
             # count when it returns): greedy decoding on torch's default 2 threads ran ~4x slower on a shared box
             with torch_threads(tcfg.num_threads):
-                row, curve = train_and_test(arch, task, mcfg[arch], tcfg, seed, val, test, float(budget["target"]),
+                row, curve = train_and_test(arch, task, mcfg[arch], tcfg, seed, val, test, float(block["target"]),
                                             say, bleu=task_name == "number_words_de")
             rows.append(row)
             curves.extend(curve)
@@ -178,20 +179,20 @@ class Measured:
     tuned: dict[str, dict[str, Tuned]]
 
 
-def measure(budget: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, ...], seeds, device,
+def measure(block: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, ...], seeds, device,
             progress: Callable[..., Any] | None = None, fast: bool = False, *, by: Sequence[str]) -> Measured:
     """Each task's Transformer on the evaluation ``seeds``; on a comparison task first ``tune_task`` (both arms, on
     tuning seeds, choosing by ``by``), then both arms on the evaluation seeds, each at its tuned rate."""
     frames, curves, tuning, tuned = [], [], [], {}
     for name in tasks:
         archs = ("transformer", "lstm") if name in compare else ("transformer",)
-        setup = setup_task(budget, name, archs)
+        setup = setup_task(block, name, archs)
         if name in compare:
-            table, tuned[name] = tune_task(budget, name, setup, archs, seeds, device, progress, by=by)
+            table, tuned[name] = tune_task(block, name, setup, archs, seeds, device, progress, by=by)
             tuning.append(table)
         if progress:
             progress(f"{name}: {', '.join(archs)} x seeds {seeds}", force=True)
-        df, cv = measure_task(budget, name, archs, seeds, device, progress, fast,
+        df, cv = measure_task(block, name, archs, seeds, device, progress, fast,
                               {a: t.lr for a, t in tuned.get(name, {}).items()}, setup)
         frames.append(df)
         curves.append(cv)

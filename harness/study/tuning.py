@@ -84,11 +84,11 @@ class Tuned:
                 f"point ({self.grid[0]:.3g} .. {self.grid[-1]:.3g}); widen the grid in harness/profiles/<claim>.py")
 
 
-def _with_lr(budget: Mapping[str, Any], lr: float) -> dict[str, Any]:
-    return {**budget, "train": {**budget["train"], "lr": float(lr)}}
+def _with_lr(block: Mapping[str, Any], lr: float) -> dict[str, Any]:
+    return {**block, "train": {**block["train"], "lr": float(lr)}}
 
 
-def tune(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def tune(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], block: Mapping[str, Any],
          seeds: Sequence[int], grid: Sequence[float], device: Any = "cpu",
          progress: Callable[..., Any] | None = None, extend: int = 0
          ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned]]:
@@ -100,7 +100,7 @@ def tune(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Map
     for d_k in d_ks:
         for arm, overrides in arms.items():
             def held_out_loss(lr: float, seed: int, arm=arm, overrides=overrides, d_k=d_k) -> dict:
-                row = attention_sweep({arm: overrides}, [d_k], _with_lr(budget, lr), [seed],
+                row = attention_sweep({arm: overrides}, [d_k], _with_lr(block, lr), [seed],
                                               device=device, progress=progress).iloc[0].to_dict()
                 diverged = bool(row["diverged"]) or not math.isfinite(row["val_loss"])
                 return {**row, TUNING_SCORE: DIVERGED_LOSS if diverged else float(row["val_loss"])}
@@ -180,7 +180,7 @@ def edge_reasons(tuned: Iterable[Tuned]) -> str:
     return "; ".join(t.edge_reason for t in tuned if t.edge)
 
 
-def evaluate_at_tuned(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def evaluate_at_tuned(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], block: Mapping[str, Any],
                       seeds: Sequence[int], tuned: Mapping[tuple[str, int], Tuned], device: Any = "cpu",
                       progress: Callable[..., Any] | None = None) -> pd.DataFrame:
     """Each (arm, d_k) trained on the evaluation ``seeds`` at its own tuned rate; one row per run, with
@@ -189,7 +189,7 @@ def evaluate_at_tuned(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int]
     for d_k in d_ks:
         for arm, overrides in arms.items():
             t = tuned[(arm, int(d_k))]
-            df = attention_sweep({arm: overrides}, [d_k], _with_lr(budget, t.lr), seeds, device=device,
+            df = attention_sweep({arm: overrides}, [d_k], _with_lr(block, t.lr), seeds, device=device,
                                          progress=progress)
             parts.append(df.assign(lr=t.lr, lr_edge=t.edge or ""))
     return pd.concat(parts, ignore_index=True)
@@ -302,32 +302,32 @@ class TunedSweep:
                 .assign(task=self.task, lr=self.shared_lr, seeds="tuning"))
 
 
-def tuned_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], budget: Mapping[str, Any],
+def tuned_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int], block: Mapping[str, Any],
                 seeds: Sequence[int], tuning: Mapping[str, Any], device: Any = "cpu",
                 progress: Callable[..., Any] | None = None) -> TunedSweep:
     """``tune`` then ``evaluate_at_tuned`` for one task: ``tuning`` is a profile block ``{"points", "span",
-    "seeds", "extend"}``; the grid is centred on ``budget["train"]["lr"]`` (the shared rate of the fixed-lr table). Every
+    "seeds", "extend"}``; the grid is centred on ``block["train"]["lr"]`` (the shared rate of the fixed-lr table). Every
     run goes through the sweep's memo, so modules that ask for the same (arm, d_k, task) share its runs."""
-    shared = float(budget["train"]["lr"])
+    shared = float(block["train"]["lr"])
     grid = lr_grid(shared, int(tuning["points"]), float(tuning["span"]))
     if not any(math.isclose(g, shared, rel_tol=1e-9) for g in grid):
         raise ValueError(f"the tuning grid {grid} must contain the shared rate {shared} (use an odd number of points)")
     grid = [shared if math.isclose(g, shared, rel_tol=1e-9) else g for g in grid]
-    table, tuned = tune(arms, d_ks, budget, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress,
+    table, tuned = tune(arms, d_ks, block, tuning_seeds(seeds, int(tuning["seeds"])), grid, device, progress,
                         extend=int(tuning.get("extend", 0)))
-    runs = evaluate_at_tuned(arms, d_ks, budget, seeds, tuned, device, progress)
-    return TunedSweep(budget.get("task", {}).get("name", "task"), table, tuned, runs, shared)
+    runs = evaluate_at_tuned(arms, d_ks, block, seeds, tuned, device, progress)
+    return TunedSweep(block.get("task", {}).get("name", "task"), table, tuned, runs, shared)
 
 
 def sweep_tasks(block: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The tasks of the shared sweep, from C3's profile block: the first task (``sweep``, ``sweep_d_ks``,
-    ``small_d_ks``) and the second (``task2``: the same three keys). task name -> {"budget", "d_ks",
+    ``small_d_ks``) and the second (``task2``: the same three keys). task name -> {"block", "d_ks",
     "small_d_ks"}."""
     out = {}
     for part in (block, block.get("task2")):
         if part:
             b = part["sweep"]
-            out[b["task"]["name"]] = {"budget": b, "d_ks": list(part["sweep_d_ks"]),
+            out[b["task"]["name"]] = {"block": b, "d_ks": list(part["sweep_d_ks"]),
                                       "small_d_ks": list(part.get("small_d_ks", []))}
     return out
 

@@ -101,15 +101,15 @@ OBJECTIONS = {{
 }}
 
 
-def model_config(budget: dict) -> ModelConfig:
+def model_config(block: dict) -> ModelConfig:
     """The probed model: the profile's size."""
-    return ModelConfig(**budget["model"])
+    return ModelConfig(**block["model"])
 
 
-def check_{criterion}(budget: dict, seeds: list[int]) -> tuple[bool, float, str]:
+def check_{criterion}(block: dict, seeds: list[int]) -> tuple[bool, float, str]:
     """(holds, measured, detail) over ``seeds``, float64. {marker}: measure (``capture`` reads the attention's
     taps: ``*.logits``, ``*.weights``, ``*.q``, ``*.k``)."""
-    cfg = model_config(budget)
+    cfg = model_config(block)
     for seed in seeds:
         torch.manual_seed(seed)
         mha = MultiHeadAttention(cfg).double().eval()
@@ -120,13 +120,13 @@ def check_{criterion}(budget: dict, seeds: list[int]) -> tuple[bool, float, str]
     raise NotImplementedError("{marker}: measure")
 
 
-#: criterion -> its check(budget, seeds) -> (holds, measured, detail); tests/claims/test_{lid}.py runs each under the
+#: criterion -> its check(block, seeds) -> (holds, measured, detail); tests/claims/test_{lid}.py runs each under the
 #: faults it names
 CHECKS = {{"{criterion}": check_{criterion}}}
 
 
 def test_{lid}_{slug}(evidence, profile, seeds, fast):
-    budget = profile.claim(CLAIM_ID)
+    block = profile.claim(CLAIM_ID)
     ev = evidence
     ev.claim(CLAIM_ID, kind="{kind}",
              title={title!r},
@@ -136,7 +136,7 @@ def test_{lid}_{slug}(evidence, profile, seeds, fast):
     ev.answer_objections(OBJECTIONS)
     crits = ev.declare(CRITERIA, fast=fast)                            # criteria first, then measure
     for name, crit in crits.items():
-        holds, measured, detail = CHECKS[name](budget, seeds)
+        holds, measured, detail = CHECKS[name](block, seeds)
         crit.check(holds, measured=measured, detail=detail)
         ev.metric(CRITERIA[name]["metric"], measured)
     ev.headline(CRITERIA[next(iter(crits))]["metric"])

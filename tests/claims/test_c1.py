@@ -293,10 +293,10 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     monkeypatch.setattr(transduction, "tuning_run", fake_tuning_run)
     monkeypatch.setattr(transduction, "train_and_test", fake_train_and_test)
     smoke = get_profile("smoke").claim("C1")     # training is faked: the smoke block's sizes cost nothing here
-    budget = {**smoke, "lstm": {**smoke["lstm"], "tasks": ["reverse"]}, "tuning": {"seeds": 2, "transformer": {"lr_grid": [2e-3, 4e-3, 8e-3]},
+    block = {**smoke, "lstm": {**smoke["lstm"], "tasks": ["reverse"]}, "tuning": {"seeds": 2, "transformer": {"lr_grid": [2e-3, 4e-3, 8e-3]},
                                         "lstm": {"lr_grid": [4e-3, 8e-3, 1.6e-2]}}}
     seeds = [0, 1, 2]
-    m = c1.measure(budget, ("reverse",), ("reverse",), seeds, "cpu", by=c1.TUNING_SCORE)
+    m = c1.measure(block, ("reverse",), ("reverse",), seeds, "cpu", by=c1.TUNING_SCORE)
     assert {s for _, s in tuned_on}.isdisjoint(seeds) and len(tuned_on) == 2 * 3 * 2
     assert sorted({s for _, s, _ in evaluated}) == seeds
     assert {(a, lr) for a, _, lr in evaluated} == {("transformer", 4e-3), ("lstm", 8e-3)}

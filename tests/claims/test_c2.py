@@ -152,10 +152,10 @@ LEARNING_SEEDS, LEARNING_STEPS = [0, 1, 2, 3, 4], 400
 def _fast_learning(fault: str | None) -> tuple[dict, pd.DataFrame]:
     """The smoke profile's fast configuration (d=16, its model and training budget) at ``LEARNING_STEPS`` steps,
     on ``LEARNING_SEEDS``: ``attention_learns`` decided alone, with its firmness."""
-    budget = get_profile("smoke").claim("C2")
-    learn = budget["learning"]
+    block = get_profile("smoke").claim("C2")
+    learn = block["learning"]
     with faults.inject(fault):
-        df = c2.measure_learning(["self_attention"], budget["fast_distances"], LEARNING_SEEDS, budget["model"],
+        df = c2.measure_learning(["self_attention"], block["fast_distances"], LEARNING_SEEDS, block["model"],
                                  {**learn["train"], "steps": LEARNING_STEPS}, 200)
     parts = [decision.samples(v, label=k) for k, v in c2.by_cell(df, "test_loss").items()]
     return decision.decide_alone(c2.CRITERIA["attention_learns"]["rule"], parts, firmness=True), df
@@ -173,16 +173,16 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
     """The standard profile's path (with (d)) on a tiny budget: every criterion recorded, judged by the harness."""
     from harness.record.evidence import Evidence
     from harness.record.verdict import judge_record
-    budget = get_profile("standard").claim("C2")
-    budget["structural"]["distances"] = budget["gradient"]["distances"] = [1, 2, 4]
-    budget["learning"].update(distances=[4], n_test=200)
-    budget["learning"]["train"].update(steps=20, eval_every=10, eval_size=64)
-    budget["deep"].update(distances=[4, 8], short_distance=4, archs=["conv_k5", "dilated_conv_k2"])
+    block = get_profile("standard").claim("C2")
+    block["structural"]["distances"] = block["gradient"]["distances"] = [1, 2, 4]
+    block["learning"].update(distances=[4], n_test=200)
+    block["learning"]["train"].update(steps=20, eval_every=10, eval_size=64)
+    block["deep"].update(distances=[4, 8], short_distance=4, archs=["conv_k5", "dilated_conv_k2"])
     # (e) on the same tiny budget: the standard block trains both arms 800 steps at d = 64 over a tuned grid
     # (8 min 23 s of this test on the 2-core box, half of the unit suite's CPU); the path is the same at 20 steps
-    budget["helps"].update(distances=[16], short_distance=4, steps=20)
+    block["helps"].update(distances=[16], short_distance=4, steps=20)
     ev = Evidence(tmp_path)
-    c2._run(ev, budget, "cpu", [0, 1], lambda *a, **k: None, fast=False)
+    c2._run(ev, block, "cpu", [0, 1], lambda *a, **k: None, fast=False)
     record = ev.to_record()
     assert all(c["recorded"] for c in record["criteria"]), [c["name"] for c in record["criteria"]]
     assert {c["name"] for c in record["criteria"]} == set(c2.CRITERIA)
@@ -336,14 +336,14 @@ def test_the_interaction_is_invalid_when_the_lstm_learns_nothing_at_the_short_d_
     assert res["outcome"] == "inconclusive" and "self_attention at d=4" in res["decision_note"]
 
 
-def _deep(conv_steps, att_steps, conv_loss, conv_tried, budget=800):
+def _deep(conv_steps, att_steps, conv_loss, conv_tried, block=800):
     runs = _runs({("dilated_conv_k2", 16): conv_steps, ("self_attention", 16): att_steps}, "steps_to_target")
     runs = runs.assign(test_loss=list(conv_loss) + [0.01] * len(att_steps))
     tuned = {("dilated_conv_k2", 16): _tuned("dilated_conv_k2", [300.0, 200.0, 250.0], 1),
              ("self_attention", 16): _tuned("self_attention", [250.0, 150.0, 200.0], 1)}
     tuning = pd.DataFrame([{"arm": "dilated_conv_k2", "d": 16, "lr": lr, "seed": 0, c2.TUNING_SCORE: v}
                            for lr, v in zip(tuned[("dilated_conv_k2", 16)].grid, conv_tried)])
-    return _judge("deep_convs", c2.deep_measurements(runs, tuned, tuning, budget))
+    return _judge("deep_convs", c2.deep_measurements(runs, tuned, tuning, block))
 
 
 def test_deep_convs_pass_when_the_conv_is_slower_and_are_refuted_when_it_is_faster():

@@ -41,9 +41,9 @@ ARMS = [multihead.Arm("position", 4, 1), multihead.Arm("position", 4, 4)]
 @pytest.fixture(scope="module")
 def uniform():
     """Both arms under uniform_attention; 20 steps, as the weights are uniform whatever the training."""
-    budget = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
+    block = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
     with faults.inject("uniform_attention"):
-        return multihead.measure(ARMS, budget, SEEDS).runs
+        return multihead.measure(ARMS, block, SEEDS).runs
 
 
 def _decide(name, measurements):
@@ -216,12 +216,12 @@ def test_resolution_trend_can_be_refuted():
 def test_arms_cover_every_criterion():
     from harness.profiles import get_profile
     for name in ("smoke", "standard", "full"):
-        budget = get_profile(name).claim("C5")
-        arms = multihead.arms_for(budget)
+        block = get_profile(name).claim("C5")
+        arms = multihead.arms_for(block)
         assert multihead.Arm("token", 4, 1) in arms and multihead.Arm("token", 4, 4) in arms
-        assert all(multihead.Arm("token", M, 1) in arms for M in budget["token"]["single_head_marked"])
-        assert all(multihead.Arm("position", 4, h) in arms for h in budget["position"]["heads"] + [1, 4])
-        assert multihead.Arm("position", 4, budget["position"]["too_many_heads"]) in arms
+        assert all(multihead.Arm("token", M, 1) in arms for M in block["token"]["single_head_marked"])
+        assert all(multihead.Arm("position", 4, h) in arms for h in block["position"]["heads"] + [1, 4])
+        assert multihead.Arm("position", 4, block["position"]["too_many_heads"]) in arms
     assert multihead.arms_for(get_profile("smoke").claim("C5"), fast=True) == ARMS
 
 
@@ -344,7 +344,7 @@ def test_describe_distinct_slots_reports_the_exact_p():
 def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
     """tune_arms: every rate of the grid on the tuning seeds only; the lowest mean loss wins, a diverged rate never
     does; an edge is named, and a comparison made with it is inconclusive."""
-    budget = {**TINY, "position": {**TINY["position"], "tuning": {"lr_grid": [4e-3, 1e-3, 2e-3], "seeds": 2, "extend": 0}}}
+    block = {**TINY, "position": {**TINY["position"], "tuning": {"lr_grid": [4e-3, 1e-3, 2e-3], "seeds": 2, "extend": 0}}}
     calls = []
     fake = {1e-3: 1.0, 2e-3: 0.5, 4e-3: math.nan}
 
@@ -353,7 +353,7 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
         return fake[lr] + (0.3 if arm.h == 4 and lr == 2e-3 else 0.0), math.isnan(fake[lr])
 
     monkeypatch.setattr(multihead, "tuning_loss", loss)
-    table, tuned = multihead.tune_arms(ARMS, budget, SEEDS)
+    table, tuned = multihead.tune_arms(ARMS, block, SEEDS)
     assert {s for _, s, _ in calls}.isdisjoint(SEEDS) and len({s for _, s, _ in calls}) == 2
     assert len(table) == 2 * 3 * 2
     t1, t4 = tuned[ARMS[0]], tuned[ARMS[1]]
@@ -361,7 +361,7 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
     assert t4.lr == 2e-3 and t4.mean_loss[1] == pytest.approx(0.8)
     assert t1.grid == (1e-3, 2e-3, 4e-3) and math.isinf(t1.mean_loss[-1])
     fake[2e-3] = 2.0                                                # now the lowest rate wins: an edge
-    _, tuned = multihead.tune_arms(ARMS, budget, SEEDS)
+    _, tuned = multihead.tune_arms(ARMS, block, SEEDS)
     assert tuned[ARMS[0]].edge == "lowest" and "h=1" in tuned[ARMS[0]].edge_reason
     a, b = [0.9, 0.95, 0.92], [0.2, 0.25, 0.22]
     rule = c5.CRITERIA["resolution_gain"]["rule"]
@@ -372,8 +372,8 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
 
 def test_tuning_loss_trains_at_the_given_rate():
     arm = ARMS[1]
-    budget = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
-    loss, diverged = multihead.tuning_loss(arm, budget, 7, 1e-2)
+    block = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
+    loss, diverged = multihead.tuning_loss(arm, block, 7, 1e-2)
     assert math.isfinite(loss) and not diverged
     assert multihead.train_config(arm, TINY, lr=1e-2).lr == 1e-2
     assert multihead.train_config(arm, TINY).lr == TINY["position"]["train"]["lr"]

@@ -54,12 +54,12 @@ def test_per_checkpoint_counts_sink_heads_above_gu_threshold():
 
 
 def test_measurement_shapes_on_a_tiny_run():
-    budget = {"task": {"name": "markov_lm", "vocab": 8, "seq_len": 8, "branching": 2, "repeat": True},
+    block = {"task": {"name": "markov_lm", "vocab": 8, "seq_len": 8, "branching": 2, "repeat": True},
               "model": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1},
               "train": {"steps": 6, "batch_size": 8, "schedule": "constant", "lr": 1e-3, "eval_every": 0,
                         "eval_size": 16},
               "checkpoints": [0, 3, 6], "probe": {"n_fit": 16, "n_eval": 16, "fit_seed": 1, "ridge": 1e-3}}
-    heads, curve = q2.measure(budget, [0])
+    heads, curve = q2.measure(block, [0])
     assert sorted(heads["step"].unique()) == [0, 3, 6] and len(heads) == 3 * 2
     assert heads["sink"].between(0, 1).all() and (heads["entropy"] >= 0).all()
     assert (heads["entropy"] <= np.log(8) + 1e-9).all() and len(curve) == 1

@@ -95,12 +95,12 @@ def test_real_measurement_flips_with_a_cheap_additive(monkeypatch, cheap_additiv
 def test_lean_memory_ratio_is_refuted_by_its_falsifier(fault):
     """lean_memory_ratio's falsifier (``additive_no_tanh``: v_a^T q + v_a^T k, no (query, key, d_k) tensor at
     all) brings the lean additive form within 2x of SDPA's memory; the real lean form stays above it."""
-    budget = {**TINY, "variants": [SDPA, CHUNKED], "max_iterations": 1, "min_round_s": 0.0}
+    block = {**TINY, "variants": [SDPA, CHUNKED], "max_iterations": 1, "min_round_s": 0.0}
     if fault:
         with inject(fault):
-            _, memory = measure_r3(budget, SEEDS[:1])
+            _, memory = measure_r3(block, SEEDS[:1])
     else:
-        _, memory = measure_r3(budget, SEEDS[:1])
+        _, memory = measure_r3(block, SEEDS[:1])
     outcome = memory_outcome(memory, CHUNKED, SDPA)
     assert outcome == ("refuted" if fault else "passed"), memory_level(memory, CHUNKED, SDPA)[2]
 

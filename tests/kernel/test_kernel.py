@@ -378,14 +378,14 @@ def test_two_kernels_never_share_a_sweep_run():
     one, other = (kernels.Kernel(fn=f, name="user.attention:attention", convention="sdpa",
                                  source_sha256=kernels.source_hash(f)) for f in (scaled, doubled))
     assert one.identity != other.identity and "sha256:" in one.identity
-    budget = {"task": {"name": "delayed_copy", "d": 2, "vocab": 4, "n_out": 2},
+    block = {"task": {"name": "delayed_copy", "d": 2, "vocab": 4, "n_out": 2},
               "model": {"d_model": 16, "n_heads": 1, "d_v": 16, "d_ff": 16},
               "train": {"steps": 2, "batch_size": 8, "eval_every": 0, "eval_size": 16, "num_threads": 1},
               "probe_size": 8, "test_size": 16}
     clear_sweep_cache()
 
     def cached(arms):
-        return attention_sweep(arms, [4], budget, [0]).set_index("arm")["cached"].to_dict()
+        return attention_sweep(arms, [4], block, [0]).set_index("arm")["cached"].to_dict()
 
     arms = {"reference": {}, "one": {"kernel": kernels.register(one)}, "other": {"kernel": kernels.register(other)}}
     assert cached(arms) == {"reference": False, "one": False, "other": False}

@@ -31,8 +31,8 @@ def test_grid_is_geometric_around_the_base():
 def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
     """A fake sweep: loss is a bowl in log lr whose bottom is 'a''s middle rate and beyond 'b''s highest; the
     lowest rate diverges for 'a' (it must never be chosen, even with a low loss)."""
-    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
-        lr = budget["train"]["lr"]
+    def fake_sweep(arms, d_ks, block, seeds, device="cpu", progress=None):
+        lr = block["train"]["lr"]
         rows = []
         for v in arms:
             for d_k in d_ks:
@@ -61,24 +61,24 @@ def test_the_lowest_loss_is_chosen_and_an_edge_is_named(monkeypatch):
 
 
 def test_tuned_sweep_centres_the_grid_on_the_shared_rate_and_names_the_task(monkeypatch):
-    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
-        lr = budget["train"]["lr"]
+    def fake_sweep(arms, d_ks, block, seeds, device="cpu", progress=None):
+        lr = block["train"]["lr"]
         return pd.DataFrame([{"arm": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / 1e-3)) ** 2 + 0.01 * s,
                               "final_accuracy": 0.5, "diverged": False, "cached": False}
                              for v in arms for d in d_ks for s in seeds]).assign(val_loss=lambda d: d.final_loss)
 
     monkeypatch.setattr(tuning, "attention_sweep", fake_sweep)
-    budget = {"task": {"name": "delayed_copy"}, "train": {"lr": 1e-3}}
-    s = tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 3, "span": 16.0, "seeds": 2})
+    block = {"task": {"name": "delayed_copy"}, "train": {"lr": 1e-3}}
+    s = tuning.tuned_sweep({"a": {}}, [8], block, [0, 1], {"points": 3, "span": 16.0, "seeds": 2})
     assert s.task == "delayed_copy" and s.tuned[("a", 8)].lr == 1e-3 and s.tuned[("a", 8)].edge is None
     assert set(s.tuning.seed) == {tuning.TUNING_SEED_OFFSET, tuning.TUNING_SEED_OFFSET + 1} and set(s.runs.seed) == {0, 1}
     assert list(s.cell("a", 8)) == pytest.approx([0.0, 0.01])
     assert s.invalid(("a", 8)) == "" and len(s.fixed_lr()) == 1
     with pytest.raises(ValueError):
-        tuning.tuned_sweep({"a": {}}, [8], budget, [0, 1], {"points": 4, "span": 16.0, "seeds": 2})
+        tuning.tuned_sweep({"a": {}}, [8], block, [0, 1], {"points": 4, "span": 16.0, "seeds": 2})
     edged = tuning.TunedSweep.from_runs("kv_lookup", s.runs, edge={("a", 8)})
     assert "kv_lookup: a at d_k=8" in edged.invalid(("a", 8))
-    merged = tuning.merge(s, tuning.tuned_sweep({"b": {}}, [2], budget, [0, 1], {"points": 3, "span": 4.0,
+    merged = tuning.merge(s, tuning.tuned_sweep({"b": {}}, [2], block, [0, 1], {"points": 3, "span": 4.0,
                                                                                  "seeds": 2}))
     assert set(merged.tuned) == {("a", 8), ("b", 2)}
     # issue 17's metric names, returned for the claim to record (tuning writes no evidence)
@@ -100,8 +100,8 @@ def test_an_edge_choice_extends_the_grid_on_the_tuning_seeds_until_interior_or_t
     seeds train (the evaluation seeds never decide the grid)."""
     trained = []
 
-    def fake_sweep(arms, d_ks, budget, seeds, device="cpu", progress=None):
-        lr = budget["train"]["lr"]
+    def fake_sweep(arms, d_ks, block, seeds, device="cpu", progress=None):
+        lr = block["train"]["lr"]
         trained.append((tuple(arms), lr, tuple(seeds)))
         best = {"b": 1.0, "c": 2.5e-4}
         return pd.DataFrame([{"arm": v, "d_k": d, "seed": s, "final_loss": (math.log(lr / best[v])) ** 2,

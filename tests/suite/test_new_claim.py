@@ -66,8 +66,8 @@ MODULE_FILLS = {
 }
 CHECK_BODY = '''    """(holds, measured, detail) over ``seeds``, float64: the largest |row sum - 1|, negative weight or weight on a
     key the causal or padding mask forbids."""
-    cfg = model_config(budget)
-    T, padded = budget["length"], budget["padded"]
+    cfg = model_config(block)
+    T, padded = block["length"], block["padded"]
     worst = 0.0
     for seed in seeds:
         torch.manual_seed(seed)
