@@ -100,7 +100,7 @@ from harness.study.corpus import (corpus_paths, corpus_status, cpu_has_native_bf
                             write_generated_corpus)
 from harness.train.loop import TrainConfig
 from harness.study.transduction import ARCH, measure, setup_task
-from harness.study.tuning import Tuned, edge_reasons, fixed_rate_table, tuned_table
+from harness.study.tuning import Tuned, edge_reasons, fixed_rate_table, rate_choice_of, tuned_table
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("C1")
@@ -266,16 +266,27 @@ def leak_reason(rows: pd.DataFrame) -> str:
             "its teacher-forced loss scores copying, not transduction") if len(leaks) else ""
 
 
-def generalisation(rows: pd.DataFrame) -> tuple[dict[str, Any], str]:
+def generalisation(rows: pd.DataFrame, rates: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
     """(b) on one task's Transformer rows: the per-seed test loss as a measurement (invalid where the decoder
-    leaks), and the reported detail."""
+    leaks), and the reported detail. ``rates``: the Transformer's rate choice on a comparison task
+    (``transformer_rate``), ``[]`` where it ran at the profile's rate."""
     rows = rows.sort_values("seed")
     detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
               f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "
               f"{rows.steps_run.tolist()}" + (f"; BLEU {rows.bleu.mean():.2f}" if "bleu" in rows and
                                                rows.bleu.notna().any() else ""))
     return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0]),
-                            invalid=leak_reason(rows)), detail
+                            invalid=leak_reason(rows), rates=rates), detail
+
+
+def arch_rate(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]], rows: pd.DataFrame, task_name: str,
+              arch: str, sign: float = 1.0, log: bool = False) -> dict[str, Any]:
+    """One architecture's rate choice on one comparison task (``tuning.rate_choice_of``), for a measurement that
+    reads its test loss (``log``: its log) with ``sign``: the tuning runs' validation loss chose the rate and stands
+    for the test loss (the same quantity on a disjoint split)."""
+    return rate_choice_of(f"C1/{task_name}/{arch}", tuned[task_name][arch],
+                          tuning[(tuning.task == task_name) & (tuning.arm == arch)], rows, "test_loss", sign,
+                          np.log if log else None, tuning_column="val_loss")
 
 
 def floor_reason(rows: pd.DataFrame, arch: str, tuned: Tuned | None = None) -> str:
@@ -287,13 +298,16 @@ def floor_reason(rows: pd.DataFrame, arch: str, tuned: Tuned | None = None) -> s
                               tried=tuned.mean_loss if tuned is not None else ())
 
 
-def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None, log: bool = False
-            ) -> tuple[list[dict[str, Any]], str]:
+def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None, log: bool = False,
+            tuning: pd.DataFrame | None = None) -> tuple[list[dict[str, Any]], str]:
     """Per comparison task, the seed-paired held-out test loss (LSTM, Transformer) at the fixed budget (its log
     when ``log``: quality_ratio_vs_lstm), and the detail; an arm at an edge of its grid makes that task's part
     invalid (inconclusive, naming the arm and edge). At the loss floor (module docstring): quality_vs_lstm's part
     is invalid where the LSTM, its foil, is a dead foil (``decision.dead_foil``, rates tried included);
-    quality_ratio_vs_lstm's where either arm's loss is at the floor on every seed (a ratio with a floor in it)."""
+    quality_ratio_vs_lstm's where either arm's loss is at the floor on every seed (a ratio with a floor in it).
+    ``tuning`` (the tuning runs): each part carries both arms' rate choices (``tuning.rate_choice_of``: the tuning
+    runs' validation loss stands for the test loss, the same quantity on a disjoint split), so the firmness
+    simulates a fresh choice of each arm's rate."""
     scale = np.log if log else (lambda x: x)
     parts, text = [], []
     for task_name, g in df.groupby("task", sort=False):
@@ -302,9 +316,13 @@ def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = 
         floors = "; ".join(r for r in (floor_reason(g, a) for a in ("lstm", "transformer")) if r) if log else ""
         invalid = "; ".join(r for r in (leak_reason(g) or edge_reasons(rates.values()),
                                         f"not testable, a ratio with a floor in it: {floors}" if floors else "") if r)
+        choices = [arch_rate(tuning, tuned, rows, task_name, arch, sign, log)
+                   for arch, rows, sign in (("lstm", lstm, 1.0), ("transformer", t, -1.0))] \
+            if tuning is not None and {"transformer", "lstm"} <= set(rates) else None
         parts.append(decision.samples(scale(lstm.test_loss.to_numpy(float)), scale(t.test_loss.to_numpy(float)),
                                       paired=True, label=task_name, invalid=invalid,
-                                      foil_dead="" if log else floor_reason(g, "lstm", rates.get("lstm"))))
+                                      foil_dead="" if log else floor_reason(g, "lstm", rates.get("lstm")),
+                                      rates=choices))
         bleu = (f"; BLEU transformer {t.bleu.mean():.2f}, lstm {lstm.bleu.mean():.2f}"
                 if "bleu" in g and g.bleu.notna().any() else "")
         text.append(f"{task_name}: test loss transformer {np.round(t.test_loss, 4).tolist()} vs lstm "
@@ -515,7 +533,8 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     c["decoder_is_causal"].check(holds, measured=leak, detail=detail)
     for name in tasks:
         rows = runs[(runs.task == name) & (runs.arch == "transformer")]
-        measurement, detail = generalisation(rows)
+        measurement, detail = generalisation(rows, [arch_rate(m.tuning, m.tuned, rows, name, "transformer")]
+                                             if "transformer" in m.tuned.get(name, {}) else [])
         c[f"generalises/{name}"].measure([measurement], detail=detail)
         ev.metric(f"exact_match/{name}", float(rows.test_exact_match.mean()))
         ev.metric(f"token_accuracy/{name}", float(rows.test_token_accuracy.mean()))
@@ -525,9 +544,9 @@ def test_c1_attention_suffices(evidence, profile, device, seeds, progress, fast,
     ev.objection("ceiling", *ceiling_objection(runs[runs.task.isin(compare)]))
     if compare:
         cmp = runs[runs.task.isin(compare)]
-        parts, detail = quality(cmp, m.tuned)
+        parts, detail = quality(cmp, m.tuned, tuning=m.tuning)
         c["quality_vs_lstm"].measure(parts, detail=detail)
-        c["quality_ratio_vs_lstm"].measure(quality(cmp, m.tuned, log=True)[0], detail=detail)
+        c["quality_ratio_vs_lstm"].measure(quality(cmp, m.tuned, log=True, tuning=m.tuning)[0], detail=detail)
         for task_name, g in cmp.groupby("task", sort=False):
             by = {a: g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm")}
             ev.metric(f"quality_gap/{CLAIM_ID}/{task_name}",

@@ -45,7 +45,10 @@ module measures the argument's steps (issue 6), and counts those that test *help
     tuning has an optimum to find, and kept at the long d: between the two cells only d changes. Whether another
     rate would let the LSTM learn at the long d is (e)'s question (its whole grid is in (e)'s detail and table),
     and the live-foil rule reads it: a long d where the LSTM is at chance on every seed and at every rate of (e)'s
-    grid there is not testable (issue 47).
+    grid there is not testable (issue 47). Its firmness simulates a fresh choice of each arm's rate at the short d
+    (``interaction_rates``): the arm's loss then moves at both d, by what (e)'s tuning runs at the long d and (f)'s
+    at the short d measured at that rate on the same tuning seed. (d) and (d') carry their cells' choices
+    (``deep_rates``: each chosen by steps to 0.95, the quantity they read).
 Self-attention is the paper's bidirectional encoder (``EncoderTagger``, causal=False); convs are causal (ConvS2S /
 ByteNet decoders, for which Table 1's formulas hold) and the LSTM unidirectional. Every model predicts at the last
 position, which sees the whole sequence in all five.
@@ -137,7 +140,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -150,7 +153,8 @@ from harness.measure.probes import input_grad_vs_distance, path_length
 from harness.report.plots import figure_loss_vs_lr, plt
 from harness.data.tasks import Batch, FirstEqualsLast, Task
 from harness.train.loop import TrainConfig, build_for_task, evaluate, train, width_for_params
-from harness.study.tuning import TUNING_SCORE, Tuned, choose_rates, edge_reasons, tuned_table, tuning_seeds
+from harness.study.tuning import (TUNING_SCORE, Tuned, choose_rates, edge_reasons, rate_choice_of, tuned_table,
+                                   tuning_seeds)
 from model import ModelConfig
 from model.registry import build, param_count
 
@@ -600,8 +604,31 @@ def advantage(runs: pd.DataFrame, d: int) -> np.ndarray:
     return seed_values(runs, "recurrent", d) - seed_values(runs, "self_attention", d)
 
 
+def interaction_rates(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
+                      long_tuning: pd.DataFrame, d: int, short: int) -> list[dict[str, Any]]:
+    """(f)'s rate choices for the part at long ``d`` (``tuning.rate_choice_of``): each arm's rate was chosen at
+    ``short`` (``tuning``: those tuning runs) and kept at ``d``, so a fresh choice moves the arm's held-out loss at
+    both, and the part by its move at ``d`` less its move at ``short``: per rate, the tuning seeds' validation loss
+    at ``d`` ((e)'s tuning runs, ``long_tuning``, the same seeds and grid) minus at ``short``; NaN (no move) at a
+    rate that only one of the two grids was extended to."""
+    out = []
+    for arch, sign in (("recurrent", 1.0), ("self_attention", -1.0)):
+        at_short = tuning[(tuning["arm"] == arch) & (tuning["d"] == int(short))]
+        at_long = long_tuning[(long_tuning["arm"] == arch) & (long_tuning["d"] == int(d))]
+        both = at_short.merge(at_long[["lr", "seed", TUNING_SCORE]], on=["lr", "seed"], how="left",
+                              suffixes=("", " at d"))
+        both["moved"] = both[f"{TUNING_SCORE} at d"] - both[TUNING_SCORE]
+        cell = runs[(runs["arch"] == arch) & (runs["d"] == int(short))].sort_values("seed")
+        evaluation = pd.DataFrame({TUNING_SCORE: cell["val_loss"].to_numpy(float),
+                                   "moved": seed_values(runs, arch, d) - seed_values(runs, arch, short)})
+        out.append(rate_choice_of(f"C2/helps/{arch}/d={int(short)}", tuned[(arch, int(short))], both, evaluation,
+                                  "moved", sign, choice=TUNING_SCORE))
+    return out
+
+
 def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], long_ds: Sequence[int],
-                             short: int, long_tuned: dict[tuple[str, int], Tuned] | None = None
+                             short: int, long_tuned: dict[tuple[str, int], Tuned] | None = None,
+                             tuning: pd.DataFrame | None = None, long_tuning: pd.DataFrame | None = None
                              ) -> list[dict[str, Any]]:
     """(f)'s parts, one per long d: the advantage at the long d minus the advantage at ``short``, paired by seed.
     ``tuned``: the choices at ``short`` (the rates every cell ran at); any at its grid's edge makes every part
@@ -609,7 +636,8 @@ def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tu
     control that the LSTM can learn at all is missing). The live-foil rule holds at every d the part reads (issue
     47): a long d where the LSTM is at chance on every seed, and at every rate ``long_tuned`` ((e)'s choice there)
     tried, makes that part invalid (not testable there); the floor does not apply (an LSTM at the floor at a long d
-    is a live foil that leaves no advantage)."""
+    is a live foil that leaves no advantage). ``tuning``, ``long_tuning``: the tuning runs at ``short`` and (e)'s
+    at the long d; with both, each part carries its arms' rate choices (``interaction_rates``)."""
     invalid = edge_reasons(tuned.values())
     foil = lstm_foil(runs, tuned, short, floor=False)
     out = []
@@ -620,7 +648,9 @@ def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tu
                                        better="lower", tried=tried, arm=f"recurrent at d={d}")
         out.append(decision.samples(advantage(runs, d), advantage(runs, short), paired=True,
                                     label=f"d={d} vs d={short}", invalid=invalid,
-                                    foil_dead="; ".join(r for r in (foil, dead_long) if r)))
+                                    foil_dead="; ".join(r for r in (foil, dead_long) if r),
+                                    rates=None if tuning is None or long_tuning is None else
+                                    interaction_rates(runs, tuned, tuning, long_tuning, d, short)))
     return out
 
 
@@ -648,6 +678,21 @@ def _deep_label(runs: pd.DataFrame, arch: str, d: int) -> str:
     return f"{arch} ({layers} layers) d={d}"
 
 
+def deep_rates(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame, steps: int,
+               signs: Mapping[tuple[str, int], float]) -> list[dict[str, Any]]:
+    """The rate choices of the (arch, d) cells a (d) or (d') part reads with these signs (``tuning.rate_choice_of``):
+    each cell was chosen by steps to ``DEEP_TARGET`` on its tuning seeds, the quantity the part reads, so the
+    firmness simulates a fresh choice of each cell's rate (issue 47)."""
+    out = []
+    for (arch, d), sign in signs.items():
+        rows = runs[(runs["arch"] == arch) & (runs["d"] == int(d))].sort_values("seed")
+        at = tuning[(tuning["arm"] == arch) & (tuning["d"] == int(d))]
+        out.append(rate_choice_of(f"C2/deep/{arch}/d={int(d)}", tuned[(arch, int(d))], at,
+                                  rows.assign(**{STEPS_SCORE: steps_of(runs, arch, d, steps)}), STEPS_SCORE, sign,
+                                  choice=STEPS_SCORE))
+    return out
+
+
 def deep_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
                       steps: int) -> list[dict[str, Any]]:
     """(d)'s parts, one per (deep conv, d): its steps to ``DEEP_TARGET`` minus attention's at that d, paired by
@@ -656,7 +701,9 @@ def deep_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], t
     return [decision.samples(steps_of(runs, arch, d, steps), steps_of(runs, "self_attention", d, steps), paired=True,
                              label=_deep_label(runs, arch, d),
                              invalid=edge_reasons([t, tuned[("self_attention", d)]]),
-                             foil_dead=conv_foil(runs, tuning, arch, d))
+                             foil_dead=conv_foil(runs, tuning, arch, d),
+                             rates=deep_rates(runs, tuned, tuning, steps,
+                                              {(arch, d): 1.0, ("self_attention", d): -1.0}))
             for (arch, d), t in tuned.items() if arch != "self_attention"]
 
 
@@ -677,9 +724,10 @@ def deep_interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int
             continue
         cells = [tuned[(a, dd)] for a in (arch, "self_attention") for dd in (short, d)]
         foil = "; ".join(r for r in (conv_foil(runs, tuning, arch, short), conv_foil(runs, tuning, arch, d)) if r)
+        signs = {(arch, d): 1.0, ("self_attention", d): -1.0, (arch, short): -1.0, ("self_attention", short): 1.0}
         out.append(decision.samples(lag(runs, arch, d, steps), lag(runs, arch, short, steps), paired=True,
                                     label=f"{_deep_label(runs, arch, d)} vs d={short}", invalid=edge_reasons(cells),
-                                    foil_dead=foil))
+                                    foil_dead=foil, rates=deep_rates(runs, tuned, tuning, steps, signs)))
     return out
 
 
@@ -866,6 +914,7 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
                           progress=progress)
     att = lr[lr["arch"] == "self_attention"]
     learns = att   # attention_learns's cells: (c)'s, and (e)'s at a d that (c) does not train
+    learn_rates: dict[str, list[dict[str, Any]]] = {}   # a cell's rate choice: (e)'s cells; (c)'s ran at the profile's
     if not fast:
         convs = lr[lr["arch"].isin(CONVS)]
         for name, rows, column, shift in (("convs_at_chance", convs[convs["beyond_reach"]], "test_accuracy", chance),
@@ -885,8 +934,8 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         if short >= min(helps_ds):
             raise ValueError(f"C2 profile: helps.short_distance {short} must lie below every long d {helps_ds}")
         progress(f"C2(e) self-attention and the LSTM, each tuned, at d in {helps_ds}")
-        hp, tuned, _ = tune_and_measure(["self_attention", "recurrent"], helps_ds, seeds, model, learn["train"],
-                                        learn["n_test"], helps, device, progress=progress)
+        hp, tuned, helps_tuning = tune_and_measure(["self_attention", "recurrent"], helps_ds, seeds, model,
+                                                   learn["train"], learn["n_test"], helps, device, progress=progress)
         c["helps_vs_recurrent"].measure(helps_measurements(hp, tuned, helps_ds),
                                         detail="tuned rates: " + _rates_text(tuned) + "; " + _accuracy_text(hp))
         for (arch, d), g in hp.groupby(["arch", "d"], sort=False):
@@ -895,15 +944,22 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         # (e)'s tuned self-attention runs are (c)'s measurement at a d that (c) does not train (standard: 64)
         beyond = hp[(hp["arch"] == "self_attention") & ~hp["d"].isin(att["d"])]
         learns = pd.concat([att, beyond.drop(columns=["lr"])], ignore_index=True)
+        learn_rates = {f"self_attention d={d}": [rate_choice_of(
+            f"C2/helps/self_attention/d={int(d)}", tuned[("self_attention", int(d))],
+            helps_tuning[(helps_tuning["arm"] == "self_attention") & (helps_tuning["d"] == int(d))],
+            g.assign(**{TUNING_SCORE: g["val_loss"]}), "test_loss", choice=TUNING_SCORE, tuning_column=TUNING_SCORE)]
+            for d, g in beyond.groupby("d")}
 
         progress(f"C2(f) the distance interaction: rates tuned at d={short}, kept at d in {helps_ds}")
-        sp, short_tuned, _ = tune_and_measure(["self_attention", "recurrent"], [short], seeds, model, learn["train"],
-                                              learn["n_test"], helps, device, progress=progress)
+        sp, short_tuned, short_tuning = tune_and_measure(["self_attention", "recurrent"], [short], seeds, model,
+                                                         learn["train"], learn["n_test"], helps, device,
+                                                         progress=progress)
         rates = {a: t.lr for (a, _), t in short_tuned.items()}
         ip = pd.concat([sp, at_rates(rates, helps_ds, seeds, model, learn["train"], learn["n_test"], helps, device,
                                      progress=progress, known=hp)], ignore_index=True)
         c["advantage_grows_with_distance"].measure(
-            interaction_measurements(ip, short_tuned, helps_ds, short, long_tuned=tuned),
+            interaction_measurements(ip, short_tuned, helps_ds, short, long_tuned=tuned, tuning=short_tuning,
+                                     long_tuning=helps_tuning),
             detail=f"rates tuned at d={short}, kept at every d: " + _rates_text(short_tuned) + "; advantage (LSTM "
                    "minus self-attention, nats), seed mean: " + ", ".join(f"d={d} {advantage(ip, d).mean():.3f}"
                                                                           for d in [short, *helps_ds])
@@ -916,7 +972,8 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         ev.figure("helps_loss_vs_lr", figure_loss_vs_lr(both, "C2(e), (f): validation loss against learning rate "
                                                               "(tuning seed), panel per d"))
 
-    c["attention_learns"].sample_each(by_cell(learns, "test_loss"), detail=_accuracy_text(learns))
+    c["attention_learns"].measure([decision.samples(v, label=k, rates=learn_rates.get(k, []))
+                                   for k, v in by_cell(learns, "test_loss").items()], detail=_accuracy_text(learns))
 
     # ---- (d) conv stacks deep enough to cover d, against self-attention, each tuned, steps to target; (d') the
     # distance interaction of their lag

@@ -21,7 +21,9 @@ The h arms of one seed start from identical weights (W^Q, W^K, W^V, W^O are d_mo
 identical batches, so they are paired by seed, also at their own learning rates. Every position arm trains at its
 own rate, the lowest mean validation loss over ``position.tuning.lr_grid`` on tuning seeds disjoint from the
 evaluation seeds (``harness.study.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
-comparison using that arm inconclusive (``Tuned.edge_reason``). The token binding keeps the paper's warmup
+comparison using that arm inconclusive (``Tuned.edge_reason``). Each tuning run also probes the resolution as the
+evaluation does (``multihead.tuning_run``; it chooses nothing), so ``resolution_gain`` carries both arms' rate
+choices (``rate_choices``) and its firmness simulates a fresh choice of each. The token binding keeps the paper's warmup
 schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
 ``resolution_rises`` at the profile's shared rate: a fault check, not the verdict.
 
@@ -110,7 +112,7 @@ from harness.record import decision
 from harness.report.plots import figure_loss_vs_lr, plt
 from harness.study.multihead import (MAJORITY, Arm, arm_seeds, arms_for, by_seed, measure, paired_by_seed,
                                resolution_slope, select, task_name, tune_arms)
-from harness.study.tuning import Tuned, tuned_table
+from harness.study.tuning import Tuned, rate_choice_of, tuned_table
 
 pytestmark = pytest.mark.claim("C5")
 
@@ -247,6 +249,19 @@ def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
 def exact_note(m: dict[str, Any]) -> str:
     """'; an exact point: why' when ``resolution_slope`` handed over an exact point, else ''."""
     return f"; an exact point: {m['exact']}" if m.get("exact") else ""
+
+
+def rate_choices(tuning_runs: pd.DataFrame, tuned: dict[Arm, Tuned], df: pd.DataFrame, signs: dict[int, float],
+                 column: str = "resolution") -> list[dict[str, Any]]:
+    """The position arms' rate choices (``tuning.rate_choice_of``) for a comparison that reads ``column`` of the
+    h in ``signs`` with those signs: each tuning run probes ``column`` as the evaluation does, so the firmness
+    simulates a fresh choice of each arm's rate (issue 47)."""
+    out = []
+    for h, sign in signs.items():
+        arm = Arm("position", 4, h)
+        runs = tuning_runs[tuning_runs["arm"] == arm.label]
+        out.append(rate_choice_of(f"C5/{arm.label}", tuned[arm], runs, select(df, "position", 4, h), column, sign))
+    return out
 
 
 def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:
@@ -461,7 +476,9 @@ def test_c5_multihead_resolution(evidence, profile, device, seeds, progress, fas
             c["resolution_gain"].measure([{**point, **({"invalid": edge(1, 4)} if edge(1, 4) else {})}],
                                          detail=gain_detail + "; " + why)
         else:
-            c["resolution_gain"].compare(res(4), res(1), invalid=edge(1, 4), detail=gain_detail)
+            rates = rate_choices(tuning_runs, tuned, df, {4: 1.0, 1: -1.0})
+            c["resolution_gain"].measure([decision.samples(res(4), res(1), paired=True, invalid=edge(1, 4),
+                                                           rates=rates)], detail=gain_detail)
         c["exact_match"].compare(em("token", 4), em("token", 1), detail=means_by_h(df, "exact_match", [1, 4], "token"))
         single_pos_rows = select(df, "position", 4, 1)
         c["single_head_loses_slots"].sample_each(

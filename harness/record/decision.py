@@ -253,13 +253,14 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
 
     ``rates``: how each arm's learning rate was chosen (``rate_choice``, one entry per tuned arm, with the sign its
     mean enters δ with), so that firmness simulates a fresh rate choice too (``harness.record.firmness``); kept
-    as the measurement's ``rates``."""
+    as the measurement's ``rates``. ``rates=[]`` says that no arm it reads had its rate tuned (each ran at the
+    profile's rate): nothing to simulate, and no "given the tuned rates" (``harness.record.verdict.tuned``)."""
     if foil_dead:
         invalid = "; ".join(r for r in (str(invalid or ""), f"{DEAD_FOIL}: {foil_dead}") if r)
     m = _samples(a, b, paired=paired, label=label, invalid=invalid, identical=identical)
     if foil_dead:
         m["foil_dead"] = str(foil_dead)
-    if rates and m["source"] == "samples":
+    if rates is not None and m["source"] == "samples":
         m["rates"] = [dict(r) for r in rates]
     return m
 

@@ -416,11 +416,12 @@ def tuned_rates(record: Mapping[str, Any]) -> bool:
 
 def tuned(record: Mapping[str, Any]) -> bool:
     """True for a claim whose arms ran at learning rates it tuned (``tuned_rates``) and whose firmness holds some
-    of them fixed: a counted criterion it simulated reads per-seed samples with no ``rates``
-    (``harness.record.firmness``: "A fresh rate choice")."""
+    of them fixed: a counted criterion it simulated reads per-seed samples that say nothing of their rates (no
+    ``rates``; ``rates=[]`` says every arm ran at the profile's rate: ``harness.record.firmness``, "A fresh rate
+    choice")."""
     if not tuned_rates(record):
         return False
-    return any(m.get("source") == "samples" and not m.get("rates")
+    return any(m.get("source") == "samples" and "rates" not in m
                for c in record.get("criteria") or () if c.get("counts", True) and c.get("firmness") is not None
                for m in c.get("measurements") or ())
 

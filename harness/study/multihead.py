@@ -106,31 +106,35 @@ def train_arm(arm: Arm, block: dict[str, Any], seed: int, device: torch.device |
         return _train_and_probe(arm, block, tc, seed, device, progress)
 
 
-def tuning_loss(arm: Arm, block: dict[str, Any], seed: int, lr: float, device: torch.device | str = "cpu",
-                progress: Callable[..., Any] | None = None) -> tuple[float, bool]:
-    """One tuning run: the arm trained at ``lr`` on ``seed``; (its final validation loss, diverged). No probe: the
-    rate is chosen by the loss on the validation part of the held-out split alone (issue 26: the probe and every
-    reported number read the disjoint test part)."""
+def tuning_run(arm: Arm, block: dict[str, Any], seed: int, lr: float, device: torch.device | str = "cpu",
+               progress: Callable[..., Any] | None = None) -> dict[str, Any]:
+    """One tuning run: the arm trained at ``lr`` on ``seed``; its scores (``val_loss_scores``: the final validation
+    loss chooses the rate, issue 26: the validation part of the held-out split alone) and, reported and read by
+    the firmness of a choice (``harness.study.tuning.rate_choice_of``), the resolution probe on the test part, as
+    ``train_arm`` measures it (NaN for a diverged run)."""
     tc = train_config(arm, block, device, lr)
     with torch_threads(tc.num_threads):
         task = make_task(arm, block["task"])
         model = build_model(arm, block["model"], task, seed)
         if progress:
             progress(f"C5 tuning {arm.label} lr {lr:.3g} seed {seed}: training {tc.steps} steps", force=True)
-        val, _ = validation_test_split(task, tc.eval_size, block["probe"]["n_eval"])
+        val, test = validation_test_split(task, tc.eval_size, block["probe"]["n_eval"])
         result = train(model, task, tc, seed, progress=progress, heldout=val)
-    loss = float(result.final.get("loss", math.nan))
-    return loss, bool(result.diverged or not math.isfinite(loss))
+        loss = float(result.final.get("loss", math.nan))
+        diverged = bool(result.diverged or not math.isfinite(loss))
+        resolution = math.nan if diverged else \
+            float(_resolution(model, task, test.to(device), block["probe"], seed, device)[0].mean())
+    return {**val_loss_scores(loss, diverged), "resolution": resolution}
 
 
 def tune_arms(arms: list[Arm], block: dict[str, Any], seeds: list[int], device: torch.device | str = "cpu",
               progress: Callable[..., Any] | None = None) -> tuple[pd.DataFrame, dict[Arm, Tuned]]:
     """Issue 17's tuning stage for C5's arms (module docstring), ``harness.study.tuning.choose_rates`` over each arm's
-    binding's ``tuning`` block, scored by ``tuning_loss``. Returns (one row per tuning run, the ``Tuned`` per arm,
+    binding's ``tuning`` block, each run a ``tuning_run``. Returns (one row per tuning run, the ``Tuned`` per arm,
     named by its h)."""
     (tune_block,) = {arm.binding: block[arm.binding]["tuning"] for arm in arms}.values()   # the arms of one binding
     return choose_rates(arms, lambda arm: tune_block["lr_grid"], tuning_seeds(seeds, int(tune_block["seeds"])),
-                        lambda arm, lr, seed: val_loss_scores(*tuning_loss(arm, block, seed, lr, device, progress)),
+                        lambda arm, lr, seed: tuning_run(arm, block, seed, lr, device, progress),
                         by=("val_loss",), extend=int(tune_block.get("extend", 1)),
                         name=lambda arm: f"h={arm.h}", d_k=lambda arm: d_k_of(arm, block),
                         columns=lambda arm: dict(arm=arm.label, binding=arm.binding, h=arm.h, d_k=d_k_of(arm, block)))
@@ -145,6 +149,18 @@ def task_name(binding: str) -> str:
     return f"multi_retrieval_{binding}"
 
 
+def _resolution(model: QueryTagger, task: MultiPositionRetrieval, held: Any, probe: dict[str, Any], seed: int,
+                device: torch.device | str) -> tuple[torch.Tensor, list[Any]]:
+    """``positional_resolution`` per slot of the heads' outputs at the query, the probe fitted on the seed's fit
+    batch and read on ``held``; with the taps' caches of (fit, held)."""
+    fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
+    caches = [run_with_taps(model, b, [WEIGHTS_TAP, OUT_TAP])[0] for b in (fit, held)]
+    outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
+    res = positional_resolution(outs[0], fit.y.cpu(), outs[1], held.y.cpu(), task.tgt_vocab,   # y: (N, M)
+                                ridge=probe["ridge"])
+    return res, caches
+
+
 def _train_and_probe(arm: Arm, block: dict[str, Any], tc: TrainConfig, seed: int, device: torch.device | str,
                      progress: Callable[..., Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     task = make_task(arm, block["task"])
@@ -156,12 +172,8 @@ def _train_and_probe(arm: Arm, block: dict[str, Any], tc: TrainConfig, seed: int
     result = train(model, task, tc, seed, progress=progress, heldout=val)
     held = test.to(device)
     tested = evaluate(model, task, batch=held, batch_size=tc.eval_batch_size, device=device)
-    fit = task.train_batch(torch.Generator().manual_seed(probe["fit_seed"] + seed), probe["n_fit"]).to(device)
-    caches = [run_with_taps(model, b, [WEIGHTS_TAP, OUT_TAP])[0] for b in (fit, held)]
+    res, caches = _resolution(model, task, held, probe, seed, device)
     slots = held.meta["marked_positions"].cpu()                         # (N, M)
-    outs = [c[OUT_TAP][:, :, -1].reshape(c[OUT_TAP].shape[0], -1).cpu() for c in caches]    # (N, h*d_v)
-    res = positional_resolution(outs[0], fit.y.cpu(), outs[1], held.y.cpu(), task.tgt_vocab,   # y: (N, M)
-                                ridge=probe["ridge"])
     row = {"binding": arm.binding, "M": arm.M, "h": arm.h, "d_k": model.cfg.d_k, "steps": result.steps_run,
            "long": arm.steps_factor > 1, "seed": seed, "lr": tc.lr if tc.schedule != "warmup" else math.nan,
            "exact_match": tested["exact_match"], "token_accuracy": tested["token_accuracy"],

@@ -70,7 +70,7 @@ def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, 
            "steps_run": run.steps_run, "diverged": run.diverged,
            "val_exact_match": run.final.get("exact_match", math.nan),
            "test_exact_match": res["exact_match"], "test_token_accuracy": res["token_accuracy"],
-           "test_loss": res["loss"],
+           "test_loss": res["loss"], "val_loss": run.final.get("loss", math.nan),
            "test_size": len(test), "test_rows_in_train_split": rows_in_training_split(task, test),
            "reached_95": reached, "steps_to_95": steps, "time_to_95_s": seconds,   # censored: the whole run
            "train_time_s": run.train_time_s, "s_per_step": run.train_time_s / max(run.steps_run, 1)}

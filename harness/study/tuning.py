@@ -220,6 +220,40 @@ def fixed_rate_table(tuning: pd.DataFrame, tuned: Mapping[Any, Tuned], columns: 
 
 
 # ------------------------------------------------------------------------------ the shared tuned sweep (C3, C4, R1)
+def rate_choice_of(key: str, t: Tuned, tuning: pd.DataFrame, evaluation: pd.DataFrame, column: str,
+                   sign: float = 1.0, transform: Callable[[np.ndarray], np.ndarray] | None = None, *,
+                   choice: str = "val_loss", tuning_column: str | None = None) -> dict[str, Any]:
+    """How one tuned arm's rate ``t`` was chosen, for a measurement that reads ``transform(column)`` of its
+    ``evaluation`` runs with ``sign`` (``decision.rate_choice``; ``key`` names the arm, one simulated choice per key):
+    at each rate of ``t.grid`` the mean over ``tuning`` (the arm's tuning runs, with ``lr``) of the choosing
+    quantity ``choice`` (diverged, where a ``diverged`` column says so: inf; absent: ``column``) and of the measured
+    quantity (``tuning_column``, default ``column``: the tuning runs' name for it, e.g. the validation loss for a
+    test loss); the seed-to-seed SDs of both, pooled over the tuning seeds at each rate and the evaluation seeds
+    (the evaluation's own ``choice`` column where it has one, else ``column``)."""
+    f = transform or (lambda x: x)
+    at_tuning = tuning_column or column
+
+    def loss(df: pd.DataFrame) -> np.ndarray:
+        x = df[choice if choice in df else column].to_numpy(float)
+        return np.where(df["diverged"].to_numpy(bool), np.inf, x) if "diverged" in df else x
+    choices, value, dev_c, dev_v = [], [], [], []
+    for lr in t.grid:
+        at = tuning[np.isclose(tuning.lr, lr)]
+        c, v = loss(at), f(at[at_tuning].to_numpy(float))
+        choices.append(float(np.mean(c)) if len(c) else math.inf)
+        value.append(float(np.mean(v)) if len(v) else math.nan)
+        if len(c) > 1 and np.all(np.isfinite(c)) and np.all(np.isfinite(v)):
+            dev_c.append(c - c.mean())
+            dev_v.append(v - v.mean())
+    c, v = loss(evaluation), f(evaluation[column].to_numpy(float))
+    ok = np.isfinite(c) & np.isfinite(v)
+    dev_c.append(c[ok] - c[ok].mean())
+    dev_v.append(v[ok] - v[ok].mean())
+    df = sum(len(d) - 1 for d in dev_c if len(d) > 1)
+    pooled = lambda devs: math.sqrt(sum(float((d ** 2).sum()) for d in devs if len(d) > 1) / df) if df else 0.0  # noqa: E731
+    return decision.rate_choice(key, sign, t.grid, choices, value, t.lr, t.n, pooled(dev_c), df, pooled(dev_v))
+
+
 @dataclass
 class TunedSweep:
     """One task's tuned sweep: the tuning runs, the rate chosen per (arm, d_k), and the evaluation runs at those
@@ -264,30 +298,10 @@ class TunedSweep:
         (``decision.rate_choice``): the grid's tuning means of the validation loss (diverged: inf) and of the
         measured quantity, and their seed-to-seed SDs, the evaluation seeds at the chosen rate pooled with the
         tuning seeds' spread at each rate."""
-        t = self.tuned[(arm, int(d_k))]
-        f = transform or (lambda x: x)
         runs = self.tuning[(self.tuning.arm == arm) & (self.tuning.d_k == int(d_k))]
-        def loss(df: pd.DataFrame) -> np.ndarray:
-            x = df["val_loss" if "val_loss" in df else column].to_numpy(float)
-            return np.where(df["diverged"].to_numpy(bool), np.inf, x) if "diverged" in df else x
-        choice, value, dev_c, dev_v = [], [], [], []
-        for lr in t.grid:
-            at = runs[np.isclose(runs.lr, lr)]
-            c, v = loss(at), f(at[column].to_numpy(float))
-            choice.append(float(np.mean(c)) if len(c) else math.inf)
-            value.append(float(np.mean(v)) if len(v) else math.nan)
-            if len(c) > 1 and np.all(np.isfinite(c)) and np.all(np.isfinite(v)):
-                dev_c.append(c - c.mean())
-                dev_v.append(v - v.mean())
         ev = self.runs[(self.runs.arm == arm) & (self.runs.d_k == int(d_k))]
-        c, v = loss(ev), f(ev[column].to_numpy(float))
-        ok = np.isfinite(c) & np.isfinite(v)
-        dev_c.append(c[ok] - c[ok].mean())
-        dev_v.append(v[ok] - v[ok].mean())
-        df = sum(len(d) - 1 for d in dev_c if len(d) > 1)
-        pooled = lambda devs: math.sqrt(sum(float((d ** 2).sum()) for d in devs if len(d) > 1) / df) if df else 0.0  # noqa: E731
-        return decision.rate_choice(f"{self.task}/{arm}/d_k={int(d_k)}", sign, t.grid, choice, value, t.lr, t.n,
-                                    pooled(dev_c), df, pooled(dev_v))
+        return rate_choice_of(f"{self.task}/{arm}/d_k={int(d_k)}", self.tuned[(arm, int(d_k))], runs, ev, column,
+                              sign, transform)
 
     def invalid(self, *cells: tuple[str, int]) -> str:
         """Why a comparison of these (arm, d_k) cells cannot be trusted: each arm whose rate is at a grid edge."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -340,3 +341,24 @@ def test_step_time_criterion_is_declared_only_under_cuda_and_reported(tmp_path):
         c1.declare(ev, ("reverse",), ("reverse",), fast=False, timing=timing)
         crit = [c for c in ev.criteria if c.name == "step_time_vs_length"]
         assert bool(crit) is declared and not any(c.counts for c in crit)
+
+
+def test_the_quality_parts_carry_both_architectures_rate_choices():
+    """Issue 47, mechanism 3: each part carries the LSTM's (+) and the Transformer's (-) choice, from the tuning
+    runs' validation loss (the choosing quantity, and the test loss's stand-in), on the log scale for the ratio."""
+    from harness.study.tuning import Tuned
+    rows = _losses([0.045, 0.047, 0.043], [0.012, 0.013, 0.011]).assign(val_loss=0.03, diverged=False)
+    grid = (1e-3, 2e-3, 4e-3)
+    means = {"transformer": (0.09, 0.05, 0.07), "lstm": (0.02, 0.01, 0.03)}
+    tuned = {"reverse": {a: Tuned(a, None, 2e-3, grid, means[a], score="val_loss", n=2) for a in means}}
+    tuning = pd.DataFrame([{"task": "reverse", "arm": a, "lr": lr, "seed": s, "val_loss": m + 0.001 * s,
+                            "diverged": False} for a in means for lr, m in zip(grid, means[a]) for s in (0, 1)])
+    for log in (False, True):
+        (part,), _ = c1.quality(rows, tuned, log=log, tuning=tuning)
+        by_key = {r["key"]: r for r in part["rates"]}
+        assert {k: r["sign"] for k, r in by_key.items()} == {"C1/reverse/lstm": 1.0, "C1/reverse/transformer": -1.0}
+        lstm = by_key["C1/reverse/lstm"]
+        assert lstm["chosen"] == 2e-3 and lstm["n_tuning"] == 2
+        per_run = np.array([[m, m + 0.001] for m in means["lstm"]])
+        assert lstm["value"] == pytest.approx((np.log(per_run) if log else per_run).mean(1))
+    assert "rates" not in c1.quality(rows)[0][0]

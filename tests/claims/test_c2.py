@@ -220,6 +220,15 @@ def _runs(cells: dict, column: str = "test_loss") -> pd.DataFrame:
                          for (a, d), vals in cells.items() for s, v in enumerate(vals)])
 
 
+def _tuning(tuned, losses=None):
+    """Tuning runs (one seed) of every cell of ``tuned``: steps to 0.95 at each rate (its tuned means, which the
+    choice read) and the validation loss ``losses[cell]`` at each rate (default 0.1)."""
+    losses = losses or {}
+    return pd.DataFrame([{"arm": a, "d": d, "lr": lr, "seed": 0, c2.STEPS_SCORE: steps, c2.TUNING_SCORE: loss}
+                         for (a, d), t in tuned.items()
+                         for lr, steps, loss in zip(t.grid, t.mean_loss, losses.get((a, d), (0.1,) * len(t.grid)))])
+
+
 def _judge(name, measurements):
     """The criterion decided alone by the harness, with its firmness (as the record would show it)."""
     return decision.decide_alone(c2.CRITERIA[name]["rule"], measurements, firmness=True)
@@ -341,8 +350,7 @@ def _deep(conv_steps, att_steps, conv_loss, conv_tried, block=800):
     runs = runs.assign(test_loss=list(conv_loss) + [0.01] * len(att_steps))
     tuned = {("dilated_conv_k2", 16): _tuned("dilated_conv_k2", [300.0, 200.0, 250.0], 1),
              ("self_attention", 16): _tuned("self_attention", [250.0, 150.0, 200.0], 1)}
-    tuning = pd.DataFrame([{"arm": "dilated_conv_k2", "d": 16, "lr": lr, "seed": 0, c2.TUNING_SCORE: v}
-                           for lr, v in zip(tuned[("dilated_conv_k2", 16)].grid, conv_tried)])
+    tuning = _tuning(tuned, {("dilated_conv_k2", 16): conv_tried})
     return _judge("deep_convs", c2.deep_measurements(runs, tuned, tuning, block))
 
 
@@ -366,9 +374,7 @@ def _lags(conv_short, att_short, conv_long, att_long, conv_loss_long=(0.1, 0.12,
     tuned = {(a, d): _tuned(a, [300.0, 150.0, 250.0], 0 if conv_edge and a != "self_attention" and d == 16 else 1,
                             d=d)
              for d in (4, 16) for a in ("dilated_conv_k2", "self_attention")}
-    tuning = pd.DataFrame([{"arm": "dilated_conv_k2", "d": d, "lr": lr, "seed": 0, c2.TUNING_SCORE: v}
-                           for d, tried in ((4, (0.3, 0.1, 0.2)), (16, conv_tried_long))
-                           for lr, v in zip(tuned[("dilated_conv_k2", d)].grid, tried)])
+    tuning = _tuning(tuned, {("dilated_conv_k2", 4): (0.3, 0.1, 0.2), ("dilated_conv_k2", 16): conv_tried_long})
     return _judge("deep_conv_advantage_grows_with_distance",
                   c2.deep_interaction_measurements(runs, tuned, tuning, 800, 4))
 
@@ -407,9 +413,47 @@ def test_local_window_refutes_the_conv_interaction(local_attention):
                                           curve_on_test=True)
                       for d in (4, 16) for a, lr in rates.items()], ignore_index=True)
     tuned = {(a, d): _tuned(a, [300.0, 150.0, 250.0], 1, d=d) for d in (4, 16) for a in rates}
-    tuning = pd.DataFrame([{"arm": "dilated_conv_k2", "d": d, "lr": 3e-3, "seed": 0,
-                            c2.TUNING_SCORE: float(runs[(runs["arch"] == "dilated_conv_k2") & (runs["d"] == d)]
-                                                   ["test_loss"].mean())} for d in (4, 16)])
+    conv_loss = {("dilated_conv_k2", d): (float(runs[(runs["arch"] == "dilated_conv_k2") & (runs["d"] == d)]
+                                                ["test_loss"].mean()),) * 3 for d in (4, 16)}
+    tuning = _tuning(tuned, conv_loss)
     res = _judge("deep_conv_advantage_grows_with_distance",
                  c2.deep_interaction_measurements(runs, tuned, tuning, steps, 4))
     assert res["outcome"] == "refuted", (res, runs[["arch", "d", "seed", "steps_to_target", "test_loss"]])
+
+
+def test_the_deep_parts_carry_each_cells_rate_choice_by_steps():
+    """Issue 47, mechanism 3: (d') reads four cells, each tuned by steps to 0.95 on its own; its part carries the
+    four choices with the signs they enter the lag difference, the choosing and measured quantity both steps."""
+    runs = _runs({("dilated_conv_k2", 4): [120, 130, 110], ("self_attention", 4): [100, 110, 95],
+                  ("dilated_conv_k2", 16): [350, 400, 380], ("self_attention", 16): [170, 160, 180]},
+                 "steps_to_target").assign(test_loss=0.1)
+    tuned = {(a, d): _tuned(a, [300.0, 150.0, 250.0], 1, d=d) for d in (4, 16)
+             for a in ("dilated_conv_k2", "self_attention")}
+    (part,) = c2.deep_interaction_measurements(runs, tuned, _tuning(tuned), 800, 4)
+    signs = {r["key"]: r["sign"] for r in part["rates"]}
+    assert signs == {"C2/deep/dilated_conv_k2/d=16": 1.0, "C2/deep/self_attention/d=16": -1.0,
+                     "C2/deep/dilated_conv_k2/d=4": -1.0, "C2/deep/self_attention/d=4": 1.0}
+    assert all(r["choice"] == r["value"] == [300.0, 150.0, 250.0] and r["chosen"] == 3e-3 for r in part["rates"])
+
+
+def test_the_distance_interaction_carries_each_arms_short_d_choice_moved_to_the_long_d():
+    """(f)'s part at d = 16: each arm chosen at d = 4 and kept at 16, so its rate entry's value at each rate is the
+    tuning seed's validation loss at 16 less at 4 ((e)'s and (f)'s tuning runs), signed as it enters the advantage's
+    difference; a rate that only the short grid has moves nothing (NaN)."""
+    grid = (1e-3, 3e-3, 1e-2)
+    runs = _runs({("recurrent", 4): [0.30, 0.32, 0.31], ("self_attention", 4): [0.10, 0.11, 0.12],
+                  ("recurrent", 16): [0.60, 0.62, 0.61], ("self_attention", 16): [0.12, 0.13, 0.11]})
+    runs["val_loss"] = runs["test_loss"] + 0.01
+    short = {(a, 4): _tuned(a, [0.5, 0.3, 0.4], 1, d=4) for a in ("recurrent", "self_attention")}
+    rows = lambda d, losses: [{"arm": a, "d": d, "lr": lr, "seed": 9, c2.TUNING_SCORE: v}  # noqa: E731
+                              for a in ("recurrent", "self_attention") for lr, v in zip(grid, losses)]
+    tuning = pd.DataFrame(rows(4, (0.5, 0.3, 0.4)))
+    long_tuning = pd.DataFrame(rows(16, (0.7, 0.6)))          # its grid never reached 1e-2
+    (part,) = c2.interaction_measurements(runs, short, [16], 4, tuning=tuning, long_tuning=long_tuning)
+    by_key = {r["key"]: r for r in part["rates"]}
+    assert {k: r["sign"] for k, r in by_key.items()} == {"C2/helps/recurrent/d=4": 1.0,
+                                                         "C2/helps/self_attention/d=4": -1.0}
+    value = by_key["C2/helps/recurrent/d=4"]["value"]
+    assert value[:2] == pytest.approx([0.2, 0.3]) and math.isnan(value[2])
+    assert by_key["C2/helps/recurrent/d=4"]["choice"] == pytest.approx([0.5, 0.3, 0.4])
+    assert "rates" not in c2.interaction_measurements(runs, short, [16], 4)[0]

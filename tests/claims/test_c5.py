@@ -23,6 +23,7 @@ import torch
 
 import claims.test_c5_multihead_resolution as c5
 from harness.study import multihead
+from harness.study.tuning import val_loss_scores
 from harness.record import decision
 from harness.measure.resolution import distinct_majority_slots, slot_shares, top_slot_share
 from model import QueryTagger, faults
@@ -348,11 +349,12 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
     calls = []
     fake = {1e-3: 1.0, 2e-3: 0.5, 4e-3: math.nan}
 
-    def loss(arm, budget_, seed, lr, device="cpu", progress=None):
+    def run(arm, block_, seed, lr, device="cpu", progress=None):
         calls.append((arm.h, seed, lr))
-        return fake[lr] + (0.3 if arm.h == 4 and lr == 2e-3 else 0.0), math.isnan(fake[lr])
+        loss = fake[lr] + (0.3 if arm.h == 4 and lr == 2e-3 else 0.0)
+        return {**val_loss_scores(loss, math.isnan(fake[lr])), "resolution": 0.5}
 
-    monkeypatch.setattr(multihead, "tuning_loss", loss)
+    monkeypatch.setattr(multihead, "tuning_run", run)
     table, tuned = multihead.tune_arms(ARMS, block, SEEDS)
     assert {s for _, s, _ in calls}.isdisjoint(SEEDS) and len({s for _, s, _ in calls}) == 2
     assert len(table) == 2 * 3 * 2
@@ -370,10 +372,14 @@ def test_tuning_picks_by_heldout_loss_on_disjoint_seeds(monkeypatch):
     assert decision.decide_alone(rule, [invalid])["outcome"] == "inconclusive"
 
 
-def test_tuning_loss_trains_at_the_given_rate():
+def test_a_tuning_run_trains_at_the_given_rate_and_probes_as_the_evaluation_does():
+    """tuning_run's validation loss and resolution are train_arm's at the same arm, rate and seed: a rate's tuning
+    mean of the resolution is the quantity resolution_gain reads (its rate choice, issue 47)."""
     arm = ARMS[1]
     block = {**TINY, "position": {"train": {**TINY["position"]["train"], "steps": 20}}}
-    loss, diverged = multihead.tuning_loss(arm, block, 7, 1e-2)
-    assert math.isfinite(loss) and not diverged
+    run = multihead.tuning_run(arm, block, 7, 1e-2)
+    assert math.isfinite(run["val_loss"]) and not run["diverged"]
+    row, _ = multihead.train_arm(arm, block, 7, lr=1e-2)
+    assert run["val_loss"] == row["val_loss"] and run["resolution"] == row["resolution"]
     assert multihead.train_config(arm, TINY, lr=1e-2).lr == 1e-2
     assert multihead.train_config(arm, TINY).lr == TINY["position"]["train"]["lr"]
