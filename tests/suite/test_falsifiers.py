@@ -72,11 +72,7 @@ def test_every_counted_criterion_of_the_baseline_was_refuted_by_its_falsifier():
 #: counted only at standard, and not yet measured there under their falsifier, with why: the test fails when one of
 #: these gets its row (take it off) and when any other criterion lacks one. Not a waiver: issue 47 (mechanism 4)
 #: stays open on them.
-NOT_YET_AT_STANDARD = {
-    "R3/lean_memory_ratio": "R3 at standard under additive_no_tanh trains the shared standard sweep that "
-    "similar_quality reads; at a unit-test size additive_no_tanh refutes it "
-    "(tests/claims/test_r3.py::test_lean_memory_ratio_is_refuted_by_its_falsifier)",
-}
+NOT_YET_AT_STANDARD: dict[str, str] = {}
 
 
 def test_every_criterion_counted_only_at_standard_was_refuted_by_its_falsifier_at_standard():
