@@ -54,9 +54,11 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.st
   task and budget are set where, on development seeds, neither arm is at the floor and the Transformer is inside 0.1.
   There are two ways there, a harder reverse (longer sequences, larger vocabulary) or a shorter budget; standard takes
   the shorter budget because it is the cheaper: reverse (length 10-20, vocabulary 20) trains 250 steps, not 800, at
-  which both arms sat at the floor (at 200 the Transformer was outside 0.1). The choice was made on master seed 900
-  (its tuning seed and five evaluation seeds, the profile's own tuning) by where the arms' losses sit, not by the
-  comparison's outcome; its figures are in the commit that set it. Smoke keeps reverse at length 6-12 and 300 steps:
+  which both arms sat at the floor (at 200 the Transformer was outside 0.1), and number words (up to 999999) 150
+  steps, not 600, at which both sat at the floor on the lock's seeds (at 250 the Transformer still does). Each
+  choice was made on master seed 900 (its tuning seed and five evaluation seeds, the profile's own tuning) by where
+  the arms' losses sit, not by the comparison's outcome; the figures are in harness/profiles/c1.py. Smoke keeps
+  reverse at length 6-12 and 300 steps:
   there the LSTM reaches the floor before the Transformer is inside 0.1 at every shorter budget and larger vocabulary
   probed, and the harder reverse that lifts both arms (length 12-24) doubles reverse's cost per run, past smoke's time
   budget; so at smoke the reverse ratio reads not testable and the ceiling objection open.

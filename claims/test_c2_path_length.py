@@ -984,8 +984,9 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         progress(f"C2(d) deep convs {archs} against self-attention, each tuned, at d in {deep_ds}")
         deep_layers = lambda a, d: expected_path_length(a, d) if a in CONVS else model["n_layers"]  # noqa: E731
         deep_train = {**learn["train"], "eval_every": int(block["deep"]["eval_every"])}
+        deep_tune = {**helps, "extend": int(block["deep"].get("extend", helps.get("extend", 0)))}
         dp, deep_tuned, deep_tuning = tune_and_measure(["self_attention", *archs], deep_ds, seeds, model,
-                                                       deep_train, learn["n_test"], helps, device,
+                                                       deep_train, learn["n_test"], deep_tune, device,
                                                        progress=progress, layers=deep_layers,
                                                        by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
                                                        stop_at_target=True)
