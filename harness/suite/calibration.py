@@ -8,6 +8,7 @@ with how often the other runs repeated that run's outcome.
 
     python -m harness.suite.calibration --master-seeds 0,1,2,3,4 --jobs 2      # prints a Markdown table
     python -m harness.suite.calibration --trained --master-seeds 0,1,2,3,4,5,6,7 --jobs 2
+    python -m harness.suite.calibration --trained --claims C4,R1 --master-seeds 201,202 --keep /tmp/cal  # runs kept
 
 ``--trained`` (issue 38, finding 11): every counted criterion and every claim's verdict at smoke budgets, not only
 the fast criteria, so that the predictions between 0.5 and 0.9, which only trained criteria make, are checked too.
@@ -34,14 +35,17 @@ BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
 
 def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print, fast: bool = True,
-            claim_ids: Sequence[str] | None = None) -> dict[int, dict[str, Any]]:
+            claim_ids: Sequence[str] | None = None, keep: Path | None = None) -> dict[int, dict[str, Any]]:
     """{master seed: results.json's claim records} of the fast criteria (``fast=False``: every criterion at smoke
-    budgets), no fault; ``claim_ids``: only those claims (default every claim module)."""
+    budgets), no fault; ``claim_ids``: only those claims (default every claim module). ``keep``: each master
+    seed's report directory goes to ``keep/m<seed>`` (its results.json can be re-decided later: ``python -m
+    harness.report rejudge``), else to a temporary directory."""
     ids = list(claim_ids) if claim_ids else sensitivity.matrix_claims(claims_dir)
     with tempfile.TemporaryDirectory(prefix="calibration-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        root = Path(keep) if keep is not None else Path(tmp)
         futures = {m: pool.submit(sensitivity.run_fast, ids, fault=None, master_seed=m,
-                                  report_dir=Path(tmp) / f"m{m}", claims_dir=claims_dir, fast=fast)
+                                  report_dir=root / f"m{m}", claims_dir=claims_dir, fast=fast)
                    for m in master_seeds}
         out = {}
         for m, fut in futures.items():
@@ -103,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trained", action="store_true",
                         help="every counted criterion and verdict at smoke budgets, not only the fast criteria")
     parser.add_argument("--claims", default="", help="comma-separated claim ids (default every claim)")
+    parser.add_argument("--keep", default=None, metavar="DIR",
+                        help="keep each master seed's report directory as DIR/m<seed> (default: not kept)")
     parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     known = sensitivity.matrix_claims(Path(args.claims_dir))
@@ -117,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--master-seeds needs at least 2 seeds and --jobs a positive integer")
     runs = collect(seeds, claims_dir=Path(args.claims_dir), jobs=args.jobs,
                    progress=lambda m: print(m, file=sys.stderr, flush=True), fast=not args.trained,
-                   claim_ids=claim_ids)
+                   claim_ids=claim_ids, keep=Path(args.keep) if args.keep else None)
     print(markdown(rows(runs, fast=not args.trained), seeds, fast=not args.trained,
                    commit=sensitivity.clean_commit(sensitivity.ROOT)))
     return 0

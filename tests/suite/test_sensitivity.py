@@ -165,6 +165,20 @@ def test_calibration_rows_count_repeats_over_ordered_pairs():
     assert "| [0.5, 0.7) | 1 |" in calibration.markdown(list(by_name.values()), [0, 1, 2], fast=False)
 
 
+def test_calibration_keeps_each_master_seeds_report_directory_when_asked(tmp_path, monkeypatch):
+    """--keep DIR: each master seed's runs go to DIR/m<seed> (re-decidable later), not to a temporary directory."""
+    from harness.suite import calibration
+    seen = []
+
+    def run_fast(ids, *, fault, master_seed, report_dir, claims_dir, fast):
+        seen.append(Path(report_dir))
+        return {"C9": {"verdict": "supported"}}
+    monkeypatch.setattr(sensitivity, "run_fast", run_fast)
+    calibration.collect([3, 4], claims_dir=tmp_path, jobs=1, progress=lambda m: None, claim_ids=["C9"],
+                        keep=tmp_path / "kept")
+    assert sorted(seen) == [tmp_path / "kept" / "m3", tmp_path / "kept" / "m4"]
+
+
 def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
     """Issue 25: a cell below the flaky line is either warned of or declared with its measured reason."""
     for (fault, cid), reason in sensitivity.FLAKY_DECLARED.items():
