@@ -271,7 +271,7 @@ def leak_reason(rows: pd.DataFrame) -> str:
 def generalisation(rows: pd.DataFrame, rates: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
     """(b) on one task's Transformer rows: the per-seed test loss as a measurement (invalid where the decoder
     leaks), and the reported detail. ``rates``: the Transformer's rate choice on a comparison task
-    (``transformer_rate``), ``[]`` where it ran at the profile's rate."""
+    (``arch_rate``), ``[]`` where it ran at the profile's rate."""
     rows = rows.sort_values("seed")
     detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
               f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "

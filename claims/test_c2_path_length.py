@@ -604,6 +604,16 @@ def advantage(runs: pd.DataFrame, d: int) -> np.ndarray:
     return seed_values(runs, "recurrent", d) - seed_values(runs, "self_attention", d)
 
 
+def helps_rate(rows: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame, arch: str, d: int
+               ) -> dict[str, Any]:
+    """(e)'s rate choice for (arch, d) (``tuning.rate_choice_of``), for a measurement that reads its held-out loss
+    (``rows``: its evaluation runs): chosen by the tuning runs' validation loss, which also stands for that loss."""
+    at = tuning[(tuning["arm"] == arch) & (tuning["d"] == int(d))]
+    return rate_choice_of(f"C2/helps/{arch}/d={int(d)}", tuned[(arch, int(d))], at,
+                          rows.assign(**{TUNING_SCORE: rows["val_loss"]}), "test_loss", choice=TUNING_SCORE,
+                          tuning_column=TUNING_SCORE)
+
+
 def interaction_rates(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
                       long_tuning: pd.DataFrame, d: int, short: int) -> list[dict[str, Any]]:
     """(f)'s rate choices for the part at long ``d`` (``tuning.rate_choice_of``): each arm's rate was chosen at
@@ -944,11 +954,8 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         # (e)'s tuned self-attention runs are (c)'s measurement at a d that (c) does not train (standard: 64)
         beyond = hp[(hp["arch"] == "self_attention") & ~hp["d"].isin(att["d"])]
         learns = pd.concat([att, beyond.drop(columns=["lr"])], ignore_index=True)
-        learn_rates = {f"self_attention d={d}": [rate_choice_of(
-            f"C2/helps/self_attention/d={int(d)}", tuned[("self_attention", int(d))],
-            helps_tuning[(helps_tuning["arm"] == "self_attention") & (helps_tuning["d"] == int(d))],
-            g.assign(**{TUNING_SCORE: g["val_loss"]}), "test_loss", choice=TUNING_SCORE, tuning_column=TUNING_SCORE)]
-            for d, g in beyond.groupby("d")}
+        learn_rates = {f"self_attention d={d}": [helps_rate(g, tuned, helps_tuning, "self_attention", d)]
+                       for d, g in beyond.groupby("d")}
 
         progress(f"C2(f) the distance interaction: rates tuned at d={short}, kept at d in {helps_ds}")
         sp, short_tuned, short_tuning = tune_and_measure(["self_attention", "recurrent"], [short], seeds, model,

@@ -23,8 +23,8 @@ own rate, the lowest mean validation loss over ``position.tuning.lr_grid`` on tu
 evaluation seeds (``harness.study.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
 comparison using that arm inconclusive (``Tuned.edge_reason``). Each tuning run also probes the resolution as the
 evaluation does (``multihead.tuning_run``; it chooses nothing), so ``resolution_gain`` carries both arms' rate
-choices (``rate_choices``) and its firmness simulates a fresh choice of each. The token binding keeps the paper's warmup
-schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
+choices (``rate_choices``) and its firmness simulates a fresh choice of each. The token binding keeps the paper's
+warmup schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
 ``resolution_rises`` at the profile's shared rate: a fault check, not the verdict.
 
 **Effective resolution** (``harness.measure.resolution.positional_resolution``): per slot, the base-rate-corrected accuracy

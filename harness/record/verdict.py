@@ -49,8 +49,8 @@ HOW_VERDICTS_ARE_DECIDED = (
     "not testable here, with the premise and its numbers as the reason, whatever its counted criteria say.",
     "Firmness is the replication probability, estimated from this run's seeds: the share of simulated fresh, "
     "equally sized seed sets that give the same outcome, each drawn from the predictive distribution (each arm's "
-    "mean and spread first drawn from their posterior at the observed n; an arm whose rate the shared sweep tuned "
-    "has its rate chosen afresh too, from its tuning runs, and moves by what that rate gives), "
+    "mean and spread first drawn from their posterior at the observed n; an arm whose rate was tuned has its "
+    "rate chosen afresh too, from its tuning runs, and moves by what that rate gives), "
     "with the whole rule applied in every simulated run; criteria measured on the same seeds are drawn together, "
     "correlated as their per-seed values are, so criteria that share runs pass or fail together. It is not "
     "estimated (null, with the reason) for exact checks, for degenerate, invalid or unmeasured criteria, and for "

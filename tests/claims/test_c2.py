@@ -457,3 +457,13 @@ def test_the_distance_interaction_carries_each_arms_short_d_choice_moved_to_the_
     assert value[:2] == pytest.approx([0.2, 0.3]) and math.isnan(value[2])
     assert by_key["C2/helps/recurrent/d=4"]["choice"] == pytest.approx([0.5, 0.3, 0.4])
     assert "rates" not in c2.interaction_measurements(runs, short, [16], 4)[0]
+
+
+def test_an_e_cell_read_by_attention_learns_carries_its_own_rate_choice():
+    """(e)'s tuned self-attention at a d that (c) does not train: its part of attention_learns carries that cell's
+    choice, by the tuning runs' validation loss, which also stands for the held-out loss the part reads."""
+    rows = _runs({("self_attention", 64): [0.02, 0.03, 0.025]}).assign(val_loss=[0.021, 0.029, 0.026])
+    tuned = {("self_attention", 64): _tuned("self_attention", [0.4, 0.02, 0.3], 1, d=64)}
+    r = c2.helps_rate(rows, tuned, _tuning(tuned, {("self_attention", 64): (0.4, 0.02, 0.3)}), "self_attention", 64)
+    assert r["key"] == "C2/helps/self_attention/d=64" and r["sign"] == 1.0 and r["chosen"] == 3e-3
+    assert r["choice"] == r["value"] == pytest.approx([0.4, 0.02, 0.3])
