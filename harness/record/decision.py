@@ -89,6 +89,12 @@ HOLM_NOT_REJECTED = ("its interval lies in the refutation region at alpha, but H
                      "counted criteria does not reject it")
 
 
+#: the note on a counted criterion with a part whose foil is dead on every seed and at every rate tried: that part
+#: can never be tested on this design, so it holds no slot in the claim's Holm family (docs/verdicts.md)
+NO_SLOT = ("its foil is dead on every seed and at every rate tried, so the part can never be tested on this design: "
+           "it holds no slot in Holm's family over the claim's counted criteria")
+
+
 # =============================================================================================== rules
 def _check_margin(margin: float, kind: str) -> float:
     m = float(margin)
@@ -236,7 +242,7 @@ def dead_foil(values: Any, *, tol: float, chance: float | None = None, floor: fl
 
 def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "",
             identical: str = "", foil_dead: str | None = "",
-            rates: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+            rates: Sequence[Mapping[str, Any]] | None = None, arms: Sequence[str] | None = None) -> dict[str, Any]:
     """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
 
     ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
@@ -254,7 +260,12 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
     ``rates``: how each arm's learning rate was chosen (``rate_choice``, one entry per tuned arm, with the sign its
     mean enters δ with), so that firmness simulates a fresh rate choice too (``harness.record.firmness``); kept
     as the measurement's ``rates``. ``rates=[]`` says that no arm it reads had its rate tuned (each ran at the
-    profile's rate): nothing to simulate, and no "given the tuned rates" (``harness.record.verdict.tuned``)."""
+    profile's rate): nothing to simulate, and no "given the tuned rates" (``harness.record.verdict.tuned``).
+
+    ``arms``: this part's own names for arms a and b where the criterion's are generic (C4's "the other alpha" is
+    alpha = 1 on one part and 0.75 on another), kept as the measurement's ``arms`` for the findings to name."""
+    if arms is not None and (len(arms) != 2 or b is None):
+        raise DecisionError(f"{label or 'measurement'}: arms names the two arms of a comparison, got {arms!r}")
     if foil_dead:
         invalid = "; ".join(r for r in (str(invalid or ""), f"{DEAD_FOIL}: {foil_dead}") if r)
     m = _samples(a, b, paired=paired, label=label, invalid=invalid, identical=identical)
@@ -262,6 +273,8 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
         m["foil_dead"] = str(foil_dead)
     if rates is not None and m["source"] == "samples":
         m["rates"] = [dict(r) for r in rates]
+    if arms is not None:
+        m["arms"] = [str(x) for x in arms]
     return m
 
 
@@ -441,19 +454,19 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
 
     p_sup, p_ref, p_out = _observed_p(members)
     codes, part_codes, rejected = _decide_family(members, p_sup, p_ref, alpha)
-    joint = [float(p) for j, mem in enumerate(members) if mem.counts for p in p_ref[j][0]]
-    ref_levels, _, ref_adjusted = holm_levels(joint, alpha)      # the claim's refutation family: every part
-    offsets, k = {}, 0
-    for j, mem in enumerate(members):
-        if mem.counts:
-            offsets[j] = k
-            k += len(mem.stats)
+    # the claim's refutation family: every part of every counted criterion, less the never-testable ones (dead
+    # foil on every seed and rate tried: ``_Member.slotless``), which hold no slot and read level None, adjusted p 1
+    slots = [(j, q) for j, mem in enumerate(members) if mem.counts
+             for q, off in enumerate(mem.slotless) if not off]
+    fam_levels, _, fam_adjusted = holm_levels([float(p_ref[j][0][q]) for j, q in slots], alpha)
+    ref_levels = {jq: lv for jq, lv in zip(slots, fam_levels)}
+    ref_adjusted = {jq: a for jq, a in zip(slots, fam_adjusted)}
     for j, mem in enumerate(members):
         outcome = _OUTCOME[int(codes[j][0])]
         ps, pr, po = p_sup[j][0], p_ref[j][0], p_out[j][0]
         if mem.counts:
-            adj = [ref_adjusted[offsets[j] + q] for q in range(len(mem.stats))]
-            lv = [ref_levels[offsets[j] + q] for q in range(len(mem.stats))]
+            adj = [ref_adjusted.get((j, q), 1.0) for q in range(len(mem.stats))]
+            lv = [ref_levels.get((j, q)) for q in range(len(mem.stats))]
         else:
             lv, _, adj = holm_levels(list(pr), alpha)
         if outcome == REFUTED:
@@ -468,13 +481,16 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         short = outcome == INCONCLUSIVE and mem.rule.has_gap and not mem.untestable and \
             bool(np.any(po <= alpha) and not np.any(pr <= alpha))
         note = [f"not testable ({mem.untestable})"] if mem.untestable else []
+        if mem.counts and any(mem.slotless):
+            note.append(NO_SLOT)
         if short:
             note.append(SHORT_OF_MARGIN)
         if outcome == INCONCLUSIVE and not mem.untestable and np.any(pr <= alpha):
             note.append(HOLM_NOT_REJECTED)
         p_adj_min = float(min(adj))
         out[mem.index] = {
-            "outcome": outcome, "level": alpha, "refute_level": float(lv[deciding]),
+            "outcome": outcome, "level": alpha,
+            "refute_level": None if lv[deciding] is None else float(lv[deciding]),
             "p_support": float(max(ps)), "p_refute": p_adj_min,
             "p_value": float(max(ps)) if outcome == PASSED else p_adj_min if outcome == REFUTED
             else float(min(max(ps), p_adj_min)),

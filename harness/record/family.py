@@ -240,6 +240,14 @@ class _Member:
         return bool(self.stats) and not self.untestable and all(s.exact for s in self.stats)
 
     @property
+    def slotless(self) -> list[bool]:
+        """Per part: whether it holds no slot in the claim's Holm family. A part whose foil is dead on every seed and
+        at every rate tried (``decision.dead_foil``, carried as the measurement's ``foil_dead``) can never be tested
+        on this design: it is not testable (inconclusive, so it still keeps the claim from "supported"), and it
+        does not take a slot of Holm's m from the criteria that can be tested (docs/verdicts.md, "Never testable")."""
+        return [bool(m.get("foil_dead")) for m in self.measurements]
+
+    @property
     def untestable(self) -> str:
         """Why this criterion cannot be decided from its numbers (degenerate or invalid parts), '' if it can."""
         return "; ".join(f"{m.get('label') or 'measurement'}: {s.degenerate}"
@@ -255,7 +263,10 @@ def _decide_family(members: Sequence[_Member], p_sup: Sequence[np.ndarray], p_re
     rejected: list[np.ndarray | None] = [None] * len(members)
     if counted:
         widths = [p_ref[i].shape[1] for i in counted]
-        joint = _holm_reject(np.concatenate([p_ref[i] for i in counted], 1), alpha)
+        both = np.concatenate([p_ref[i] for i in counted], 1)
+        keep = ~np.array([s for i in counted for s in members[i].slotless], bool)   # never-testable parts: no slot
+        joint = np.zeros_like(both, bool)
+        joint[:, keep] = _holm_reject(both[:, keep], alpha)
         for i, part in zip(counted, np.split(joint, np.cumsum(widths)[:-1], axis=1)):
             rejected[i] = part
     for i, mem in enumerate(members):
