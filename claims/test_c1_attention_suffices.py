@@ -148,7 +148,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         quote="Attention alone suffices for sequence transduction",
         falsified_by=("no_positional_encoding",),
         rule=decision.non_inferiority(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), better="lower",
         prediction="without recurrence, the Transformer is not worse than a parameter-matched LSTM encoder-decoder "
                    "with attention: held-out test loss at the same fixed step budget and data, each at its own "
                    "learning rate tuned on disjoint seeds, on every comparison task",
@@ -158,14 +158,14 @@ CRITERIA: dict[str, dict[str, Any]] = {
         quote="Attention alone suffices for sequence transduction",
         falsified_by=("no_positional_encoding",),
         rule=decision.non_inferiority(margins.LOSS_RATIO.value, paired=True, reason=margins.LOSS_RATIO.reason),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), better="lower",
         prediction="the Transformer's held-out test loss is at most twice the parameter-matched LSTM's, each at its "
                    "own tuned rate, on every comparison task (the same runs as quality_vs_lstm, on a ratio scale)",
         metric="ln held-out test cross-entropy at the fixed budget: ln LSTM - ln Transformer"),
     "wall_time_to_95": dict(
         rule=decision.superiority(math.log(1.25), reason="ln 1.25 = 0.22, reported only: a CPU noise floor, not an "
                                   "effect the note asserts", paired=True),
-        arms=("lstm", "transformer"), role="reported",
+        arms=("lstm", "transformer"), role="reported", better="lower",
         prediction="a parameter-matched LSTM encoder-decoder with attention, same step budget and data, each "
                    "architecture at its own learning rate tuned on disjoint seeds, takes longer than the "
                    "Transformer to reach 95% validation exact match",
@@ -175,7 +175,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                                   "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
                                   "O(1) sequential operations predict a gap near 1 where a step's latency is its "
                                   "sequential depth, so a quarter of it is the smallest gap we call one"),
-        arms=("lstm", "transformer"), how="reverse at each length, fixed tokens per batch; CUDA synchronised around "
+        arms=("lstm", "transformer"), better="none", how="reverse at each length, fixed tokens per batch; CUDA synchronised around "
                                           "every timed step; one slope per repeat",
         prediction="at a fixed number of tokens per batch, the Transformer's time per training step grows more "
                    "slowly with sequence length than the parameter-matched LSTM's (O(1) against O(n) sequential "

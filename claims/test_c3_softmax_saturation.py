@@ -124,23 +124,24 @@ CRITERIA = {
         falsified_by=("additive_no_tanh",),
         rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} additive attention ends the budget with a lower held-out loss than unscaled",
-        metric="held-out loss (nats) after the budget", arms=("unscaled", "additive"), how=_PAIRED),
+        metric="held-out loss (nats) after the budget", arms=("unscaled", "additive"), better="lower", how=_PAIRED),
     "c_large_dk_scaled_beats_unscaled": dict(
         quote="Unscaled dot products saturate the softmax at large d_k",
         falsified_by=("scale_inverted",),
         rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="at d_k={large_dk} scaled dot ends the budget with a lower held-out loss than unscaled",
-        metric="held-out loss (nats) after the budget", arms=("unscaled", "scaled"), how=_PAIRED),
+        metric="held-out loss (nats) after the budget", arms=("unscaled", "scaled"), better="lower", how=_PAIRED),
     "c_additive_advantage_grows_with_dk": dict(
         role="reported", rule=decision.superiority(_LOSS, paired=True, reason=_NATS),
         prediction="additive's held-out loss advantage over unscaled is larger at d_k={large_dk} than at "
                    "d_k={small_dk} (\u201cat larger d_k\u201d)",
-        metric="held-out loss (nats): unscaled - additive", arms=("at large d_k", "at small d_k"), how=_PAIRED),
+        metric="held-out loss (nats): unscaled - additive", arms=("at large d_k", "at small d_k"), better="none",
+        how=_PAIRED),
     "c_small_dk_additive_similar_to_unscaled": dict(
         role="reported", rule=decision.equivalence(_LOSS, paired=True, reason=_NATS),
         prediction="at small d_k ({small_grid}) additive and unscaled dot \u201cperform similarly\u201d (the "
                    "paper's words, not the note's)",
-        metric="held-out loss (nats) after the budget", arms=("additive", "unscaled"), how=_PAIRED),
+        metric="held-out loss (nats) after the budget", arms=("additive", "unscaled"), better="lower", how=_PAIRED),
 }
 
 

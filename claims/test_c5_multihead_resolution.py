@@ -158,7 +158,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         quote="Multi-head attention recovers resolution lost to averaging",
         falsified_by=("uniform_attention",),
         rule=decision.superiority(0.25, reason="one more slot of M = 4 resolved (1/4 of the slots)", paired=True),
-        arms=("h = 4", "h = 1"), metric="effective resolution (fraction of the M slots), " + _PER_SEED + "; " + _TUNED,
+        arms=("h = 4", "h = 1"), better="higher",
+        metric="effective resolution (fraction of the M slots), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: h = 4 resolves at least one more slot of the four than h = 1: "
                    "resolution(h = 4) - resolution(h = 1) > 0.25"),
     "distinct_slots": dict(
@@ -178,13 +179,13 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="position binding, M = 4: effective resolution (base-rate-corrected linear-probe decodability "
                    "of each slot's token from the attention output at the query) rises with h"),
     "head_sharpness": dict(
-        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported",
+        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported", better="none",
         metric="mean per-head query-row entropy (nats), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: the h = 4 model's heads are sharper than the single head: mean "
                    "per-head entropy below h = 1's (reported: a selecting single head is sharp and loses 3 slots)"),
     "exact_match": dict(
         rule=decision.superiority(0.0, reason=_DIRECTION, paired=True), arms=("h = 4", "h = 1"), role="reported",
-        metric="held-out exact match, " + _PER_SEED + "; the paper's warmup schedule for both arms (not tuned)",
+        better="higher", metric="held-out exact match, " + _PER_SEED + "; the paper's warmup schedule for both arms (not tuned)",
         prediction="token binding (issue 7's task), M = 4, fixed step budget: h = 4 has higher held-out exact "
                    "match than h = 1 (reported: nothing is lost to averaging on this binding)"),
     "single_head_entropy": dict(
@@ -203,7 +204,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "(token binding), one head can resolve the M slots: resolution(h = 1) at least 3/4, so the "
                    "premise's measurement reads the other way where one head can resolve them"),
     "token_head_sharpness": dict(
-        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported",
+        rule=_SHARPER, arms=("h = 1", "h = 4"), role="reported", better="none",
         metric="mean per-head query-row entropy (nats), " + _PER_SEED,
         prediction="context: the same sharpness rule on the token binding, where averaging loses nothing"),
     "token_resolution_rises": dict(
@@ -213,7 +214,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                    "carries each token's slot"),
     "too_many_heads": dict(
         rule=decision.superiority(0.0, reason=_DIRECTION, paired=True), arms=("h = too_many_heads", "h = 4"),
-        role="reported", metric="held-out loss (exact match reaches its 1.000 ceiling), " + _PER_SEED + "; " + _TUNED,
+        role="reported", better="lower", metric="held-out loss (exact match reaches its 1.000 ceiling), " + _PER_SEED + "; " + _TUNED,
         prediction="position binding, M = 4: Table 3 (A) shape: h = too_many_heads (d_k = 64 / h) loses quality "
                    "against h = 4: higher held-out loss"),
 }

@@ -149,7 +149,7 @@ CRITERIA = {
         quote="does the scaling still earn its place alongside it?",
         answers="l2",
         falsified_by=("scale_inverted",),
-        rule=LOSS_COST, role="counted", arms=(arm("l2", False), arm("l2", True)), metric=_METRIC,
+        rule=LOSS_COST, role="counted", arms=(arm("l2", False), arm("l2", True)), metric=_METRIC, better="lower",
         prediction="yes-condition: at d_k={d_k}, l2 QK-norm with a learned gain (Henry et al. 2020) has a higher "
                    "held-out loss without 1/sqrt(d_k) than with it, by more than the margin, each arm at its own "
                    "tuned rate"),
@@ -157,12 +157,12 @@ CRITERIA = {
         quote="does the scaling still earn its place alongside it?",
         answers="rmsnorm",
         falsified_by=("scale_inverted",),
-        rule=LOSS_COST, role="counted", arms=(arm("rmsnorm", False), arm("rmsnorm", True)), metric=_METRIC,
+        rule=LOSS_COST, role="counted", arms=(arm("rmsnorm", False), arm("rmsnorm", True)), metric=_METRIC, better="lower",
         prediction="yes-condition: at d_k={d_k}, RMSNorm QK-norm with learned per-dimension gains (OLMo 2, Gemma 3) "
                    "has a higher held-out loss without 1/sqrt(d_k) than with it, by more than the margin, each arm at "
                    "its own tuned rate"),
     "scale_earns_place_layernorm_gain1": dict(
-        rule=LOSS_COST, role="reported", arms=(arm("layernorm", False), arm("layernorm", True)), metric=_METRIC,
+        rule=LOSS_COST, role="reported", arms=(arm("layernorm", False), arm("layernorm", True)), metric=_METRIC, better="lower",
         prediction="the same for LayerNorm QK-norm with a per-head gain started at 1; expected yes by construction "
                    "(Var(q.k) = d_k at init), which is why it is not counted"),
     "rmsnorm_keeps_dk_growth": dict(
@@ -175,7 +175,7 @@ CRITERIA = {
         metric=_INIT_METRIC,
         prediction="LayerNorm at gain 1 leaves it too: its unscaled init logit std grows as d_k^0.5"),
     "l2_control_scale_earns_place": dict(
-        rule=LOSS_COST, role="reported", arms=(CONTROL_ARM, arm("l2", False)), metric=_METRIC,
+        rule=LOSS_COST, role="reported", arms=(CONTROL_ARM, arm("l2", False)), metric=_METRIC, better="lower",
         prediction="the control of scale_earns_place_l2: at d_k={d_k}, l2 QK-norm with its learnt gain started at "
                    "g0*sqrt(d_k) has a higher held-out loss without 1/sqrt(d_k) than with it (the arm with it is "
                    "l2 without it started at g0), by more than the margin; expected yes, so that a 'no' for l2 is "

@@ -35,11 +35,18 @@ model learning, not one measure reading the other.
 (2) ``sink_tracks_resolution`` (the attention-sink half): more sink mass goes with lower resolution, the same
     way. -0.5 is the conventional "strong" |rho|: a weaker relation would not make the two one quantity.
 
-Both are **reported**, not counted (issue 38, mechanism 2): a counted criterion must be shown to fail under a named
-fault, and none of ours can turn either relation around: under ``uniform_attention`` and ``single_head`` every
-head is the same, so there is no rho to take (measured at smoke: unmeasured), and the unfaulted model answers the
-entropy half yes (rho -0.64) and leaves the sink half open (0.05 [-0.28, 0.38]). So Q2 counts nothing and reads not
-tested here, as R2 does; a note answers each half alone from these two, and the same two relations uncentred
+Both are **reported**, not counted (issue 54), because the "yes" each predicts is partly built into the resolution
+metric. ``head_resolution`` reads, from a head's own output, the token at that head's own most-attended key (the
+argmax of its weights), so the weights choose the probe's target. The lower a head's entropy H, the more its output
+is that one key's value vector (its weight is at least e^-H; at H = 0, all of it), read back with less crosstalk: low
+entropy goes with high resolution by the metric's construction, before any literature is asked. A head whose
+most-attended key is BOS (position 0) on every query row has a target that never varies, which ``decodability``
+scores 0 by definition (base rate 1): high sink mass goes with low resolution by construction too. A strong
+negative rho is thus partly the metric agreeing with itself, and cannot count as evidence that the two
+literatures measure lost resolution. (No fault in model.faults turns either relation around either: under
+``uniform_attention`` and ``single_head`` every head is the same, so there is no rho to take.) So Q2 counts nothing
+and reads not tested here, as R2 does; a note answers each half alone from these two (the committed smoke baseline:
+entropy half yes, rho -0.64; sink half open, 0.05 [-0.28, 0.38]), and the same two relations uncentred
 (``*_over_training``) are reported beside them.
 Sink heads have low entropy, so (1) and (2) pull against each other unless sinks are rare: that tension is what the
 question is about. The relation between the two literatures' measures is the metric ``q2_entropy_sink_corr``
@@ -306,8 +313,12 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast,
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)
     crits = ev.declare(CRITERIA)
-    ev.counts_nothing("no fault in model.faults can turn either relation around (under uniform_attention and "
-                      "single_head every head is the same), so both halves are reported, never counted")
+    ev.counts_nothing("both relations are partly built into the resolution metric: head_resolution reads, from a "
+                      "head's output, the token at that head's own most-attended key, so a low-entropy head's output "
+                      "is mostly that key's value (low entropy goes with high resolution by construction), and a "
+                      "head whose top key is always BOS has a target that never varies, which decodability scores 0 "
+                      "(sink mass goes with low resolution by construction); a strong negative rho is partly the "
+                      "metric agreeing with itself, so both halves are reported, never counted")
     ev.gate("q2_entropy_sink_corr", direction="both", tolerance=0.35)
 
     heads, curve = measure(block, seeds, device, progress)

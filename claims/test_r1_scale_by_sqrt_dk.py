@@ -213,12 +213,12 @@ CRITERIA = {
         rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across the shared sweep's d_k {sweep_d_ks} on {tasks}, each arm at its tuned rate, the "
                    "default's held-out loss is never worse than unscaled dot attention's by more than the margin",
-        metric="held-out loss (nats) after the budget", arms=("unscaled", "default"), how=_PAIRED),
+        metric="held-out loss (nats) after the budget", arms=("unscaled", "default"), better="lower", how=_PAIRED),
     "default_vs_additive": dict(
         role="reported", rule=decision.non_inferiority(NEVER_WORSE_MARGIN, paired=True, reason=_NATS),
         prediction="across the shared sweep's d_k {sweep_d_ks} on {tasks}, at tuned rates, the default's "
                    "held-out loss is not worse than additive attention's by more than the margin (reported: R1 makes no claim against additive)",
-        metric="held-out loss (nats) after the budget", arms=("additive", "default"), how=_PAIRED),
+        metric="held-out loss (nats) after the budget", arms=("additive", "default"), better="lower", how=_PAIRED),
 }
 COMPARATORS = {"default_never_worse": "unscaled", "default_vs_additive": "additive"}
 
@@ -331,7 +331,7 @@ KERNEL_TRAINING_CRITERIA = {
         prediction="on {tasks}, at the shared sweep's smallest and largest d_k ({d_ks}), each arm at its own rate "
                    "tuned on tuning seeds, the model whose attention calls the kernel has a held-out loss not worse "
                    "than the same model's with the reference scaled dot product by more than the margin",
-        metric="held-out loss (nats) after the budget", arms=(REFERENCE_ARM, KERNEL_TRAINING_ARM),
+        metric="held-out loss (nats) after the budget", arms=(REFERENCE_ARM, KERNEL_TRAINING_ARM), better="lower",
         how=_PAIRED),
 }
 

@@ -35,8 +35,14 @@ point drawn afresh, so the points are independent). ``min_slope`` (0.1, the prof
 **Roles** (issue 38): every row is a slope on iid N(0, 1) inputs, an identity of the variance argument's
 mathematics (Var(q.k) = d for the unscaled dot, 1 for the scaled, 1/d for 1/d_k), so none is counted evidence for
 a recommendation whose worth is about training: whether the check's flag foretells a softmax that trains badly.
-Nothing here measures that (C3 and C4 train the unscaled and scaled dot), so R2 counts nothing and reads not
-tested here (the reason is in its record); its rows say whether the check is an instrument that works.
+R2 trains nothing. C3 and C4 train two of the scores it flags, each arm at its own tuned rate: the unscaled dot
+(flagged "saturates"; C3's ``c_large_dk_*`` arms, C4's alpha = 0) and the dot scaled by 1/d_k (flagged "goes
+uniform"; C4's alpha = 1), and judge them by their own criteria. Their runs do not make the flag a forecast of bad
+training: in reports/standard.json (e9696db, master seed 874422) the unscaled dot trails at d_k 512, while 1/d_k
+trains best on key-value lookup at d_k 512 (C4's best alpha on its tuning seeds, and ahead of 1/sqrt(d_k) on its
+evaluation seeds). R2 declares no criterion over their runs (the flag predicting their trained ordering would be
+one), so it counts nothing and reads not tested here (the reason is in its record); its rows say whether the check
+is an instrument that works.
 
 * ``unscaled_flagged``, ``inverse_dk_flagged_uniform``, ``qk_norm_not_flagged``: **premises**. They are the
   instrument's calibration: the check must flag a score that grows (and the gradient it starves), flag one that
@@ -349,9 +355,12 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.measure.probes.saturation_check over dims {block['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
-    ev.counts_nothing("its rows are slopes on iid inputs, identities of the variance argument that calibrate the "
-                      "check (premises) or read the model's default scale (reported, R1 counts it); nothing here "
-                      "measures whether a flagged score trains badly")
+    ev.counts_nothing("R2 trains nothing: its rows are slopes on iid inputs, identities of the variance argument "
+                      "that calibrate the check (premises) or read the model's default scale (reported, R1 counts "
+                      "it). How a flagged score trains is measured in C3 and C4, which train two of the scores it "
+                      "flags (the unscaled dot, flagged 'saturates', in both; 1/d_k, flagged 'goes uniform', as "
+                      "C4's alpha = 1) and count their own criteria; R2 declares none over their runs, so whether "
+                      "its flag foretells how a score trains is not tested here")
     # score function -> its flag's criterion (the rows this run checks)
     crits = {key: declared[name] for key in rows if (name := SCORE_FUNCTIONS[key][3]) is not None}
     if not fast:

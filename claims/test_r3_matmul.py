@@ -330,7 +330,7 @@ CRITERIA = {
                    f"is at least {MEMORY_RATIO_MIN:g} at every n of the grid, i.e. additive is less space-efficient "
                    "whatever its implementation"),
     "similar_quality": dict(
-        rule=SIMILAR_RULE, role="reported", arms=("additive", "default"),
+        rule=SIMILAR_RULE, role="reported", arms=("additive", "default"), better="lower",
         prediction="R3's precondition, per task and d_k of the shared sweep: at tuned rates, additive and the "
                    "default scaled dot-product attention reach held-out losses within 0.05 nats of each other",
         metric="held-out loss (nats) after the budget, additive minus default, paired by seed"),

@@ -15,7 +15,9 @@ from harness.profiles.merge import DROP, overrides
 # d 3-5) gave p = 0.032 / 0.022 / 0.076 at Welch's ~2 degrees of freedom, and scaled-flat's gradient CI missed 0
 # by 0.005. At 5 seeds: p = 0.004 / 0.002 / 0.012 and every other criterion passed at all three master seeds
 # (C3 alone: 147-155 s against 89-100 s; on the sweep's xdist worker, which has slack). Issue 16 keeps 5: Holm
-# tests C3's first of 7 counted criteria at 0.05/7, where a 3-seed t interval is ~2.6x a 5-seed one.
+# tests C3's first counted criterion at 0.05/m, m = 3 (claims/test_c3_softmax_saturation.py's CRITERIA:
+# b_train_grad_smaller_unscaled_large_dk and the two c_large_dk_*_beats_unscaled; 7 when 5 seeds were chosen),
+# where a 3-seed t interval is ~2.6x a 5-seed one.
 # R1's smoke seeds match these 5, so its comparisons reuse C3's runs.
 SMOKE = {"seeds": 5, "probe_d_ks": [8, 16, 32, 64, 128, 256, 512], "probe_size": 64, "probe_xavier": True,
          "threads": 1}

@@ -27,7 +27,10 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CLAIM_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 #: the keyword arguments of ``Evidence.criterion`` a ``CRITERIA`` entry may give (``Evidence.declare``)
 _CRITERION_FIELDS = frozenset({"rule", "prediction", "metric", "arms", "how", "role", "fast",
-                               "falsified_by", "quote", "answers"})
+                               "falsified_by", "quote", "unquoted", "answers", "better"})
+#: ``better``: which way of a two-arm comparison's metric is better ("none": a difference that is no quality, read
+#: by its sign alone, like a lag or a slope's growth)
+BETTER = ("lower", "higher", "none")
 #: the text fields ``Evidence.declare`` formats with its run-time values
 _FILLED_TEXT = ("prediction", "metric")
 
@@ -59,9 +62,15 @@ class Criterion:
     #: the research note's own words that this criterion tests, verbatim (docs/NOTE-011.txt; issue 47): not part of
     #: the fingerprint; ``tests/claims/test_quotes.py`` finds each in the note
     quote: str = ""
+    #: where no words of the note say what this criterion tests, why (issue 54: "an implementation check the note does
+    #: not state"); given instead of ``quote``, never with it; not part of the fingerprint
+    unquoted: str = ""
     #: a question's counted criterion: the case it answers for ("l2"); the record then gives one answer per case
     #: (``harness.record.verdict.answers``); not part of the fingerprint
     answers: str = ""
+    #: which way of the metric is better for a two-arm comparison (``BETTER``; issue 54): what the findings read to
+    #: say which arm is behind, never the metric's name; not part of the fingerprint (it names, it decides nothing)
+    better: str = ""
     recorded: bool = False
     measurements: list[dict[str, Any]] = field(default_factory=list)
     exact_holds: bool | None = None
@@ -188,7 +197,9 @@ class Criterion:
                 "recorded": self.recorded, "counts": self.counts, "role": self.role, "fast": self.fast,
                 "falsified_by": list(self.falsified_by), "detail": self.detail,
                 **({"quote": self.quote} if self.quote else {}),
+                **({"unquoted": self.unquoted} if self.unquoted else {}),
                 **({"answers": self.answers} if self.answers else {}),
+                **({"better": self.better} if self.better else {}),
                 **({"property": self.kernel_property} if self.kernel_property else {}),
                 **({"counterexample": self.counterexample} if self.counterexample else {}),
                 "fingerprint": decision.fingerprint(self.definition())}
@@ -246,7 +257,7 @@ class Evidence:
     def criterion(self, name: str, *, rule: decision.Rule, prediction: str, metric: str,
                   arms: tuple[str, ...] | list[str] = (), how: str = "", role: str = COUNTED, fast: bool = False,
                   falsified_by: tuple[str, ...] | list[str] | str = (), quote: str = "",
-                  answers: str = "") -> Criterion:
+                  unquoted: str = "", answers: str = "", better: str = "") -> Criterion:
         """Declare a criterion before measuring: its ``rule`` (``harness.record.decision``: kind, margin and the reason
         for it), what it predicts, the ``metric`` it reads and the ``arms`` it compares (a - b), and optionally
         ``how`` the samples are made. ``fast=True``: one of the criteria a ``--fast`` run keeps (issue 10). Parts
@@ -271,7 +282,13 @@ class Evidence:
 
         ``quote`` (issue 47): the words of the research note this criterion tests, verbatim (any substring of
         ``docs/NOTE-011.txt``, whitespace aside); every premise and counted criterion of a claim module gives one
-        (``tests/claims/test_quotes.py``). It is shown above the criterion and kept outside the fingerprint.
+        (``tests/claims/test_quotes.py``), or instead ``unquoted``: why no words of the note say what it tests
+        (issue 54: "an implementation check the note does not state"), never both. Either is shown above the
+        criterion and kept outside the fingerprint; the lock freezes it (``harness.record.lock.row``).
+
+        ``better`` (issue 54): for a comparison of two arms, which way of the metric is better, "lower" (a loss, a
+        time) or "higher" (an accuracy), or "none" (a difference that is no quality: read by its sign). The findings
+        read it to say which arm trails; ``tests/claims/test_criteria.py`` requires it of every two-arm comparison.
 
         ``answers`` (issue 47): for a question's counted criterion, the case it answers for (a variant: "l2"). A
         question whose counted criteria name cases gets one answer per case in its record (``answers``: yes, no or
@@ -294,6 +311,12 @@ class Evidence:
                 raise EvidenceError(f"claim {self.id}: criterion {name!r}: {fname} must be a non-empty string")
         if not isinstance(quote, str):
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: quote must be the note's words, a string")
+        if not isinstance(unquoted, str) or (quote.strip() and unquoted.strip()):
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: unquoted must be a string, the reason no words "
+                                "of the note are quoted, given instead of quote, never with it")
+        if better not in ("",) + BETTER:
+            raise EvidenceError(f"claim {self.id}: criterion {name!r}: better must be one of {', '.join(BETTER)}, "
+                                f"got {better!r}")
         if not isinstance(answers, str):
             raise EvidenceError(f"claim {self.id}: criterion {name!r}: answers must name a case, a string")
         if role not in ROLES:
@@ -302,8 +325,8 @@ class Evidence:
         crit = Criterion(name=name, prediction=prediction, rule=rule, metric=metric, arms=tuple(arms), how=how,
                          role=role, fast=bool(fast), claim_id=self.id or "",
                          falsified_by=(falsified_by,) if isinstance(falsified_by, str) else tuple(falsified_by),
-                         quote=" ".join(quote.split()), answers=answers.strip(),
-                         _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
+                         quote=" ".join(quote.split()), unquoted=" ".join(unquoted.split()), answers=answers.strip(),
+                         better=better, _on_record=lambda c: self._measuring(f"criterion {c.name!r} recorded"))
         self.criteria.append(crit)
         return crit
 

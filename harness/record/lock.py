@@ -45,9 +45,12 @@ class LockError(ValueError):
 
 
 def row(criterion: Mapping[str, Any]) -> dict[str, Any]:
-    """What the lock holds of one criterion record (``Criterion.to_dict()`` or a results.json criterion)."""
+    """What the lock holds of one criterion record (``Criterion.to_dict()`` or a results.json criterion). Its
+    ``quote`` is the note's words, or for a criterion that quotes none, ``"unquoted: "`` and its reason (issue 54),
+    so that the words it stands on are frozen either way."""
+    words = criterion.get("quote") or (f"unquoted: {criterion['unquoted']}" if criterion.get("unquoted") else "")
     return {"fingerprint": criterion.get("fingerprint"), "role": criterion.get("role"),
-            "falsified_by": sorted(criterion.get("falsified_by") or ()), "quote": criterion.get("quote") or ""}
+            "falsified_by": sorted(criterion.get("falsified_by") or ()), "quote": words}
 
 
 def locked(criterion: Mapping[str, Any]) -> bool:

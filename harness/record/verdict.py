@@ -400,6 +400,39 @@ def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[M
     return pick[:limit], max(0, len(pick) - limit)
 
 
+#: the label beside an inconclusive verdict whose counted interval lies in its refutation region at alpha while
+#: Holm's step-down does not reject it (issue 54): a label, never a verdict
+LEANING_REFUTED = "leaning refuted"
+
+
+def leaning_refuted(record: Mapping[str, Any]) -> list[str]:
+    """The counted criteria of an inconclusive claim whose interval lies in the refutation region at alpha, which
+    Holm's correction over the claim does not reject (``decision.HOLM_NOT_REJECTED`` in their note); [] otherwise."""
+    if canonical(record.get("verdict")) != INCONCLUSIVE:
+        return []
+    return [c.get("name") for c in counted(record.get("criteria", []), bool(record.get("fast")))
+            if decision.HOLM_NOT_REJECTED in str(c.get("decision_note") or "")]
+
+
+#: a summary cell's short phrase for why firmness was not estimated: the first of these keys found in the
+#: record's reason (the reason itself is in the claim's own section)
+_WHY_NOT_ESTIMATED = (("dead foil", "a dead foil"), ("at the floor", "an arm at the loss floor"),
+                      ("constant across seeds", "an arm constant across seeds"),
+                      ("edge", "a tuned rate at its grid's edge"), ("deterministic", "deterministic checks only"),
+                      ("exact point", "exact points only"), ("nothing counted", "nothing counted"),
+                      ("not measured", "a criterion not measured"))
+
+
+def firmness_short(record: Mapping[str, Any]) -> str:
+    """``firmness_text`` for a summary cell: one short phrase, 'firmness not estimated: a dead foil'; the long reason
+    stays in the claim's section."""
+    if record.get("firmness") is not None:
+        return firmness_text(record)
+    why = str(record.get("firmness_reason") or "")
+    phrase = next((short for key, short in _WHY_NOT_ESTIMATED if key in why), "")
+    return "firmness not estimated" + (f": {phrase}" if phrase else "")
+
+
 def fragile(firmness: float | None) -> bool:
     return firmness is not None and firmness < FRAGILE_BELOW
 

@@ -10,13 +10,19 @@ A claim that is not testable here (a premise did not pass, ``verdict.judge_recor
 "not testable here: premise <name> refuted: <its effect>"; one that counts nothing (``not_tested``) reads
 "not tested here", and its effect is the module's reason.
 
-How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Where the metric's
-name says which way is better (a loss or a time: lower; an accuracy or a resolution: higher), the effect
-names the arm that is behind, "unscaled trails additive by 1.69 nats [1.2, 2.1] on key-value lookup
-(margin 0.1)", with the interval of that same difference; otherwise it reads "a − b = δ in <metric>".
+How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Which way is better is
+what the criterion *declares* (``better``: "lower" for a loss or a time, "higher" for an accuracy; issue 54),
+never a guess from the metric's name: where it declares one, the effect names the arm that is behind, "unscaled
+trails additive by 1.69 nats [1.2, 2.1] on key-value lookup (margin 0.1)", with the interval of that same
+difference; where it declares none, it says only what the sign says, "lag at the long d is below lag at the short
+d by 512 in steps [226, 799]". A measurement may name its arms itself (``decision.samples(arms=...)``: C4's "the
+other alpha" is alpha = 1 on one part, 0.75 on another), and the deciding part's names are then the ones shown.
+``tests/report/test_findings_signs.py`` regenerates every counted criterion's sentence of the committed reports
+and checks its sign and direction against the stored interval.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Mapping, Sequence
 
@@ -25,9 +31,6 @@ from harness.record import verdict as verdicts
 
 BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
 
-# Words in a metric's name that say which way is better (matched as whole words, first match wins).
-_LOWER_IS_BETTER = ("loss", "cross-entropy", "perplexity", "error", "time", "seconds", "steps")
-_HIGHER_IS_BETTER = ("accuracy", "exact match", "resolution", "bleu")
 # Task and arm names as they appear in part labels, in words.
 _LABEL_WORDS = {"kv": "key-value", "de": "English→German", "en": "English"}
 _MAX_CLAUSE = 90
@@ -38,7 +41,7 @@ def number(x: Any, digits: int = 3) -> str:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return str(x)
     if x != x:
-        return "nan"
+        return "not measured"
     if abs(x) == float("inf"):
         return "∞" if x > 0 else "−∞"
     text = f"{x:.0f}" if abs(x) >= 10 ** digits else f"{x:.{digits}g}"
@@ -48,8 +51,12 @@ def number(x: Any, digits: int = 3) -> str:
 
 
 def interval(ci: Sequence[float | None] | None) -> str:
-    """'[lo, hi]', or '' where there is no interval (none computed, or a part that was not testable)."""
-    return f"[{number(ci[0], 2)}, {number(ci[1], 2)}]" if ci and None not in ci else ""
+    """'[lo, hi]', or '' where there is no interval (none computed, or a part that was not testable: NaN bounds)."""
+    return f"[{number(ci[0], 2)}, {number(ci[1], 2)}]" if _finite_pair(ci) else ""
+
+
+def _finite_pair(ci: Sequence[float | None] | None) -> bool:
+    return bool(ci) and len(ci) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in ci)
 
 
 def _top_level(text: str, cut: str = ",;") -> str:
@@ -72,8 +79,10 @@ def _top_level(text: str, cut: str = ",;") -> str:
 
 
 def quantity(metric: str | None) -> str:
-    """'held-out loss (nats) after the budget' -> 'held-out loss after the budget'; '... per seed' dropped."""
-    q = _top_level(metric or "")
+    """'held-out loss (nats) after the budget' -> 'held-out loss after the budget'; '... per seed' dropped; cut at
+    an outer ': ' too ('ln loss at the budget: ln LSTM - ln Transformer' -> 'ln loss at the budget'), since what
+    follows it restates the difference, whose order the sentence may turn round."""
+    q = _top_level(metric or "", cut=",;:")
     return re.sub(r"\s+per([ -]seed( values)?)?$", "", q).strip() or "the metric"
 
 
@@ -81,19 +90,21 @@ def unit(metric: str | None) -> str | None:
     return "nats" if re.search(r"\bnats?\b", metric or "") else None
 
 
-def better(metric: str | None) -> str | None:
-    """'lower' or 'higher' where the metric's name says which way is better, else None."""
-    m = (metric or "").lower()
-    for words, way in ((_LOWER_IS_BETTER, "lower"), (_HIGHER_IS_BETTER, "higher")):
-        if any(re.search(rf"\b{re.escape(w)}\b", m) for w in words):
-            return way
-    return None
+def better(criterion: Mapping[str, Any]) -> str | None:
+    """'lower' or 'higher': which way of the metric is better, as the criterion declares it; None where it declares
+    none (the sentence then says only what the sign says)."""
+    way = criterion.get("better")
+    return way if way in ("lower", "higher") else None
 
 
 def part_text(label: str | None) -> str:
-    """A part label in words: 'kv_lookup d_k=256' -> 'on key-value lookup at d_k 256'; '' or None -> ''."""
+    """A part label in words: 'kv_lookup d_k=256' -> 'on key-value lookup at d_k 256'; 'd=64 vs d=4' -> 'at d 64 vs
+    d 4'; '' or None -> ''."""
     if not label:
         return ""
+    if " vs " in str(label):
+        left, _, right = str(label).partition(" vs ")
+        return f"{part_text(left)} vs {part_text(right).removeprefix('on ').removeprefix('at ')}".strip()
     words, params = [], []
     for tok in str(label).split():
         if "=" in tok:
@@ -132,10 +143,10 @@ def _scope(criterion: Mapping[str, Any]) -> str:
     return "; ".join(f"{outcome} on {', '.join(labels)}" for outcome, labels in by_outcome.items())
 
 
-def _tail(criterion: Mapping[str, Any], bound: str) -> str:
+def _tail_of(criterion: Mapping[str, Any], bound: str) -> str:
     """' (margin 0.1; smaller than the margin; passed on A; refuted on B)': the rule's bound, then the notes."""
     notes = [bound] if bound else []
-    if criterion.get("ci") is None and criterion.get("measured") is not None:
+    if not _finite_pair(criterion.get("ci")) and criterion.get("measured") is not None:
         notes.append("no interval")
     untestable = [p["label"] for p in criterion.get("parts") or () if p.get("untestable")]
     if untestable or str(criterion.get("decision_note") or "").startswith("not testable"):
@@ -168,31 +179,42 @@ def _join(*pieces: str) -> str:
     return " ".join(p for p in pieces if p)
 
 
-def _comparison(c: Mapping[str, Any], kind: str) -> str:
+def _comparison(c: Mapping[str, Any], kind: str, tail: bool = True) -> str:
     delta, ci, metric = c.get("measured"), c.get("ci"), c.get("metric")
     margin = c.get("margin")
     if margin is None:
         margin = (c.get("rule") or {}).get("margin")
     bound = "" if margin is None else f"margin {'±' if kind == 'equivalence' else ''}{number(margin, 2)}"
     where = part_text(c.get("deciding_part"))
+    _tail = _tail_of if tail else (lambda c, bound: "")
     arms = list(c.get("arms") or ())
     if len(arms) < 2:  # one sample against the margin
         what = f"{arms[0]}: {quantity(metric)}" if arms else quantity(metric)
         value = number(delta) if delta is not None else "not measured"
         return _join(f"{what} = {value}", interval(ci), where) + _tail(c, bound)
-    a, b = arms[:2]
-    way = better(metric)
-    if not isinstance(delta, (int, float)) or way is None:
-        shown = f"{a} − {b} = {number(delta)}" if isinstance(delta, (int, float)) else f"{a} − {b} not measured"
-        return _join(shown, "" if way else f"in {quantity(metric)}", interval(ci), where) + _tail(c, bound)
-    # δ = a − b; 'x trails y by d' with d >= 0 and the interval of that same difference
-    behind_is_a = (delta >= 0) == (way == "lower")
+    a, b = _arm_names(c, arms)
+    if not isinstance(delta, (int, float)) or not math.isfinite(delta):
+        return _join(f"{a} − {b} not measured in {quantity(metric)}", where) + _tail(c, bound)
+    # δ = a − b; the sentence states |δ| and the interval of that same difference, sign * ci
     sign = 1 if delta >= 0 else -1
-    size = abs(delta)
-    shown_ci = sorted(sign * v for v in ci) if ci and None not in ci else None
-    behind, ahead = (a, b) if behind_is_a else (b, a)
-    amount = f"{number(size)} {unit(metric)}" if unit(metric) else f"{number(size)} in {quantity(metric)}"
-    return _join(f"{behind} trails {ahead} by {amount}", interval(shown_ci), where) + _tail(c, bound)
+    shown_ci = sorted(sign * v for v in ci) if _finite_pair(ci) else None
+    amount = f"{number(abs(delta))} {unit(metric)}" if unit(metric) else f"{number(abs(delta))} in {quantity(metric)}"
+    way = better(c)
+    if way is None:                          # nothing declared: only what the sign says
+        head = f"{a} {'exceeds' if delta >= 0 else 'is below'} {b} by {amount}"
+    else:                                    # a larger value is worse where lower is better
+        behind, ahead = (a, b) if (delta >= 0) == (way == "lower") else (b, a)
+        head = f"{behind} trails {ahead} by {amount}"
+    return _join(head, interval(shown_ci), where) + _tail(c, bound)
+
+
+def _arm_names(c: Mapping[str, Any], arms: Sequence[str]) -> tuple[str, str]:
+    """The deciding part's own arm names where its measurement gives them (``decision.samples(arms=...)``), else the
+    criterion's."""
+    for m in c.get("measurements") or ():
+        if (m.get("label") or "") == (c.get("deciding_part") or "") and len(m.get("arms") or ()) == 2:
+            return m["arms"][0], m["arms"][1]
+    return arms[0], arms[1]
 
 
 def effect_text(criterion: Mapping[str, Any] | None) -> str:
@@ -216,7 +238,7 @@ def effect_text(criterion: Mapping[str, Any] | None) -> str:
             what = f"{arms[0]} − {arms[1]} in {what}"
         measured = c.get("measured")
         value = number(measured) if measured is not None else "not measured"
-        return _join(f"{what} = {value}", interval(c.get("ci")), part_text(c.get("deciding_part"))) + _tail(
+        return _join(f"{what} = {value}", interval(c.get("ci")), part_text(c.get("deciding_part"))) + _tail_of(
             c, _band_bound(c.get("rule") or {}))
     return _comparison(c, kind or "")
 
@@ -255,10 +277,11 @@ def verdict_text(claim: Mapping[str, Any]) -> str:
     if claim.get("verdict") == verdicts.NOT_TESTED:
         return "not tested here"
     f = claim.get("firmness")
-    firm = "firmness not estimated" if not isinstance(f, (int, float)) else \
+    firm = verdicts.firmness_short(claim) if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
     per_case = f": {verdicts.answers_text(claim['answers'])}" if claim.get("answers") else ""
-    return f"{claim.get('verdict')} ({firm}){per_case}"
+    leaning = f", {verdicts.LEANING_REFUTED}" if verdicts.leaning_refuted(claim) else ""
+    return f"{claim.get('verdict')}{leaning} ({firm}){per_case}"
 
 
 def premise_text(premise: Mapping[str, Any]) -> str:
@@ -282,8 +305,45 @@ def deciding_effect(claim: Mapping[str, Any]) -> str:
         return f"not testable here: {premise_text(picked[0])}" + (
             f" (and {n} more premise{'s' if n > 1 else ''})" if n else "")
     if picked:
-        return effect_text(picked[0])
+        return effect_text(picked[0]) + _largest_part(picked[0]) + _largest_contradiction(claim)
     return "—" if verdicts.counted(claim.get("criteria", []), bool(claim.get("fast"))) else "no counted criterion"
+
+
+def _comparable(c: Mapping[str, Any]) -> bool:
+    kind = c.get("kind") or (c.get("rule") or {}).get("kind")
+    return kind in ("superiority", "non_inferiority", "equivalence") and len(c.get("arms") or ()) >= 2
+
+
+def _largest_part(c: Mapping[str, Any]) -> str:
+    """'; largest at d_k 512: unscaled trails default by 1.15 nats [1.0, 1.3]' where a comparison's deciding part
+    (the weakest, for a criterion that did not refute) is not its largest effect: a tie at the loss floor on one
+    part must not hide the effect on another (issue 54, R1)."""
+    parts = [p for p in c.get("parts") or () if isinstance(p.get("measured"), (int, float))
+             and math.isfinite(p["measured"]) and not p.get("untestable")]
+    if len(parts) < 2 or not _comparable(c):
+        return ""
+    big = max(parts, key=lambda p: abs(p["measured"]))
+    if big.get("label") == c.get("deciding_part"):
+        return ""
+    part = {**c, "measured": big["measured"], "ci": big.get("ci"), "deciding_part": big.get("label")}
+    return f"; largest {part_text(big.get('label')) or 'part'}: " + _comparison(part, part.get("kind") or "",
+                                                                                 tail=False).replace(
+        f" {part_text(big.get('label'))}", "")
+
+
+def _largest_contradiction(claim: Mapping[str, Any]) -> str:
+    """'; largest reported contradiction (default_vs_additive): default trails additive by 0.362 nats ...' for a claim
+    that is not refuted: the reported comparison refuted by the widest multiple of its margin, which a reader of a
+    "supported" needs beside it (issue 54, R1)."""
+    if verdicts.canonical(claim.get("verdict")) == verdicts.REFUTED:
+        return ""
+    rows = [c for c in claim.get("criteria") or () if verdicts.role_of(c) == verdicts.REPORTED and c.get("refuted")
+            and _comparable(c) and isinstance(c.get("measured"), (int, float)) and (c.get("margin") or 0) > 0]
+    if not rows:
+        return ""
+    worst = max(rows, key=lambda c: abs(c["measured"]) / c["margin"])
+    return f"; largest reported contradiction ({worst.get('name')}): " + _comparison(worst, worst.get("kind") or "",
+                                                                                      tail=False)
 
 
 def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -169,6 +169,10 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "regression": c.get("regression"),
             "fragile": verdicts.fragile(c.get("firmness")),
             "firmness_text": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None),
+            # the summary table's cell: one short phrase; the reason in full stays in the claim's section
+            "firmness_cell": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None)
+            if c.get("firmness") is not None else verdicts.firmness_short(c),
+            "leaning": verdicts.leaning_refuted(c),
             "deciding": [{**k, "effect_text": findings.effect_text(k)} for k in deciding],
             "deciding_more": more,
             "deciding_lead": _NOT_TESTABLE_LEAD if c.get("not_testable") and deciding

@@ -223,22 +223,49 @@ def test_r2_counts_nothing_its_calibration_rows_are_premises_and_the_default_row
     assert _roles(r2.KERNEL_CRITERIA) == {"counted": {"kernel_default_not_flagged", "kernel_unscaled_flagged"}}
 
 
-def test_c4_scope_text_comes_from_the_measured_parts():
-    """Issue 47, finding 6: the headline's scope is the measured one. A refutation on one part names that part,
-    the parts that passed, the q/k control where it reproduces alpha = 1, and the premises; nothing is fixed text."""
-    per_part = pd.DataFrame({
-        "criterion": ["alpha_half_among_best"] * 3 + ["alpha0_behind_at_large_dk"] * 2 + ["alpha1_behind_at_large_dk"],
-        "part": ["kv_lookup d_k=8 vs alpha 1", "kv_lookup d_k=512 vs alpha 1", "delayed_copy d_k=512 vs alpha 1",
-                 "kv_lookup", "delayed_copy", "kv_lookup"],
-        "outcome": ["passed", "refuted", "passed", "passed", "passed", "refuted"]})
-    control = pd.DataFrame({"task": ["kv_lookup", "kv_lookup"], "d_k": [512, 512], "multiplier": [0.25, 1.0],
-                            "equivalent_to_alpha1": [True, False]})
+def _decided(outcomes, leaning=None):
+    parts = ["kv_lookup d_k=8 vs alpha 1", "kv_lookup d_k=512 vs alpha 1", "delayed_copy d_k=512 vs alpha 1",
+             "kv_lookup", "delayed_copy"]
+    return pd.DataFrame({"criterion": ["alpha_half_among_best"] * 3 + ["alpha0_behind_at_large_dk"] * 2,
+                         "label": [p.split(" vs ")[0] for p in parts], "part": parts, "outcome": outcomes,
+                         "leaning": leaning or [False] * 5})
+
+
+_CONTROL = pd.DataFrame({"task": ["kv_lookup", "kv_lookup"], "d_k": [512, 512], "multiplier": [0.25, 1.0],
+                         "loss": [0.0006, 0.37], "alpha1_loss": [0.0005, 0.0005],
+                         "equivalent_to_alpha1": [True, False]})
+_CHOSEN = {("kv_lookup", 8): 1.0, ("kv_lookup", 512): 1.0, ("delayed_copy", 512): 0.75}
+
+
+def test_c4_scope_text_comes_from_the_decided_parts():
+    """Issue 47, finding 6, and issue 54: the headline's scope is the measured one, read from the outcomes the
+    harness decides (Holm over the claim), not from each part alone. A refutation on one part names that part, the
+    parts that passed, the q/k control where it reproduces alpha = 1 (never at m = 1), and the premises."""
+    decided = _decided(["passed", "refuted", "passed", "passed", "passed"])
+    cells = c4.alpha1_ahead(decided, _CHOSEN)
+    assert cells == [("kv_lookup", 512)]
     premises = {"model_unscaled_slope": "passed", "model_variance_law": "passed"}
-    text = c4.scope_text(per_part, control, premises)
+    text = c4.scope_text(decided, _CONTROL, premises, cells)
     assert "refuted under one Adam rate" in text and "kv_lookup d_k=512 vs alpha 1 (alpha_half_among_best)" in text
     assert "passed on 4 of 5 counted parts" in text and "delayed_copy d_k=512 vs alpha 1" in text
-    assert "kv_lookup d_k=512: m=0.25" in text and "m=1" not in text
+    assert "reproduces alpha = 1" in text and "m=0.25" in text and "m=1" not in text
     assert "variance law holds at init" in text
-    assert "alpha1_behind" not in text                       # reported: not in the scope
-    clean = c4.scope_text(per_part.assign(outcome="passed"), control, {"model_variance_law": "refuted"})
-    assert "no counted part of (c) is refuted" in clean and "model_variance_law refuted" in clean
+    clean = c4.scope_text(_decided(["passed"] * 5), _CONTROL, {"model_variance_law": "refuted"}, [])
+    assert "no counted part of (c) is refuted or leaning refuted" in clean and "model_variance_law refuted" in clean
+    assert "no effect to explain" in clean and "reproduces" not in clean
+
+
+def test_c4_scope_text_says_leaning_refuted_and_draws_no_mu_p_conclusion_the_control_does_not_reproduce():
+    """Issue 54: a part in the refutation region at alpha that Holm does not reject is inconclusive, and the scope
+    says "leaning refuted", never "refuted"; where the control's closest multiplier stays far from alpha = 1 (0.037
+    against 0.0005 at standard), the μP reading is not drawn."""
+    decided = _decided(["passed", "inconclusive", "passed", "passed", "passed"],
+                       leaning=[False, True, False, False, False])
+    cells = c4.alpha1_ahead(decided, _CHOSEN)
+    far = _CONTROL.assign(loss=[0.037, 0.39], equivalent_to_alpha1=[False, False])
+    text = c4.scope_text(decided, far, {}, cells)
+    assert "leaning refuted" in text and "refuted under one Adam rate" not in text
+    assert "does not reproduce alpha = 1 (closest: m=0.25, 0.037 against 0.0005)" in text
+    assert "not supported on these seeds" in text and "equivalence under Adam" not in text
+    # alpha = 1 behind (the best other alpha at the part is 0.75): nothing for the control to explain there
+    assert c4.alpha1_ahead(_decided(["passed", "passed", "refuted", "passed", "passed"]), _CHOSEN) == []

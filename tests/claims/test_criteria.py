@@ -100,10 +100,29 @@ def test_every_counted_model_criterion_names_the_planted_bug_that_refutes_it(ste
 @pytest.mark.parametrize("stem", MODULES)
 def test_every_premise_and_counted_criterion_quotes_the_note(stem):
     """Mechanism 1 of issue 47: a premise or counted criterion names the words of the research note it tests
-    (``quote``), in every table (``TABLES``); tests/claims/test_quotes.py finds each in docs/NOTE-011.txt."""
+    (``quote``), in every table (``TABLES``); tests/claims/test_quotes.py finds each in docs/NOTE-011.txt. Issue 54:
+    or, where no words of the note say what it tests, gives why instead (``unquoted``): exactly one of the two."""
     from harness.record.verdict import REPORTED, role_of
 
     module = importlib.import_module(f"claims.{stem}")
+    given = {f"{table}/{name}": [f for f in ("quote", "unquoted") if str(spec.get(f) or "").strip()]
+             for table in TABLES for name, spec in getattr(module, table, {}).items() if role_of(spec) != REPORTED}
+    wrong = [name for name, fields in given.items() if len(fields) != 1]
+    assert wrong == [], f"{stem}: give exactly one of quote= (the note's words it tests) or unquoted= (why none) to " \
+        + ", ".join(wrong)
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_every_two_arm_comparison_declares_which_way_is_better(stem):
+    """Issue 54: the findings say which arm trails from what a criterion declares, never from its metric's name.
+    Every comparison of two arms (superiority, non-inferiority, equivalence) in every table declares ``better``:
+    "lower", "higher", or "none" (a difference that is no quality, read by its sign)."""
+    from harness.record.evidence import BETTER
+
+    module = importlib.import_module(f"claims.{stem}")
+    rules = dict((f"{name}", rule) for name, rule in declared_rules(module))
     missing = [f"{table}/{name}" for table in TABLES for name, spec in getattr(module, table, {}).items()
-               if role_of(spec) != REPORTED and not str(spec.get("quote") or "").strip()]
-    assert missing == [], f"{stem}: give quote= (the note's words it tests) to " + ", ".join(missing)
+               if len(spec.get("arms") or ()) >= 2
+               and rules[name].kind in ("superiority", "non_inferiority", "equivalence")
+               and spec.get("better") not in BETTER]
+    assert missing == [], f"{stem}: declare better= (one of {', '.join(BETTER)}) on " + ", ".join(missing)

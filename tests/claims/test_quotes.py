@@ -3,6 +3,10 @@
 The note is committed as docs/NOTE-011.txt, so a clean clone can check it. A quote is any substring of the note once
 runs of whitespace are one space (a line break in the module's string is not a change of words); nothing else is
 forgiven: the note's curly quotes (“ ” ’) and symbols (√, ᵀ, Σᵢ) stay as the note writes them.
+
+Issue 54: a criterion that no words of the note state gives why instead (``unquoted``; exactly one of the two,
+tests/claims/test_criteria.py). A reason is the module's words, not the note's: one that is a passage of the note
+is a quote and is declared as one.
 """
 from __future__ import annotations
 
@@ -38,6 +42,15 @@ def test_every_quote_is_the_notes_words(stem):
     wrong = not_in_note(quotes_of(stem), NOTE.read_text(encoding="utf-8"))
     assert wrong == [], f"{stem}: not the note's words (docs/NOTE-011.txt): " + ", ".join(
         f"{n}: {quotes_of(stem)[n]!r}" for n in wrong)
+
+
+@pytest.mark.parametrize("stem", MODULES)
+def test_a_reason_given_for_no_quote_is_not_the_notes_words(stem):
+    module = importlib.import_module(f"claims.{stem}")
+    reasons = {f"{table}/{name}": spec["unquoted"] for table in TABLES
+               for name, spec in getattr(module, table, {}).items() if spec.get("unquoted")}
+    passages = set(reasons) - set(not_in_note(reasons, NOTE.read_text(encoding="utf-8")))
+    assert not passages, f"{stem}: give these as quote=, not unquoted=: " + ", ".join(sorted(passages))
 
 
 def test_the_check_sees_a_paraphrase():

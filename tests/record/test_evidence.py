@@ -289,6 +289,21 @@ def test_a_quote_is_recorded_outside_the_fingerprint(ev):
         other.criterion("b", quote=["words"], **EXACT)
 
 
+def test_a_reason_stands_in_for_a_quote_never_beside_one(ev):
+    """Issue 54: a criterion the note's words do not state gives why instead (``unquoted``): recorded, whitespace
+    normalised, outside the fingerprint; a criterion that gives both a quote and a reason is refused."""
+    c = ev.declare({"a": dict(EXACT, unquoted="an implementation check\n  the note does not state")})["a"]
+    rec = c.to_dict()
+    assert rec["unquoted"] == "an implementation check the note does not state" and "quote" not in rec
+    other = Evidence(ev.report_dir)
+    other.claim("C9", title="t", statement="s", strength="strong")
+    assert other.criterion("a", **EXACT).to_dict()["fingerprint"] == rec["fingerprint"]
+    with pytest.raises(EvidenceError, match="never with it"):
+        other.criterion("b", quote="the words", unquoted="a reason", **EXACT)
+    with pytest.raises(EvidenceError, match="unquoted must be"):
+        other.criterion("c", unquoted=["a reason"], **EXACT)
+
+
 def test_a_claim_says_why_it_counts_nothing(ev):
     """Issue 47, mechanism 5: the module's reason travels in the record as ``nothing_counted``."""
     assert "nothing_counted" not in ev.to_record()

@@ -47,6 +47,19 @@ def test_any_part_of_a_criterion_changes_the_hash_and_the_seed(field, value):
     assert line.startswith(f"~ C9/a: {field} ")
 
 
+def test_a_criterion_that_quotes_nothing_locks_its_reason():
+    """Issue 54: where a criterion quotes none of the note, the lock holds its reason in the quote's place, so that
+    changing the reason (or giving a quote instead) changes the lock like a changed quote does."""
+    base = {"fingerprint": "a" * 12, "role": "counted", "falsified_by": ["x"]}
+    assert lock.row({**base, "quote": "the words"})["quote"] == "the words"
+    assert lock.row({**base, "unquoted": "a check the note does not state"})["quote"] == \
+        "unquoted: a check the note does not state"
+    assert lock.row(base)["quote"] == ""
+    rows = [lock.row({**base, **extra}) for extra in ({"unquoted": "one reason"}, {"unquoted": "another"},
+                                                      {"quote": "one reason"})]
+    assert len({lock.criteria_hash(lock.build({"smoke": {"C9/a": r}})) for r in rows}) == 3
+
+
 def test_a_role_that_differs_by_profile_is_held_per_profile():
     crits = lock.build({"smoke": {"C9/a": _row(role="premise")}, "standard": {"C9/a": _row()}})
     assert crits["C9/a"]["role"] == {"smoke": "premise", "standard": "counted"}

@@ -12,7 +12,7 @@ LOSS = "held-out loss (nats) after the budget"
 def crit(kind, **extra):
     c = {"name": "c", "kind": kind, "metric": LOSS, "arms": ["unscaled", "additive"], "measured": 1.69,
          "ci": [1.2, 2.1], "margin": 0.1, "deciding_part": None, "passed": True, "refuted": False,
-         "rule": {"kind": kind, "margin": 0.1}}
+         "rule": {"kind": kind, "margin": 0.1}, "better": "lower"}
     c.update(extra)
     return c
 
@@ -29,16 +29,20 @@ def test_a_negative_difference_names_the_other_arm_and_flips_the_interval():
     assert text == "alpha = 0.5 trails alpha = 1 by 0.13 nats [−0.02, 0.28] on key-value lookup at d_k 256 (margin 0.05)"
 
 
-def test_higher_is_better_metrics_turn_the_sentence_round():
+def test_a_criterion_that_declares_higher_is_better_turns_the_sentence_round():
+    """Issue 54: the direction is the criterion's declaration (``better``), not a word of its metric's name."""
     text = F.effect_text(crit("superiority", metric="effective resolution (fraction of the slots), per seed",
-                              arms=["h = 4", "h = 1"], measured=0.62, ci=[0.51, 0.72], margin=0.25))
+                              arms=["h = 4", "h = 1"], measured=0.62, ci=[0.51, 0.72], margin=0.25, better="higher"))
     assert text == "h = 1 trails h = 4 by 0.62 in effective resolution [0.51, 0.72] (margin 0.25)"
 
 
-def test_a_metric_of_unknown_direction_reads_as_a_difference():
-    text = F.effect_text(crit("equivalence", metric="log-log slope of |dy/dx| against d, per seed", arms=["a", "b"],
-                              measured=-0.0044, ci=[-0.038, 0.029], margin=0.25))
-    assert text == "a − b = −0.0044 in log-log slope of |dy/dx| against d [−0.038, 0.029] (margin ±0.25)"
+def test_a_criterion_that_declares_no_direction_reads_by_its_sign():
+    for better in ("none", None):
+        text = F.effect_text(crit("equivalence", metric="log-log slope of |dy/dx| against d, per seed",
+                                  arms=["a", "b"], measured=-0.0044, ci=[-0.038, 0.029], margin=0.25, better=better))
+        assert text == "a is below b by 0.0044 in log-log slope of |dy/dx| against d [−0.029, 0.038] (margin ±0.25)"
+    # a loss whose criterion declares nothing: the metric's name decides nothing either
+    assert F.effect_text(crit("superiority", better=None)).startswith("unscaled exceeds additive by 1.69 nats")
 
 
 def test_band():

@@ -280,7 +280,7 @@ def test_summary_says_the_deciding_effect_in_words_and_the_section_keeps_the_hea
                criteria=[{"name": "beats", "kind": "superiority", "metric": "held-out loss (nats)",
                           "arms": ["unscaled", "additive"], "measured": 1.69, "ci": [1.2, 2.1], "margin": 0.1,
                           "deciding_part": "d_k=256", "passed": False, "refuted": True, "outcome": "refuted",
-                          "firmness": 0.9, "threshold": "mean(a - b) > 0.1"}])
+                          "firmness": 0.9, "threshold": "mean(a - b) > 0.1", "better": "lower"}])
     html = report.render_html(results(C3=c3), tmp_path)
     summary = section(html, "summary")
     assert "unscaled trails additive by 1.69 nats [1.2, 2.1] at d_k 256 (margin 0.1)" in summary
@@ -342,3 +342,12 @@ def test_each_criterion_shows_the_notes_words_it_tests(tmp_path):
     box = section(report.render_html(results(C3=c3), tmp_path), "claim-C3")
     assert f'<q class="note">{words}</q>' in box
     assert box.index(words) < box.index("<td colspan=\"7\">pred")
+
+
+def test_a_criterion_that_quotes_nothing_shows_why_in_its_place(tmp_path):
+    """Issue 54: a criterion with no quote gives its reason (``unquoted``), shown where the note's words would be."""
+    why = "an implementation check the note does not state: the note never mentions masks"
+    m0 = claim("M0", criteria=[{**claim("M0")["criteria"][0], "unquoted": why}])
+    box = section(report.render_html(results(M0=m0), tmp_path), "claim-M0")
+    assert f'<span class="meta">no words of the note quoted:</span> {why}' in box and '<q class="note">' not in box
+    assert box.index(why) < box.index("<td colspan=\"7\">pred")
