@@ -39,7 +39,7 @@ def _make_report(root: Path) -> Path:
     c4["criteria"].append({**c4["criteria"][0], "name": EVIL, "passed": False, "refuted": True, "outcome": "refuted",
                            "fingerprint": "g", "test": "a long test description " * 8})
     c4["criteria"].append({**c4["criteria"][0], "name": "scaled_beats_unscaled", "kind": "superiority",
-                           "metric": "held-out loss (nats)", "arms": ["unscaled", "scaled"], "measured": -0.4,
+                           "metric": "held-out loss (nats)", "better": "lower", "arms": ["unscaled", "scaled"], "measured": -0.4,
                            "ci": [-0.6, -0.2], "margin": 0.1, "deciding_part": "kv_lookup d_k=256", "passed": False,
                            "refuted": True, "outcome": "refuted", "firmness": 0.99, "fingerprint": "h"})
     base_c4 = claim("C4", "supported")
