@@ -23,7 +23,8 @@ module measures the argument's steps (issue 6), and counts those that test *help
     read; a run that never gets there trains the whole budget, and its final held-out loss is what the live-foil
     rule reads). Each arm is tuned at each d: the conv is another model at each d (its depth covers d, its width
     keeps the parameters), so a rate tuned at one d is not that arm's rate at another. Which convs and which d: the
-    profile's ``deep`` block (standard: the dilated stack at d in {4, 16, 64}, 3, 5 and 7 layers; smoke: none).
+    profile's ``deep`` block (standard: the dilated stack at d in {4, 16, 64}, 3, 5 and 7 layers, each cell tuned
+    on ``deep.tuning_seeds``, 2; smoke: none).
 (d') The conv's distance interaction (issue 47): the deep conv's lag behind self-attention (its steps to 0.95
     minus attention's, paired by seed) at each long d of (d) minus its lag at the short d (``deep.short_distance``:
     4), from (d)'s runs. A level at one d confounds the path with everything else that differs between a 5-layer
@@ -32,7 +33,9 @@ module measures the argument's steps (issue 6), and counts those that test *help
     costs it against attention's constant one as d grows: the note's words are about how learning scales with
     distance ("the operations needed to relate two positions grew with their distance — linearly for ConvS2S,
     logarithmically for ByteNet — which makes it more difficult to learn dependencies between distant
-    positions"), not about one distance.
+    positions"), not about one distance. Its positive control (``deep.control``, a premise): a contiguous conv,
+    whose path (ceil(d/(k-1)) layers) grows linearly, measured the same way from (d)'s runs at the control's d
+    (standard: kernel 5 at d = 4 and 8, 1 and 2 layers); its lag must grow, or (d') is not shown able to see one.
 (e) The tuned level comparison at long range: at every d >= 16 of the profile (the LSTM's path is >= 16 steps),
     self-attention and the LSTM of (c) are each tuned on their own: a learning-rate grid trained on a tuning seed
     disjoint from every evaluation seed, the rate chosen by validation loss (``harness.study.tuning.choose_rate``, the
@@ -81,7 +84,7 @@ support "the complexity argument, plus measured quality"). The statement is abou
   signal reaches across d in the models trained here; not implied by the formulas, since the LSTM has a path at
   every d and its signal still decays, and local-window attention refutes the flat one),
   ``advantage_grows_with_distance`` (f) and ``deep_conv_advantage_grows_with_distance`` (d'): the two that test
-  *helps* as the note words it, learning as distance grows, each against a foil alive at every d it reads, one
+  *helps* as the note words it, learning as distance grows, each needing a foil alive at every d it reads, one
   against a recurrence whose path grows as d, one against convs at equal reach and parameters whose path grows as
   log2 d (or d/(k-1)).
 * Reported: ``deep_convs`` (d), the level at each d: at one d it confounds the path with depth and inductive bias
@@ -114,6 +117,8 @@ support "the complexity argument, plus measured quality"). The statement is abou
   the same 50 steps, one part per (conv, long d)): ``STEPS_MARGIN``, argued from the design, not from a measured
   step count: 1/16 of standard's 800-step budget and five evaluation intervals, clear of the grain of four
   readings each rounded up to the next evaluation.
+* ``contiguous_conv_lag_grows`` (**premise**, the same rule as (d')): the positive control's lag grows by at least
+  50 steps; a premise that fails leaves C2 not testable.
 * Reported: ``convs_learn_within_reach`` (the same convs learn where d is in reach, so chance beyond it is about
   reach), ``recurrent_learning`` (the LSTM at attention's rate; its recurrence connects the positions, so staying
   at chance is optimisation, not structure).
@@ -217,7 +222,8 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="at init, |dy_t/dx_(t-d)| of self-attention does not change with d",
         metric="log-log slope of |dy_t/dx_(t-d)| against d at init, self-attention (one fit per seed)"),
     "gradient_decays_recurrent": dict(
-        quote="the operations needed to relate two positions grew with their distance",
+        unquoted="a property of the foil the comparison needs: the note's words on path length are about "
+                 "convolutions, and of recurrence it says only \"No recurrence\"",
         role="premise", rule=decision.band(None, -1.0, null=0.0, reason="slope -1: the signal falls at least as 1/d, a factor 128 over "
                            "d = 1..128, well outside the flat band of +-0.25"),
         prediction="at init, |dy_t/dx_(t-d)| of the LSTM decays with d",
@@ -239,16 +245,17 @@ CRITERIA: dict[str, dict[str, Any]] = {
         metric="held-out cross-entropy at the last position (nats), LSTM, per d"),
     "helps_vs_recurrent": dict(
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
-        role="reported", arms=("recurrent", "self_attention"), better="lower",
+        quote="Relating two positions in O(1) operations helps long-range dependency",
+        role="reported", arms=("recurrent", "self_attention"),
         prediction="at long range (every d >= 16 of the profile), at a fixed step budget with no early stop, 2-layer "
                    "self-attention's held-out loss is lower than the parameter-matched 2-layer LSTM's by at least "
                    "0.05 nats, each at its own tuned rate",
         metric="held-out cross-entropy at the last position (nats), LSTM minus self-attention, paired by seed, per d"),
     "advantage_grows_with_distance": dict(
-        quote="makes it more difficult to learn dependencies between distant positions",
+        quote="Relating two positions in O(1) operations helps long-range dependency",
         falsified_by=("local_window",),
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
-        arms=("advantage at the long d", "advantage at the short d"), better="none",
+        arms=("advantage at the long d", "advantage at the short d"),
         prediction="self-attention's advantage over the parameter-matched 2-layer LSTM (the LSTM's held-out loss "
                    "minus attention's) is larger at every long d (>= 16) than at a short d where the LSTM learns, "
                    "by at least 0.05 nats, each arm at one rate of its own (tuned at the short d) at both distances; "
@@ -258,7 +265,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                "per long d"),
     "deep_convs": dict(
         rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True), role="reported",
-        arms=("deep conv", "self_attention"), better="lower",
+        arms=("deep conv", "self_attention"),
         prediction="conv stacks with the depth to cover d (equal parameters) need more steps than self-attention "
                    "to reach 0.95, at each d of the profile's deep block",
         metric="steps to 0.95 accuracy on each seed's test slice (evaluated every eval_every steps; unreached: the "
@@ -268,13 +275,24 @@ CRITERIA: dict[str, dict[str, Any]] = {
               "positions”",
         falsified_by=("local_window",),
         rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True),
-        arms=("lag at the long d", "lag at the short d"), better="none",
+        arms=("lag at the long d", "lag at the short d"),
         prediction="the deep conv's lag behind self-attention in steps to 0.95 (the conv's steps minus attention's, "
                    "each arm tuned at each d, the conv with the depth to cover d at equal parameters) is larger at "
                    "every long d than at the short d, by at least 50 steps; a d where the conv learnt nothing (at "
                    "chance on every seed and at every rate tried there) is not testable",
         metric="(deep conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the budget + 1) "
                "at the long d minus at the short d, paired by seed, per (conv, long d)"),
+    "contiguous_conv_lag_grows": dict(
+        quote="the operations needed to relate two positions grew with their distance — linearly for ConvS2S",
+        role="premise", rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True),
+        arms=("lag at the long d", "lag at the short d"), better="none",
+        prediction="the positive control of (d'): a contiguous conv stack (deep.control; its path, ceil(d/(k-1)) "
+                   "layers, grows linearly with d) falls further behind self-attention in steps to 0.95 at the "
+                   "control's long d than at the short d, by at least 50 steps, measured as (d') measures the "
+                   "dilated stack (each arm tuned at each d, a d where the conv learnt nothing not testable); "
+                   "without it (d') is not shown able to see a lag that grows, and C2 is not testable",
+        metric="(contiguous conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the budget "
+               "+ 1) at the long d minus at the short d, paired by seed, per long d"),
 }
 
 
@@ -516,7 +534,8 @@ def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
                      train_cfg: dict, n_test: int, block: dict, device: str | torch.device = "cpu",
                      progress: Callable[[str], Any] | None = None, *,
                      layers: Callable[[str, int], int] | None = None, by: Sequence[str] = (TUNING_SCORE,),
-                     curve_on_test: bool = False, stop_at_target: bool = False
+                     curve_on_test: bool = False, stop_at_target: bool = False,
+                     cells: Sequence[tuple[str, int]] | None = None
                      ) -> tuple[pd.DataFrame, dict[tuple[str, int], Tuned], pd.DataFrame]:
     """(d), (e), (f): every (arch, d) tuned on its own (``harness.study.tuning.choose_rates`` over
     ``block["lr_grid"]`` on tuning seeds disjoint from ``seeds``, extended ``block["extend"]`` times past an end),
@@ -525,8 +544,8 @@ def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
     ``seeds`` for ``block["steps"]`` steps with no early stop and scored on (c)'s test slices. ``layers``,
     ``curve_on_test``: as in ``measure_learning``. ``stop_at_target`` ((d), which reads only the steps): every run,
     tuning and evaluation, stops at the first evaluation reaching ``DEEP_TARGET`` accuracy (at most
-    ``block["steps"]``). Returns (the evaluation runs, with ``lr``; the choice per (arch, d); the tuning runs: arm,
-    d, lr, seed and both scores)."""
+    ``block["steps"]``). ``cells``: the (arch, d) cells to run instead of every arch at every d. Returns (the
+    evaluation runs, with ``lr``; the choice per (arch, d); the tuning runs: arm, d, lr, seed and both scores)."""
     cfg = {**train_cfg, "steps": int(block["steps"]), "stop_at_target": False}
     if stop_at_target:
         cfg.update(target_metric="accuracy", target_value=DEEP_TARGET, stop_at_target=True)
@@ -541,7 +560,8 @@ def tune_and_measure(archs: Sequence[str], distances: Sequence[int], seeds: Sequ
         return {TUNING_SCORE: loss if math.isfinite(loss) else math.inf,
                 STEPS_SCORE: float(steps) if reached else censored}
 
-    table, chosen = choose_rates([(a, int(d)) for d in distances for a in archs], lambda arm: block["lr_grid"],
+    cells = [(a, int(d)) for d in distances for a in archs] if cells is None else cells
+    table, chosen = choose_rates(cells, lambda arm: block["lr_grid"],
                                  tuning_seeds(seeds, int(block.get("tuning_seeds", 1))), score, by=tuple(by),
                                  extend=int(block.get("extend", 0)), name=lambda arm: arm[0], d_k=lambda arm: arm[1],
                                  columns=lambda arm: {"d": arm[1]})
@@ -821,6 +841,7 @@ def declare(ev, block: dict, fast: bool) -> dict[str, Any]:
     deep = block["deep"]
     deep_short = deep.get("short_distance")
     deep_long = [d for d in deep["distances"] if deep_short is not None and d > deep_short]
+    control = deep.get("control") or {}
     how = {"attention_learns": f"d in {ds}, {steps} steps, per-seed held-out slices"
                                + (f"; d in {extra}: (e)'s tuned runs" if extra else ""),
            "structural": f"d in {block['structural']['distances']}, float64 autograd Jacobians",
@@ -829,11 +850,15 @@ def declare(ev, block: dict, fast: bool) -> dict[str, Any]:
            "deep_convs": f"d in {block['deep']['distances']}, {block['deep'].get('archs')} with the depth to "
                          f"cover d against 2-layer self-attention, at most {block['helps']['steps']} steps (each "
                          f"run stops at {DEEP_TARGET}), rates tuned over {block['helps']['lr_grid']} on "
-                         f"{block['helps']['tuning_seeds']} tuning seed(s) by steps to {DEEP_TARGET} validation "
-                         f"accuracy, steps read every {block['deep'].get('eval_every')} on each seed's test slice",
+                         f"{deep.get('tuning_seeds', block['helps']['tuning_seeds'])} tuning seed(s) by steps to "
+                         f"{DEEP_TARGET} validation accuracy, steps read every {deep.get('eval_every')} on each "
+                         "seed's test slice",
            "deep_conv_advantage_grows_with_distance": f"long d in {deep_long} against d = {deep_short}, (d)'s "
                                                       f"runs ({deep['archs']} with the depth to cover each d, "
                                                       "against 2-layer self-attention, each arm tuned at each d)",
+           "contiguous_conv_lag_grows": f"{control.get('arch')} with the depth to cover d (ceil(d/(k-1)) layers), d "
+                                        f"in {control.get('distances')} against d = {deep_short}, trained, tuned "
+                                        "and read as (d)'s runs",
            "helps_vs_recurrent": f"d in {block['helps']['distances']}, {block['helps']['steps']} steps (no early "
                                  f"stop), rates tuned over {block['helps']['lr_grid']} on "
                                  f"{block['helps']['tuning_seeds']} tuning seed(s)",
@@ -847,6 +872,7 @@ def declare(ev, block: dict, fast: bool) -> dict[str, Any]:
                                              ("helps_vs_recurrent", "helps"),
                                              ("advantage_grows_with_distance", "helps"))
                     if not block[part]["distances"]]       # the profile measures that part at no d
+    no_distances += [] if deep["distances"] and control else ["contiguous_conv_lag_grows"]
     crits = ev.declare(CRITERIA, fast=fast, how=how, skip=no_distances)
     if not fast:
         for arch in ARCHS:
@@ -871,6 +897,22 @@ def deep_short_distance(block: dict) -> int:
         raise ValueError(f"C2 profile: deep.short_distance {short!r} must be one of deep.distances {ds} and below "
                          "another of them")
     return int(short)
+
+
+def deep_cells(block: dict, distances: Sequence[int]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """The deep block's (arch, d) cells: (d)'s (self-attention and every conv of ``archs`` at each d of
+    ``distances``) and its positive control's (``control``: self-attention and a contiguous conv at each of its
+    distances; none without one). ValueError where the control's conv is not contiguous or its distances give no
+    pair against ``short_distance`` (``deep_short_distance``)."""
+    cells = [(a, int(d)) for d in distances for a in ("self_attention", *block["archs"])]
+    control = block.get("control")
+    if not control:
+        return cells, []
+    if control["arch"] not in ("conv_k3", "conv_k5"):
+        raise ValueError(f"C2 profile: deep.control.arch {control['arch']!r} must be a contiguous conv (conv_k3, "
+                         "conv_k5)")
+    deep_short_distance({**block, "distances": control["distances"]})
+    return cells, [(a, int(d)) for d in control["distances"] for a in ("self_attention", control["arch"])]
 
 
 def learning_train(block: dict, fast: bool) -> dict:
@@ -984,19 +1026,22 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
 
     # ---- (d) conv stacks deep enough to cover d, against self-attention, each tuned, steps to target; (d') the
     # distance interaction of their lag
-    dp = None
+    all_runs = None
     if deep_ds:
         archs = list(block["deep"]["archs"])
         deep_short = deep_short_distance(block["deep"])
         progress(f"C2(d) deep convs {archs} against self-attention, each tuned, at d in {deep_ds}")
         deep_layers = lambda a, d: expected_path_length(a, d) if a in CONVS else model["n_layers"]  # noqa: E731
         deep_train = {**learn["train"], "eval_every": int(block["deep"]["eval_every"])}
-        deep_tune = {**helps, "extend": int(block["deep"].get("extend", helps.get("extend", 0)))}
-        dp, deep_tuned, deep_tuning = tune_and_measure(["self_attention", *archs], deep_ds, seeds, model,
-                                                       deep_train, learn["n_test"], deep_tune, device,
-                                                       progress=progress, layers=deep_layers,
-                                                       by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
-                                                       stop_at_target=True)
+        deep_tune = {**helps, **{k: int(block["deep"].get(k, helps.get(k, 0))) for k in ("extend", "tuning_seeds")}}
+        cells, control = deep_cells(block["deep"], deep_ds)
+        all_runs, all_tuned, deep_tuning = tune_and_measure([], [], seeds, model, deep_train, learn["n_test"],
+                                                            deep_tune, device, progress=progress, layers=deep_layers,
+                                                            by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
+                                                            stop_at_target=True,
+                                                            cells=list(dict.fromkeys(cells + control)))
+        deep_tuned = {k: all_tuned[k] for k in cells}       # (d)'s cells; all_runs has the control's too
+        dp = all_runs[[cell in set(cells) for cell in zip(all_runs["arch"], all_runs["d"])]]
         budget_steps = int(helps["steps"])
         unreached = (f"unreached within the budget (censored at {budget_steps + 1}): "
                      f"{int(pd.to_numeric(dp['steps_to_target'], errors='coerce').isna().sum())}/{len(dp)} runs")
@@ -1010,18 +1055,27 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
             detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
                    + _rates_text(deep_tuned) + "; lag (conv minus self-attention steps), seed mean: "
                    + ", ".join(f"{a} d={d} {v.mean():.0f}" for (a, d), v in lags.items()) + f"; {unreached}")
-        for (arch, d), g in dp.groupby(["arch", "d"], sort=False):
+        if control:    # the positive control of (d'), measured as (d') is: a contiguous conv, its lag growing with d
+            ctl_tuned = {k: all_tuned[k] for k in control}
+            ctl_lags = {(a, d): lag(all_runs, a, d, budget_steps) for a, d in control if a != "self_attention"}
+            c["contiguous_conv_lag_grows"].measure(
+                deep_interaction_measurements(all_runs, ctl_tuned, deep_tuning, budget_steps, deep_short),
+                detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
+                       + _rates_text(ctl_tuned) + "; lag (conv minus self-attention steps), seed mean: "
+                       + ", ".join(f"{a} d={d} {v.mean():.0f}" for (a, d), v in ctl_lags.items()))
+            lags.update(ctl_lags)
+        for (arch, d), g in all_runs.groupby(["arch", "d"], sort=False):
             reached = pd.to_numeric(g["steps_to_target"], errors="coerce")
             ev.metric(f"steps_to_target/{arch}/{d}" + ("" if arch == "self_attention" else "/deep"),
                       float(reached.median()) if reached.notna().all() else math.nan)
         for (arch, d), v in lags.items():
             ev.metric(f"deep_lag/{arch}/{d}", float(v.mean()))
-        ev.table("deep_convs", dp)
+        ev.table("deep_convs", all_runs)
         loss_at = deep_tuning.groupby(["arm", "d", "lr"])[TUNING_SCORE].mean().rename("tuning_mean_val_loss")
-        ev.table("deep_tuning", tuned_table(deep_tuned)
+        ev.table("deep_tuning", tuned_table(all_tuned)
                  .rename(columns={"d_k": "d", "tuning_mean_loss": "tuning_mean_steps"})
                  .merge(loss_at.reset_index(), on=["arm", "d", "lr"], how="left"))
-    ev.figure("accuracy_vs_d", figure_accuracy(lr, chance, dp))
+    ev.figure("accuracy_vs_d", figure_accuracy(lr, chance, all_runs))
     ev.headline(f"accuracy/self_attention/{max(distances_c)}")
 
     ev.note("Equal depth: every (c) model has 2 layers and about the same parameter count (widths and counts in "
@@ -1036,9 +1090,9 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         ev.note("What counts (issue 38): the claim is that the O(1) path *helps*, so Table 1's arithmetic "
                 "(structural, and convs_at_chance, the same arithmetic trained) is reported, and helps_vs_recurrent, "
                 "a level comparison invalid whenever the LSTM is at chance at long range, is reported beside the "
-                "distance interaction that counts (advantage_grows_with_distance: the LSTM learns at the short d, "
-                "so the foil is alive). A comparison whose foil is at chance on every seed and at every rate tried is "
-                "invalid (harness.record.decision.dead_foil).")
+                "distance interaction that counts (advantage_grows_with_distance), which needs an LSTM that learns "
+                "at the short d and at each long d it reads. A comparison whose foil is at chance on every seed and "
+                "at every rate tried is invalid there (harness.record.decision.dead_foil).")
         if not deep_ds:
             ev.note("(d), conv stacks deep enough to cover d, runs in the standard and full profiles only "
                     "(smoke's 2-minute budget).")

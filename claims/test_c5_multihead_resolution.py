@@ -61,11 +61,11 @@ returns, so the premise is measured through a kernel on trial that returns no we
 (1) ``resolution_gain`` (primary): resolution(h = 4) - resolution(h = 1) > 0.25, paired by seed (superiority: at
     least one more slot of the four resolved). Metric ``resolution_gain_h4_over_h1``: its measured mean.
 (2) ``distinct_slots`` (mechanism, h = 4): the heads keep the slots apart. Head i's slot share s_ij is its weight on
-    slot j over its weight on all M (mean over held-out examples); slot j receives *most* of head i's slot mass
-    when s_ij > 1/2. A seed counts when >= 3 distinct slots each receive most of some head's mass. Prediction: on
-    most seeds (the fraction above 1/2, band [0.5, inf)), handed over as a plus-four proportion
-    (``decision.proportion``: 0/1 indicators that all agree make a t degenerate); the detail gives the exact
-    binomial p and says where it would decide otherwise at alpha.
+    slot j over its weight on all M (mean over held-out examples); slot j receives *most* of head i's slot mass when
+    s_ij > 1/2. A seed counts when >= 3 distinct slots each receive most of some head's mass. Prediction: on most
+    seeds (the fraction above 1/2, band [0.5, inf)), handed over as a plus-four proportion (``decision.proportion``:
+    0/1 indicators that all agree make a t degenerate); the detail gives the exact binomial p and says where it would
+    decide otherwise at alpha. No quote (``unquoted``): the note's heads differ in subspaces, this reads positions.
 (3) ``resolution_rises`` (fast): the slope of resolution against log2 h is above 0.05 (a fifth of a slot per
     doubling at M = 4). The criterion ``--fast`` decides and the fault suite gates; from standard on it spans
     h = 1..8. The seed is the unit (``stats.replicate_slope`` over the seeds that ran every h: a seed's arms share
@@ -163,7 +163,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="position binding, M = 4: h = 4 resolves at least one more slot of the four than h = 1: "
                    "resolution(h = 4) - resolution(h = 1) > 0.25"),
     "distinct_slots": dict(
-        quote="several heads attend in parallel to different subspaces",
+        unquoted="a mechanism the note does not state: its heads attend to different subspaces; this reads positions",
         falsified_by=("single_head",),
         rule=decision.band(0.5, None, level=True, reason="'on most seeds': more than half of them"),
         metric=f"fraction of h = 4 seeds whose heads give most (> {MAJORITY}) of their slot mass to >= "

@@ -27,6 +27,10 @@ reads the place where its fault would show:
 
 None of these duplicates R1 (which checks the scale against SDPA's default at the module level).
 
+**The note's words** (issue 54): ``heads_distinct`` quotes the note's method ("Several heads in parallel over
+projected subspaces"); the mask checks and ``positional_encoding`` quote nothing, since the note never mentions masks
+or positional encoding: each gives that reason instead (``unquoted``), as does the tap's premise on a model on trial.
+
 **A kernel on trial** (``--attention``, issue 27): the checks above judge this project's model; with a user's kernel
 M0 judges the kernel instead, a black box read through ``harness.measure.kernel_probes`` in each ``--attention-dtypes``:
 
@@ -243,10 +247,12 @@ def check_padding(df: pd.DataFrame) -> tuple[bool, float, str]:
 
 
 _EXACT = decision.exact("a structural check in float64")
+#: why the mask criteria quote no words of the note (issue 54): it never mentions masking
+_MASK_UNSTATED = "an implementation check the note does not state: the note never mentions masks"
 #: name -> the criterion's declaration (rule, prediction, metric: the number recorded and gated, fast); all exact
 CRITERIA = {
     "causal_mask": dict(
-        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
+        unquoted=_MASK_UNSTATED,
         falsified_by=("causal_leak",),
         rule=_EXACT, fast=True, metric="causal_mask/future_dependency",
         prediction="decoder self-attention is causal: d out_i / d in_j is exactly 0 for every j > i and nonzero for "
@@ -260,13 +266,13 @@ CRITERIA = {
         prediction="with h > 1 every head projects q, k, v differently (paper 3.2.2): the smallest relative "
                    f"distance between two heads exceeds {HEAD_DISTANCE_MIN:g}"),
     "positional_encoding": dict(
-        quote="No recurrence, no convolution.",
+        unquoted="an implementation check the note does not state: the note never mentions positional encoding",
         falsified_by=("no_positional_encoding",),
         rule=_EXACT, fast=True, metric="positional_encoding/max_abs_err",
         prediction="the embedding adds the paper's sinusoid (3.5) to sqrt(d_model) x the token embedding, within "
                    f"{PE_ABS_TOL:g}"),
     "padding_ignored": dict(
-        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
+        unquoted=_MASK_UNSTATED,
         falsified_by=("padding_leak",), fast=True,
         rule=_EXACT, metric="padding_ignored/max_on_pad",
         prediction="padded source keys get exactly zero attention weight and the decoder output does not depend on "
@@ -283,7 +289,7 @@ _STRUCTURAL_ZERO = decision.exact("a structural zero: masked keys get exactly 0 
 #: a kernel on trial's criteria (``{tol}``: ``kernel_probes.MASKED_WEIGHT_MAX``)
 KERNEL_CRITERIA = {
     "kernel_masks": dict(
-        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
+        unquoted=_MASK_UNSTATED,
         rule=_STRUCTURAL_ZERO, fast=True, metric="kernel_masks/max_weight_on_masked_key",
         prediction="the kernel gives exactly zero weight (at most {tol:g}) to every masked key, for is_causal, a "
                    "bool padding mask and an additive -inf mask, and nonzero weight to every allowed key"),
@@ -336,13 +342,13 @@ def kernel_trial(ev, kernel, device="cpu", progress=lambda msg, force=False: Non
 #: model where it does not), and a model that declares causal attention must have its mask
 MODEL_CRITERIA = {
     "model_tap_faithful": dict(
-        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
+        unquoted="a check of the harness's tap on a model on trial, not of anything the note states",
         role="premise", rule=decision.exact("the tapped forward is the model's own: pre-flight refuses a model "
                                             "whose tapped output differs from its default"),
         metric="model_tap/max_relative_diff",
         prediction="the tapped output equals the model's default output within {rtol:g} of its largest entry"),
     "model_causal_mask": dict(
-        quote="Scaled dot-product attention: softmax(QKᵀ/√d_k)V.",
+        unquoted=_MASK_UNSTATED,
         rule=_STRUCTURAL_ZERO, fast=True, metric="model_causal/future_dependency",
         falsified_by=("tiny_decoder_no_causal",),
         prediction="a model that declares causal attention is causal: its outputs before the last position do not "

@@ -36,22 +36,19 @@ from harness.profiles.merge import DROP, overrides
 # side while the choice sits at an end (as the sweep's; still at an end: invalid), one tuning seed (measured
 # 2026-12-01, one thread: 100 steps of reverse 5.4 s Transformer / 2.9 s LSTM, of number words 2.4 / 1.7 s);
 # sort runs in full only. stop_exact_match is kept for older readers of the block.
-# Standard (issue 26's 45-minute run): the smoke tasks and grids at longer budgets, one tuning seed (estimated from
-# the smoke step times: ~8 runs per arm and task, ~12 min of one worker). seeds 5 (issue 47): the block's 3 came
-# from smoke, and at 3 seeds C1's seeds_for_firm was 7. Wall budget 1400 s, an upper estimate not yet run: reverse's
-# tuning and 5 seeds at 250 steps took 391 s on the shared 2-core box, number words ~550 s (scaled from 3 seeds).
-# The loss floor (issue 47, claims/test_c1_*.py FLOOR_TOL 0.01 nats; the module's "Off the floor"): standard's
-# reverse trains 250 steps, a budget at which, on development master seed 900 (tuned as the profile tunes),
-# neither arm is at the floor and the Transformer is inside generalises' 0.1 (at 800 both arms sat at the floor;
-# at 200 the Transformer was outside 0.1 on 4 of 5 development seeds).
-# Standard's number words train 150 steps (issue 47): at 600 both arms sat at the floor on every seed of the
-# standard run at the lock's master seed 874422 (0.0004-0.004 nats: both comparisons not testable there). On
-# development master seed 900 (seeds 900000-900004, tuned as the profile tunes, 2026-12-04, one thread): at 150
-# steps the Transformer 0.015-0.037 (rate 6e-3) and the LSTM 0.040-0.26 (4.8e-2), both off the floor and the
-# Transformer inside 0.1; at 250 the Transformer is at the floor (0.004-0.006 on every seed).
-# Smoke's reverse stays at 300 steps: at length 6-12 the LSTM reaches the floor before the Transformer is inside
-# 0.1 at every shorter budget and larger vocabulary probed, and length 12-24 (off the floor at 300 steps) doubles
-# reverse's cost per run, past smoke's time budget; its ratio part reads not testable.
+# Standard (issue 26's 45-minute run): the smoke tasks and grids at longer sequences, one tuning seed. seeds 5
+# (issue 47): the block's 3 came from smoke, and at 3 seeds C1's seeds_for_firm was 7.
+# One budget (issue 54; the claim module's "The budget"): every comparison task trains the same steps for both
+# arms, evaluated at the same points (train.steps and train.eval_every, which no comparison task sets for itself;
+# transduction.one_budget enforces it).
+# Standard's 250 steps: the smallest budget probed at which the Transformer was inside generalises' 0.1 on
+# reverse on development master seed 900 (on number words at 250 it sat at the floor). Those development figures
+# are in reports/development/C1-master-seed-900.md; none of the lock's seeds chose a budget. Wall time: the
+# standard run at e9696db (reverse 250 steps, number words 150) took 205 s of one worker (reports/standard.json's
+# C1 duration_s); number words at 250 adds about 19 runs x 1.7 s of training, ~35 s (estimated, not yet run).
+# WALL_BUDGET_S's 1400 is the older upper estimate, kept.
+# Smoke's reverse stays at length 6-12 and 300 steps, the same budget as number words (300): there the LSTM
+# reaches the floor, and the reported ratio's reverse part reads not testable.
 SMOKE = {"seeds": 3, "tasks_run": ["reverse", "number_words_de"],
          "model": {"d_model": 64, "n_heads": 4, "d_ff": 256, "n_encoder_layers": 2, "n_decoder_layers": 2},
          "train": {"steps": 300, "batch_size": 32, "schedule": "warmup_cosine", "lr": 0.003, "warmup": 60,
@@ -61,8 +58,7 @@ SMOKE = {"seeds": 3, "tasks_run": ["reverse", "number_words_de"],
          "tasks": {"reverse": {"task": {"vocab": 20, "min_len": 6, "max_len": 12}},
                    "sort": {"task": {"vocab": 20, "min_len": 6, "max_len": 12}, "train": {"steps": 450}},
                    "number_words_de": {"task": {"max_n": 9999},
-                                       "train": {"schedule": "warmup_constant", "lr": 0.001, "warmup": 100,
-                                                 "steps": 300}}},
+                                       "train": {"schedule": "warmup_constant", "lr": 0.001, "warmup": 100}}},
          "lstm": {"tasks": ["reverse", "number_words_de"],
                   "widths": list(range(32, 257, 4))},
          "tuning": {"seeds": 1, "extend": 4, "transformer": {"lr_grid": [0.0015, 0.003, 0.006]},
@@ -70,14 +66,13 @@ SMOKE = {"seeds": 3, "tasks_run": ["reverse", "number_words_de"],
          "fast": {"tasks": ["reverse"], "train": {}}, "gate_exact_match": 0.03, "gate_bleu": 3.0,
          "gate_steps_relative": 1.0, "corpus": None}
 BUDGETS = {"smoke": SMOKE,
-           "standard": overrides(SMOKE, {"seeds": 5, "train": {"steps": 1200, "warmup": 100, "eval_every": 50, "eval_size": 512},
+           "standard": overrides(SMOKE, {"seeds": 5, "train": {"steps": 250, "warmup": 100, "eval_every": 50, "eval_size": 512},
                                      "test_size": 1000,
-                                     "tasks": {"reverse": {"task": {"min_len": 10, "max_len": 20},
-                                                           "train": {"steps": 250}},
+                                     "tasks": {"reverse": {"task": {"min_len": 10, "max_len": 20}},
                                                "sort": {"task": {"min_len": 10, "max_len": 20},
                                                         "train": {"steps": 1400}},
                                                "number_words_de": {"task": {"max_n": 999999},
-                                                                   "train": {"steps": 150, "schedule": DROP,
+                                                                   "train": {"schedule": DROP,
                                                                              "lr": DROP, "warmup": DROP}}},
                                      "fast": {"train": {"steps": 500}}, "gate_exact_match": 0.01, "gate_bleu": 1.0,
                                      "gate_steps_relative": 0.5}),

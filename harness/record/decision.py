@@ -279,19 +279,33 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
 
 
 def rate_choice(key: str, sign: float, lrs: Sequence[float], choice: Sequence[float], value: Sequence[float],
-                chosen: float, n_tuning: int, sd: float, df: float, value_sd: float) -> dict[str, Any]:
+                chosen: float, n_tuning: int, sd: float, df: float, value_sd: float, *,
+                log_sd: float | None = None, log_df: float | None = None, rho: float | None = None,
+                n_eval: int | None = None, eval_choice: float | None = None, eval_log_choice: float | None = None,
+                eval_value: float | None = None) -> dict[str, Any]:
     """One tuned arm's rate choice, for ``samples(rates=...)``: ``key`` names the arm (the same arm in two
     measurements has the same key, and one simulated choice), ``sign`` how its mean enters δ (+1 arm a, -1 arm
     b); at each grid rate ``lrs``, ``choice`` the mean over the ``n_tuning`` tuning seeds of the quantity the rate
     was chosen by (lowest wins; a diverged mean is inf) and ``value`` of the quantity this measurement reads;
     ``chosen`` the rate chosen; ``sd`` (with ``df`` degrees of freedom) the seed-to-seed SD of the choosing
-    quantity and ``value_sd`` of the measured one."""
+    quantity and ``value_sd`` of the measured one.
+
+    Optional (issue 54, item 5; each kept only where given, and ``harness.record.firmness`` uses each where present):
+    ``log_sd`` (``log_df``) the same SD of the choosing quantity's log, where it is positive (a loss: the scale on
+    which one SD fits the whole grid); ``rho`` the share of the tuning runs' seed-to-seed variance that a tuning seed
+    shares across the grid's rates (estimable from two tuning seeds up); ``n_eval`` the evaluation seeds at the
+    chosen rate, and their means of the choosing quantity (``eval_choice``, its log ``eval_log_choice``) and of the
+    measured one (``eval_value``)."""
     if chosen not in lrs:
         raise DecisionError(f"{key}: the chosen rate {chosen} is not on its grid {list(lrs)}")
     clean = lambda xs: [float(x) if math.isfinite(float(x)) else math.inf for x in xs]  # noqa: E731
     return {"key": str(key), "sign": float(sign), "lrs": [float(x) for x in lrs], "choice": clean(choice),
             "value": [float(x) for x in value], "chosen": float(chosen), "n_tuning": int(n_tuning),
-            "sd": float(sd), "df": float(df), "value_sd": float(value_sd)}
+            "sd": float(sd), "df": float(df), "value_sd": float(value_sd),
+            **{k: (int(v) if k == "n_eval" else float(v)) for k, v in
+               (("log_sd", log_sd), ("log_df", log_df), ("rho", rho), ("n_eval", n_eval), ("eval_choice", eval_choice),
+                ("eval_log_choice", eval_log_choice), ("eval_value", eval_value))
+               if v is not None and math.isfinite(float(v))}}
 
 
 def _samples(a: Any, b: Any, *, paired: bool, label: str, invalid: str, identical: str) -> dict[str, Any]:

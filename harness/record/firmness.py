@@ -46,17 +46,38 @@ same seeds gets the sign and the size. It is one more plug-in, from as few as th
 arm), and where the truth is independent runs on the same seeds the spurious ρ of three seeds costs nothing
 overall (Brier score 0.091 against 0.096 with independent draws; 0.081 against 0.081 at five seeds).
 
-**A fresh rate choice** (issue 47, mechanism 3). A tuned arm's rate was chosen on tuning seeds, and a fresh run
-tunes again: with one or two tuning seeds it may choose another rate of the grid, and the arm's evaluation then
-moves by what that rate gives. A measurement that carries ``rates`` (``decision.rate_choice``: per tuned arm, the
-grid's tuning means of the choosing quantity and of the measured one, the seed-to-seed SDs) has the choice
-simulated with its seeds: each grid rate's true mean is drawn from its posterior (the tuning mean, SD from the
-evaluation and tuning seeds pooled, scaled-χ² as above), a fresh tuning mean from that, and the fresh choice is
-the lowest; the arm's mean then shifts by the chosen rate's value less the observed choice's (the same normals
-drawing the measured quantity's means, so a rate that was lucky on the tuning seeds is not assumed better). One
-draw per arm (its ``key``), shared by every measurement that reads it, from a generator of its own, so a claim
-without ``rates`` is simulated exactly as before. Approximations: a fresh choice at a grid's end is not extended
-past it (the tuning rule would, or mark the arm invalid), and the tuning runs' rates are the grid.
+**A fresh rate choice** (issue 47, mechanism 3; issue 54, item 5). A tuned arm's rate was chosen on tuning seeds,
+and a fresh run tunes again: it may choose another rate of the grid, and the arm's evaluation then moves by what that
+rate gives. A measurement that carries ``rates`` (``decision.rate_choice``, per tuned arm) has the choice simulated
+(``rate_shifts``; one draw per arm ``key``, shared by every measurement that reads it, from a generator of its own,
+so a claim without ``rates`` is simulated exactly as before). The model, per arm: a tuning mean at rate r is its
+true mean + B + e_r, B the tuning seeds' effect shared by every rate (share ``rho`` of the seed-to-seed variance),
+e_r its own; the evaluation seeds' mean at the chosen rate c is its true mean + noise over ``n_eval`` seeds.
+
+* scale: the choosing quantity's log where the record carries ``log_sd`` (a loss: its spread scales with it, so one
+  SD fits the grid there), else the raw scale with the pooled ``sd``. No per-rate SD: with one tuning seed only the
+  chosen rate has a spread (its evaluation seeds), and with two a per-rate SD has 1 df; the pooled log SD stands;
+* the shared effect B cancels from every difference of rates, so a fresh choice moves only by the rates' own noise
+  ((1 - rho) of the variance). ``rho`` is estimated from two tuning seeds up (``tuning.rate_choice_of``); with one
+  tuning seed the record cannot support it and it is 0 (independent rates: the cautious reading);
+* the chosen rate's mean is its evaluation seeds' (``eval_choice`` / ``eval_log_choice``): the tuning seed's luck
+  there (its mean less the evaluation's) is removed in the part that is that rate's own, not the shared B (a
+  normal given that difference). A record without it (before issue 54) keeps the tuning means' difference;
+* a fresh choice on an end of the recorded grid makes every comparison reading the arm invalid in that simulated
+  run (the criterion inconclusive there), as a real run's is when its extensions are spent. The record does not
+  carry the extension budget (``Tuned`` holds neither it nor the base grid): where the real rule has extensions
+  left it would train past the end, at rates the record lacks, so counting the run inconclusive is the cautious
+  reading of an unknown;
+* the measured quantity moves by its true difference between the fresh and the observed rate, under the same model
+  with the same normals (a rate lucky in the choosing quantity is lucky in the measured one), on its raw scale with
+  ``value_sd`` and ``eval_value``.
+
+``seeds_for_firm`` plans over both seed sets: first evaluation seeds at this run's tuning seeds, then, where that
+does not reach the target, more tuning seeds too (2 ... 16; the plug-in simulation, every unknown at its estimate,
+the fresh choice over that many tuning seeds); each criterion gets ``tuning_seeds_for_firm`` (the tuning seeds at
+which ``seeds_for_firm`` evaluation seeds reach the target; None where it carries no rates or nothing does) and
+``firm_aims_at`` (the outcome the plan aims at: its own, or for an inconclusive one where its estimate points); the
+claim's ``Judged`` carries both as attributes (its verdict: supported / refuted / inconclusive).
 
 API: ``judge_firmness(...)``, which ``harness.record.decision.judge`` calls (``firmness=True``) on the family it has
 just decided, and fills in each criterion's ``firmness``, ``firmness_reason`` and ``seeds_for_firm`` and the claim's
@@ -74,14 +95,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
-from harness.record.family import (_CODE, INCONCLUSIVE, Judged, Rule, Stat, _decide_family, _Member, _p_values,
-                                   _verdict_codes, stat)
+from harness.record.family import (_CODE, _OUTCOME, INCONCLUSIVE, Judged, Rule, Stat, _decide_family, _Member,
+                                   _p_values, _verdict_codes, stat)
 
 FRAGILE_BELOW = 0.8                 # firmness under this gets a visible mark in the report and terminal
 FIRM_TARGET = 0.9                   # seeds_for_firm: the count at which the outcome reaches this probability
 MAX_SEEDS = 200
 N_SIM = 2000                        # simulated seed sets per firmness estimate (Monte Carlo s.e. <= 0.011)
 _SEARCH_GRID = tuple(range(2, 13)) + (15, 20, 25, 30, 40, 50, 60, 80, 100, 130, 160, 200)
+_TUNING_GRID = (2, 3, 4, 6, 8, 12, 16)   # tuning seeds tried by the plan once evaluation seeds alone do not firm it
+_VERDICT_AIM = {2: "supported", 1: "inconclusive", 0: "refuted"}
 
 
 class _Sim:
@@ -98,6 +121,7 @@ class _Sim:
         self.z = rng.standard_normal((arms, 2, n_sim))
         self.u = rng.random((arms, 2, n_sim))
         self.shift: np.ndarray | float = 0.0      # δ's move under a fresh rate choice (``rate_shifts``)
+        self.edge: np.ndarray | None = None       # runs whose fresh choice of an arm lands on its grid's end
 
     def per_seed(self) -> list[np.ndarray | None]:
         """Per simulated arm (each row of ``z``), the per-seed values it is drawn for, in seed order: the one
@@ -179,40 +203,103 @@ def share_draws(sims: Sequence[_Sim]) -> list[list[int]]:
     return cells
 
 
-def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int) -> None:
-    """Set each simulated measurement's ``shift``: δ's move under a fresh rate choice of every tuned arm it carries
-    in ``rates`` (see "A fresh rate choice" in the module docstring)."""
+def _rate_scale(e: Mapping[str, Any]) -> tuple[np.ndarray, float, float, float | None]:
+    """(the grid's tuning means of the choosing quantity, its SD, df, the evaluation seeds' mean) on the scale the
+    record supports: the log where it carries ``log_sd`` (a positive loss), else the raw scale it always carries.
+    A diverged rate stays inf (never chosen)."""
+    choice = np.asarray(e["choice"], float)
+    if e.get("log_sd") is not None and np.all(choice[np.isfinite(choice)] > 0):
+        with np.errstate(divide="ignore"):
+            y = np.where(np.isfinite(choice), np.log(np.where(np.isfinite(choice), choice, 1.0)), np.inf)
+        return y, float(e["log_sd"]), float(e.get("log_df", e["df"])), e.get("eval_log_choice")
+    return choice, float(e["sd"]), float(e["df"]), e.get("eval_choice")
+
+
+def _true_moves(y: np.ndarray, at: int, y_eval: float | None, sigma: np.ndarray, n_t: int, n_e: int, rho: float,
+                z: np.ndarray, z_x: np.ndarray, predictive: bool) -> np.ndarray:
+    """(rates, n_sim): each grid rate's true mean less the chosen rate's (0 at the chosen rate), given the tuning
+    means ``y`` over ``n_t`` seeds, the evaluation seeds' mean ``y_eval`` over ``n_e`` at the chosen rate (None: not
+    recorded), the seed-to-seed SD ``sigma`` (per simulated run) and the tuning seed's shared share ``rho``.
+
+    The model: a tuning mean is true mean + B + e_r, B the tuning seeds' effect shared by every rate (variance
+    rho sigma^2 / n_t), e_r its own (1 - rho) sigma^2 / n_t; the evaluation mean is the chosen rate's true mean + eta
+    (sigma^2 / n_e). A difference of two rates' tuning means loses B. The chosen rate's tuning mean less its
+    evaluation mean, d = B + e_c - eta, says how lucky the tuning seed was there; the part of that luck that is the
+    chosen rate's own (and so is not in the other rates) is removed: B - eta given d is a normal with mean
+    k d, k = (vB + v_eta) / (vB + vE + v_eta). ``predictive``: draw every unknown (``z``, ``z_x``); else (planning)
+    take each at its mean."""
+    v_e = (1.0 - rho) * sigma ** 2 / n_t
+    eps = np.sqrt(v_e) * z if predictive else np.zeros_like(z)
+    if y_eval is None:
+        d = (y[:, None] - y[at]) - eps + eps[at]
+    else:
+        v_b, v_eta = rho * sigma ** 2 / n_t, sigma ** 2 / max(n_e, 1)
+        total = np.maximum(v_b + v_e + v_eta, 1e-300)
+        x = (v_b + v_eta) / total * (y[at] - float(y_eval))
+        if predictive:
+            x = x + np.sqrt((v_b + v_eta) * v_e / total) * z_x
+        d = y[:, None] - float(y_eval) - x - eps
+    d = np.where(np.isfinite(y)[:, None], d, np.inf)
+    d[at] = 0.0
+    return d
+
+
+def rate_shifts(sims: Sequence[_Sim], seed: int, n_sim: int, *, n_tuning: int | None = None,
+                predictive: bool = True) -> bool:
+    """Set each simulated measurement's ``shift`` (δ's move under a fresh rate choice of every tuned arm it carries
+    in ``rates``) and ``edge`` (the runs where a fresh choice of one of its arms lands on an end of that arm's grid:
+    the comparison is invalid there, as a real run's would be). ``n_tuning``: the fresh run's tuning seeds (None: as
+    many as this run's); ``predictive`` False: the plug-in (planning) simulation, every unknown at its estimate. The
+    rule and what the record supports are in the module docstring ("A fresh rate choice"). Returns whether any
+    measurement carries rates."""
     entries: dict[str, Mapping[str, Any]] = {}
     for sim in sims:
         for e in sim.m.get("rates") or ():
             entries.setdefault(str(e["key"]), e)
     if not entries:
-        return
+        return False
     rng = np.random.default_rng((int(seed), 3))
-    draws: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+    draws: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]] = {}
     for key in sorted(entries):
         e = entries[key]
-        choice = np.asarray(e["choice"], float)
-        R, n_t, sd, df = choice.size, max(int(e["n_tuning"]), 1), float(e["sd"]), float(e["df"])
-        z, z_fresh, u = rng.standard_normal((R, n_sim)), rng.standard_normal((R, n_sim)), rng.random(n_sim)
-        live = np.isfinite(choice)
-        sigma = sd * np.sqrt(df / np.maximum(sps.chi2.ppf(u, df), 1e-300)) if df > 0 and sd > 0 else np.zeros(n_sim)
-        mu = np.where(live[:, None], np.nan_to_num(choice, posinf=0.0)[:, None] + sigma * z / math.sqrt(n_t), np.inf)
-        fresh = mu + sigma * z_fresh / math.sqrt(n_t)
+        y, sd, df, y_eval = _rate_scale(e)
+        R, n_t = y.size, max(int(e["n_tuning"]), 1)
+        fresh_t = n_t if n_tuning is None else max(int(n_tuning), 1)
+        rho = min(max(float(e.get("rho") or 0.0), 0.0), 1.0)
+        n_e = int(e.get("n_eval") or (int(e["df"]) + 1 if n_t == 1 else 1))
+        z, z_fresh, u, z_x = (rng.standard_normal((R, n_sim)), rng.standard_normal((R, n_sim)), rng.random(n_sim),
+                              rng.standard_normal(n_sim))
+        if df > 0 and sd > 0:
+            ratio = np.sqrt(df / np.maximum(sps.chi2.ppf(u, df), 1e-300)) if predictive else np.ones(n_sim)
+        else:
+            ratio = np.zeros(n_sim)
+        at = int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"]))))
+        moves = _true_moves(y, at, y_eval, sd * ratio, n_t, n_e, rho, z, z_x, predictive)
+        fresh = moves + np.sqrt((1.0 - rho) / fresh_t) * sd * ratio * z_fresh
         # the lowest fresh mean wins; a tie goes to the lower rate, as ``choose_rate`` breaks it
         pick = np.argmin(fresh, axis=0)
-        draws[key] = (pick, z, int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"])))))
+        draws[key] = (pick, (pick == 0) | (pick == R - 1), z, z_x, ratio, predictive)
     cols = np.arange(n_sim)
     for sim in sims:
-        shift = np.zeros(n_sim)
-        for e in sim.m.get("rates") or ():
-            pick, z, at = draws[str(e["key"])]
+        if not sim.m.get("rates"):
+            continue
+        shift, edge = np.zeros(n_sim), np.zeros(n_sim, bool)
+        for e in sim.m["rates"]:
+            pick, at_edge, z, z_x, ratio, pred = draws[str(e["key"])]
             value = np.asarray(e["value"], float)
             n_t = max(int(e["n_tuning"]), 1)
-            moved = (value[pick] - value[at]) + float(e["value_sd"]) * (z[pick, cols] - z[at, cols]) / math.sqrt(n_t)
+            rho = min(max(float(e.get("rho") or 0.0), 0.0), 1.0)
+            n_e = int(e.get("n_eval") or (int(e["df"]) + 1 if n_t == 1 else 1))
+            at = int(np.argmin(np.abs(np.asarray(e["lrs"], float) - float(e["chosen"]))))
+            # the measured quantity's move, with the choice's very normals (a rate lucky in one is lucky in both)
+            v = np.where(np.isfinite(value), value, np.nan)
+            moves = _true_moves(np.nan_to_num(v), at, e.get("eval_value"), float(e["value_sd"]) * ratio, n_t, n_e,
+                                rho, z, z_x, pred)
+            moved = np.where(np.isfinite(v)[pick], moves[pick, cols], np.nan)
             shift += float(e["sign"]) * np.where(np.isfinite(moved), moved, 0.0)
-        if sim.m.get("rates"):
-            sim.shift = shift
+            edge |= at_edge
+        sim.shift, sim.edge = shift, edge
+    return True
 
 
 def _mixing(corr: np.ndarray) -> np.ndarray:
@@ -237,8 +324,10 @@ def _simulated_p(members: Sequence[_Member], sims: Sequence[Sequence[_Sim]], sca
             ref.append(np.ones((n, len(mem.stats))))
             continue
         ps = [_p_values(*sim.at(scale, predictive), mem.rule, st.exact) for sim, st in zip(mem_sims, mem.stats)]
-        sup.append(np.stack([p[0] for p in ps], 1))
-        ref.append(np.stack([p[1] for p in ps], 1))
+        # a fresh rate choice at a grid's end makes that run's comparison invalid: the criterion inconclusive
+        edge = np.any([sim.edge for sim in mem_sims if sim.edge is not None], axis=0)
+        sup.append(np.where(np.atleast_1d(edge)[:, None], 1.0, np.stack([p[0] for p in ps], 1)))
+        ref.append(np.where(np.atleast_1d(edge)[:, None], 1.0, np.stack([p[1] for p in ps], 1)))
     return sup, ref
 
 
@@ -319,22 +408,46 @@ def judge_firmness(members: Sequence[_Member], out: list[dict[str, Any]], exact_
         claim_firm = float(np.mean(v == verdict))
     claim_need = None
     claim_pending = claim_firm is not None and (claim_firm < FIRM_TARGET or verdict == 1)
+    # planning over both seed sets (issue 54): evaluation seeds at this run's tuning seeds first, then, where the
+    # noise of a fresh rate choice is what keeps the outcome short of the target, more tuning seeds too
+    flat = [sim for mem_sims in sims for sim in mem_sims]
+    own_t = {mem.index: max((int(e["n_tuning"]) for m in mem.measurements for e in m.get("rates") or ()), default=None)
+             for mem in members}
+    n_t0 = max((t for t in own_t.values() if t is not None), default=None)
+    tuning_need: dict[int, int | None] = {}
+    claim_tuning = None
     if search_seeds and (pending or claim_pending):
-        for n in _SEARCH_GRID:
+        plans = [None] + ([t for t in _TUNING_GRID if t > n_t0] if n_t0 is not None else [])
+        for t in plans:
             if not pending and not claim_pending:
                 break
-            scale_claim = n / n0 if n0 else None
-            # one simulation per seed count, scaled on the claim's base count
-            if scale_claim is None or n <= n0:
-                continue
-            codes, v = simulate(scale_claim, predictive=False)     # planning: the observed effect as the truth
-            for j, mem in enumerate(members):
-                i = mem.index
-                if i in pending and n > n0_all[i] and np.mean(codes[j] == wants[i]) >= FIRM_TARGET:
-                    need[i] = int(round(n0_all[i] * scale_claim))
-                    pending.discard(i)
-            if claim_pending and np.mean(v == claim_target) >= FIRM_TARGET:
-                claim_need, claim_pending = n, False
+            if n_t0 is not None:
+                rate_shifts(flat, seed, n_sim, n_tuning=t, predictive=False)
+            grid = [n for n in _SEARCH_GRID if n > (n0 or 0)] if t is None else \
+                sorted({n0 or 0} | {n for n in _SEARCH_GRID if n > (n0 or 0)})
+            for n in grid:
+                if not pending and not claim_pending:
+                    break
+                scale_claim = n / n0 if n0 else None
+                # one simulation per seed count, scaled on the claim's base count
+                if scale_claim is None:
+                    continue
+                codes, v = simulate(scale_claim, predictive=False)     # planning: the observed effect as the truth
+                for j, mem in enumerate(members):
+                    i = mem.index
+                    if i in pending and (n > n0_all[i] or t is not None) and \
+                            np.mean(codes[j] == wants[i]) >= FIRM_TARGET:
+                        need[i] = int(round(n0_all[i] * scale_claim))
+                        tuning_need[i] = t if t is not None else own_t[i]
+                        pending.discard(i)
+                if claim_pending and np.mean(v == claim_target) >= FIRM_TARGET:
+                    claim_need, claim_tuning, claim_pending = n, (t if t is not None else n_t0), False
     for i, n in need.items():
         out[i]["seeds_for_firm"] = n
-    return Judged(out, verdict, claim_firm, claim_need, n0, reason)
+        out[i]["tuning_seeds_for_firm"] = tuning_need.get(i)
+        out[i]["firm_aims_at"] = _OUTCOME[wants[i]]
+    judged = Judged(out, verdict, claim_firm, claim_need, n0, reason)
+    # the claim's plan beside ``seeds_for_firm`` (family.Judged has no field for them yet: plain attributes)
+    judged.tuning_seeds_for_firm = claim_tuning if claim_need is not None else None
+    judged.firm_aims_at = _VERDICT_AIM[claim_target]
+    return judged

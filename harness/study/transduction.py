@@ -47,6 +47,20 @@ def train_config(block: dict[str, Any], task_name: str, device: torch.device | s
     return TrainConfig.from_dict(d)
 
 
+def one_budget(block: dict[str, Any], tasks: Sequence[str], archs: Sequence[str] = ("transformer", "lstm")
+               ) -> tuple[int, int]:
+    """(steps, eval_every) of the comparison's one budget rule (C1's docstring): every task in ``tasks`` and every
+    arch trains the same number of steps and is evaluated at the same steps. A profile that breaks the rule is an
+    error before anything trains, naming what differs."""
+    seen = {(t, a): train_config(block, t, "cpu", a) for t in tasks for a in archs}
+    budgets = {(c.steps, c.eval_every or c.steps) for c in seen.values()}
+    if len(budgets) != 1:
+        raise ValueError("C1's comparison needs one step budget and evaluation interval on every task and arch; the "
+                         "profile gives " + ", ".join(f"{t}/{a} {c.steps} steps every {c.eval_every}"
+                                                      for (t, a), c in seen.items()))
+    return budgets.pop()
+
+
 def build_task(block: dict[str, Any], task_name: str) -> Task:
     return make_task(task_name, **block["tasks"][task_name].get("task", {}))
 
@@ -80,7 +94,7 @@ def train_and_test(arch: str, task: Task, mcfg: ModelConfig, tcfg: TrainConfig, 
         row["bleu"] = corpus_bleu(hyps, refs, tokenize="none")
         row["example"] = f"{task.text_tokens(test.src[0], 'src')} -> {hyps[0]} (ref {refs[0]})"
     curve = [{"task": task.name, "arch": arch, "seed": seed, "step": c["step"], "exact_match": c["exact_match"],
-              "train_time_s": c["train_time_s"]} for c in run.curve]
+              "loss": c.get("loss", math.nan), "train_time_s": c["train_time_s"]} for c in run.curve]
     return row, curve
 
 

@@ -229,7 +229,11 @@ def rate_choice_of(key: str, t: Tuned, tuning: pd.DataFrame, evaluation: pd.Data
     quantity ``choice`` (diverged, where a ``diverged`` column says so: inf; absent: ``column``) and of the measured
     quantity (``tuning_column``, default ``column``: the tuning runs' name for it, e.g. the validation loss for a
     test loss); the seed-to-seed SDs of both, pooled over the tuning seeds at each rate and the evaluation seeds
-    (the evaluation's own ``choice`` column where it has one, else ``column``)."""
+    (the evaluation's own ``choice`` column where it has one, else ``column``). Where the choosing quantity is
+    positive (a loss), the same SD of its log; from two tuning seeds up, the share of the tuning runs' variance a
+    seed shares across rates (``rho``: a two-way analysis of variance, rate x seed, on that scale); and the
+    evaluation seeds' count and means (of the choosing quantity only where the evaluation has its ``choice`` column:
+    no stand-in)."""
     f = transform or (lambda x: x)
     at_tuning = tuning_column or column
 
@@ -251,7 +255,43 @@ def rate_choice_of(key: str, t: Tuned, tuning: pd.DataFrame, evaluation: pd.Data
     dev_v.append(v[ok] - v[ok].mean())
     df = sum(len(d) - 1 for d in dev_c if len(d) > 1)
     pooled = lambda devs: math.sqrt(sum(float((d ** 2).sum()) for d in devs if len(d) > 1) / df) if df else 0.0  # noqa: E731
-    return decision.rate_choice(key, sign, t.grid, choices, value, t.lr, t.n, pooled(dev_c), df, pooled(dev_v))
+    # the log scale (issue 54): a loss's spread scales with it, so one SD fits the grid there, not on the raw scale
+    runs_c = [loss(tuning[np.isclose(tuning.lr, lr)]) for lr in t.grid] + [c[ok]]
+    positive = all(np.all(x[np.isfinite(x)] > 0) for x in runs_c)
+    log_devs = [np.log(x) - np.log(x).mean() for x in runs_c if len(x) > 1 and np.all(np.isfinite(x))] if positive else []
+    log_df = sum(len(d) - 1 for d in log_devs)
+    log_sd = math.sqrt(sum(float((d ** 2).sum()) for d in log_devs) / log_df) if log_df else None
+    extra = {"log_sd": log_sd, "log_df": log_df if log_sd is not None else None, "rho": _seed_share(tuning, t.grid, loss,
+             positive) if t.n > 1 and "seed" in tuning else None, "n_eval": int(ok.sum()),
+             "eval_value": float(v[ok].mean()) if ok.any() else None}
+    if choice in evaluation and ok.any():
+        extra["eval_choice"] = float(c[ok].mean())
+        extra["eval_log_choice"] = float(np.log(c[ok]).mean()) if positive else None
+    return decision.rate_choice(key, sign, t.grid, choices, value, t.lr, t.n, pooled(dev_c), df, pooled(dev_v),
+                                **extra)
+
+
+def _seed_share(tuning: pd.DataFrame, grid: Sequence[float], loss: Callable[[pd.DataFrame], np.ndarray],
+                log: bool) -> float | None:
+    """The share of a tuning run's seed-to-seed variance that its seed shares across the grid's rates (a seed that
+    is unlucky at one rate is unlucky at the others): the seed component of a two-way analysis of variance (rate x
+    seed, no replicate) over the rates where every tuning seed is finite, on the log scale where ``log``; None
+    where fewer than two such rates or seeds."""
+    rows = []
+    for lr in grid:
+        at = tuning[np.isclose(tuning.lr, lr)].sort_values("seed")
+        x = loss(at)
+        if len(x) > 1 and np.all(np.isfinite(x)):
+            rows.append(pd.Series(np.log(x) if log else x, index=at["seed"].to_numpy()))
+    y = pd.concat(rows, axis=1).dropna().to_numpy(float).T if len(rows) > 1 else np.empty((0, 0))
+    if y.shape[0] < 2 or y.shape[1] < 2:
+        return None
+    r, s = y.shape
+    resid = y - y.mean(1, keepdims=True) - y.mean(0, keepdims=True) + y.mean()
+    var_e = float((resid ** 2).sum()) / ((r - 1) * (s - 1))
+    ms_seed = r * float(((y.mean(0) - y.mean()) ** 2).sum()) / (s - 1)
+    var_b = max(0.0, (ms_seed - var_e) / r)
+    return var_b / (var_b + var_e) if var_b + var_e > 0 else None
 
 
 @dataclass

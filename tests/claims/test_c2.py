@@ -11,6 +11,8 @@
   dead foil, ``decision.dead_foil``), with no waiver for an arm at its grid's edge; ``advantage_grows_with_distance``
   passes where attention's advantage grows with d, is refuted where it does not, and is invalid without a live LSTM
   at the short d; ``deep_convs`` passes for a slower conv, is refuted for a faster one, invalid for a dead one.
+* The positive control of (d') (issue 54): ``contiguous_conv_lag_grows`` is a premise with (d')'s rule, measured on
+  the deep block's own cells (a contiguous conv only), declared only where (d) runs.
 Every outcome is the harness's (``decision.decide_alone`` with the module's declared rule).
 """
 from __future__ import annotations
@@ -201,6 +203,12 @@ def test_the_whole_claim_records_every_criterion_with_deep_convs(tmp_path):
                        "deep_conv_advantage_grows_with_distance"}, counted   # the LSTM's decay is a premise
     inter = next(c for c in record["criteria"] if c["name"] == "advantage_grows_with_distance")
     assert [m["label"] for m in inter["measurements"]] == ["d=16 vs d=4"] and inter["measurements"][0]["paired"]
+    # issue 54: (d)'s cells tuned on the standard block's 2 tuning seeds; the positive control measured as (d') is,
+    # a premise, on the contiguous conv alone (its cells are (d)'s here, trained once)
+    assert {r["n_tuning"] for m in grows["measurements"] for r in m["rates"]} == {2}
+    control = next(c for c in record["criteria"] if c["name"] == "contiguous_conv_lag_grows")
+    assert [m["label"] for m in control["measurements"]] == ["conv_k5 (2 layers) d=8 vs d=4"]
+    assert control["role"] == "premise" and not control["counts"]
 
 
 # ---- (e), (f), (d): tuned comparisons, the edge rule and the live-foil rule (issues 26, 38)
@@ -467,3 +475,30 @@ def test_an_e_cell_read_by_attention_learns_carries_its_own_rate_choice():
     r = c2.helps_rate(rows, tuned, _tuning(tuned, {("self_attention", 64): (0.4, 0.02, 0.3)}), "self_attention", 64)
     assert r["key"] == "C2/helps/self_attention/d=64" and r["sign"] == 1.0 and r["chosen"] == 3e-3
     assert r["choice"] == r["value"] == pytest.approx([0.4, 0.02, 0.3])
+
+
+# ---- the positive control of (d') (issue 54): a contiguous conv, declared before measuring as a premise
+def test_the_contiguous_control_is_a_premise_with_the_rule_of_the_conv_interaction():
+    spec, dprime = c2.CRITERIA["contiguous_conv_lag_grows"], c2.CRITERIA["deep_conv_advantage_grows_with_distance"]
+    assert spec["role"] == "premise" and "falsified_by" not in spec and "ConvS2S" in spec["quote"]
+    assert spec["rule"] == dprime["rule"] and spec["arms"] == dprime["arms"]      # measured as (d') measures
+
+
+def test_deep_cells_add_the_controls_cells_and_refuse_a_control_that_cannot_control():
+    block = get_profile("standard").claim("C2")["deep"]
+    cells, control = c2.deep_cells(block, block["distances"])
+    assert cells == [(a, d) for d in (4, 16, 64) for a in ("self_attention", "dilated_conv_k2")]
+    assert control == [("self_attention", 4), ("conv_k5", 4), ("self_attention", 8), ("conv_k5", 8)]
+    assert block["tuning_seeds"] >= 2                                  # (d) steadied on two tuning seeds
+    assert c2.deep_cells({**block, "control": None}, [4, 16])[1] == []
+    with pytest.raises(ValueError, match="contiguous"):
+        c2.deep_cells({**block, "control": {"arch": "dilated_conv_k2", "distances": [4, 8]}}, [4, 16])
+    with pytest.raises(ValueError, match="short_distance"):
+        c2.deep_cells({**block, "control": {"arch": "conv_k5", "distances": [8, 12]}}, [4, 16])
+
+
+def test_the_control_is_declared_only_where_deep_runs(tmp_path):
+    from harness.record.evidence import Evidence
+    for profile, declared in (("smoke", False), ("standard", True)):          # smoke: (d) off, and its control
+        crits = c2.declare(Evidence(tmp_path / profile), get_profile(profile).claim("C2"), fast=False)
+        assert ("contiguous_conv_lag_grows" in crits) is declared, profile
