@@ -152,7 +152,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "quality_vs_lstm": dict(
         role="reported",
         rule=decision.non_inferiority(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), better="lower",
         prediction="at the end of the one step budget (the same on every comparison task, for both arms), the "
                    "Transformer's held-out test loss is not worse than a parameter-matched LSTM encoder-decoder's "
                    "with attention, each at its own learning rate tuned on disjoint seeds: how far each has "
@@ -162,7 +162,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "quality_ratio_vs_lstm": dict(
         role="reported",
         rule=decision.non_inferiority(margins.LOSS_RATIO.value, paired=True, reason=margins.LOSS_RATIO.reason),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), better="lower",
         prediction="at the end of the one step budget, the Transformer's held-out test loss is at most twice the "
                    "parameter-matched LSTM's, each at its own tuned rate (the same runs as quality_vs_lstm, on a "
                    "ratio scale): how far each has converged by then",
@@ -172,7 +172,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         rule=decision.non_inferiority(margins.HELD_OUT_LOSS.value, paired=True, reason=(
             "0.05 nats per target token, the suite's held-out loss gap (harness.record.margins), here averaged over "
             "the learning curve; reported: speed of convergence is not what the note's C1 claims")),
-        arms=("lstm", "transformer"),
+        arms=("lstm", "transformer"), better="lower",
         prediction="over the one step budget (the same steps and evaluation points on every comparison task, for "
                    "both arms), the Transformer converges no more slowly than the parameter-matched LSTM: its mean "
                    "held-out validation loss over the learning curve (the area under it) is not higher than the "
@@ -183,7 +183,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "wall_time_to_95": dict(
         rule=decision.superiority(math.log(1.25), reason="ln 1.25 = 0.22, reported only: a CPU noise floor, not an "
                                   "effect the note asserts", paired=True),
-        arms=("lstm", "transformer"), role="reported",
+        arms=("lstm", "transformer"), role="reported", better="lower",
         prediction="a parameter-matched LSTM encoder-decoder with attention, same step budget and data, each "
                    "architecture at its own learning rate tuned on disjoint seeds, takes longer than the "
                    "Transformer to reach 95% validation exact match",
@@ -193,7 +193,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                                   "LSTM's step time grows 2^0.25 = 19% more than the Transformer's; O(n) against "
                                   "O(1) sequential operations predict a gap near 1 where a step's latency is its "
                                   "sequential depth, so a quarter of it is the smallest gap we call one"),
-        arms=("lstm", "transformer"), how="reverse at each length, fixed tokens per batch; CUDA synchronised around "
+        arms=("lstm", "transformer"), better="none", how="reverse at each length, fixed tokens per batch; CUDA synchronised around "
                                           "every timed step; one slope per repeat",
         prediction="at a fixed number of tokens per batch, the Transformer's time per training step grows more "
                    "slowly with sequence length than the parameter-matched LSTM's (O(1) against O(n) sequential "

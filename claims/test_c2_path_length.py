@@ -246,7 +246,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
     "helps_vs_recurrent": dict(
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
         quote="Relating two positions in O(1) operations helps long-range dependency",
-        role="reported", arms=("recurrent", "self_attention"),
+        role="reported", arms=("recurrent", "self_attention"), better="lower",
         prediction="at long range (every d >= 16 of the profile), at a fixed step budget with no early stop, 2-layer "
                    "self-attention's held-out loss is lower than the parameter-matched 2-layer LSTM's by at least "
                    "0.05 nats, each at its own tuned rate",
@@ -255,7 +255,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         quote="Relating two positions in O(1) operations helps long-range dependency",
         falsified_by=("local_window",),
         rule=decision.superiority(HELPS_MARGIN, reason=margins.HELD_OUT_LOSS.reason, paired=True),
-        arms=("advantage at the long d", "advantage at the short d"),
+        arms=("advantage at the long d", "advantage at the short d"), better="none",
         prediction="self-attention's advantage over the parameter-matched 2-layer LSTM (the LSTM's held-out loss "
                    "minus attention's) is larger at every long d (>= 16) than at a short d where the LSTM learns, "
                    "by at least 0.05 nats, each arm at one rate of its own (tuned at the short d) at both distances; "
@@ -265,7 +265,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
                "per long d"),
     "deep_convs": dict(
         rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True), role="reported",
-        arms=("deep conv", "self_attention"),
+        arms=("deep conv", "self_attention"), better="lower",
         prediction="conv stacks with the depth to cover d (equal parameters) need more steps than self-attention "
                    "to reach 0.95, at each d of the profile's deep block",
         metric="steps to 0.95 accuracy on each seed's test slice (evaluated every eval_every steps; unreached: the "
@@ -275,7 +275,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
               "positions”",
         falsified_by=("local_window",),
         rule=decision.superiority(STEPS_MARGIN, reason=STEPS_REASON, paired=True),
-        arms=("lag at the long d", "lag at the short d"),
+        arms=("lag at the long d", "lag at the short d"), better="none",
         prediction="the deep conv's lag behind self-attention in steps to 0.95 (the conv's steps minus attention's, "
                    "each arm tuned at each d, the conv with the depth to cover d at equal parameters) is larger at "
                    "every long d than at the short d, by at least 50 steps; a d where the conv learnt nothing (at "

@@ -385,10 +385,12 @@ class ClaimsSession:
             doc = None
         comparable = (doc is not None and s.profile in criteria_lock.LOCKED_PROFILES and not s.attention
                       and not (s.model or s.model_config) and bool(set(claims) & criteria_lock.held_claims(doc)))
-        differences = criteria_lock.check_run(claims, doc, s.profile, fast=s.fast) if comparable else []
+        profile = get_profile(s.profile, s.n_seeds)
+        blocks = None if s.dry_run else criteria_lock.block_fingerprints(profile.blocks, profile.n_seeds)
+        differences = criteria_lock.check_run(claims, doc, s.profile, fast=s.fast, blocks=blocks) if comparable else []
         return {"criteria_lock": doc["hash"] if doc else None,
                 "criteria_at_lock": (not differences) if comparable and claims else None,
-                "criteria_lock_differences": differences, "seeds_from": s.seeds_from}
+                "criteria_lock_differences": differences, "seeds_from": s.seeds_from, "blocks": blocks}
 
     def build_results(self, *, complete: bool, exitstatus: int, stopped: str | None) -> dict[str, Any]:
         s = self.settings

@@ -204,14 +204,16 @@ def read_lock(path: Path = LOCK_PATH) -> dict[str, Any] | None:
 
 
 def lock_master_seed(profile: str, given: str | None) -> tuple[int, str]:
-    """(master seed, where it came from): ``--master-seed`` wins when given; the headline profile (standard) takes
-    the criteria lock's (``harness.record.lock.master_seed`` of its hash), so that its seeds were drawn after its
-    criteria were frozen; every other profile, and a checkout without a lock, 0."""
+    """(master seed, where it came from): ``--master-seed`` wins when given; a seeded profile (standard, full) takes
+    the criteria lock's (``harness.record.lock.profile_seed``: of its criteria and that profile's budget blocks), so
+    that its seeds were drawn after its criteria and budgets were frozen; every other profile, and a checkout without
+    a lock, 0."""
     if given is not None:
         return _int_option("--master-seed", given, 0, lock.MAX_MASTER_SEED), lock.SEEDS_FROM_OPTION
-    doc = read_lock() if profile == lock.HEADLINE_PROFILE else None
-    if doc is not None:
-        return lock.master_seed(doc["hash"]), lock.SEEDS_FROM_LOCK
+    doc = read_lock() if profile in lock.SEEDED_PROFILES else None
+    seed = lock.profile_seed(doc, profile) if doc is not None else None
+    if seed is not None:
+        return seed, lock.SEEDS_FROM_LOCK
     return 0, lock.SEEDS_DEFAULT
 
 

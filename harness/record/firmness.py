@@ -63,11 +63,9 @@ e_r its own; the evaluation seeds' mean at the chosen rate c is its true mean + 
 * the chosen rate's mean is its evaluation seeds' (``eval_choice`` / ``eval_log_choice``): the tuning seed's luck
   there (its mean less the evaluation's) is removed in the part that is that rate's own, not the shared B (a
   normal given that difference). A record without it (before issue 54) keeps the tuning means' difference;
-* a fresh choice on an end of the recorded grid makes every comparison reading the arm invalid in that simulated
-  run (the criterion inconclusive there), as a real run's is when its extensions are spent. The record does not
-  carry the extension budget (``Tuned`` holds neither it nor the base grid): where the real rule has extensions
-  left it would train past the end, at rates the record lacks, so counting the run inconclusive is the cautious
-  reading of an unknown;
+* a fresh choice on an end of the recorded grid is read at that end's value. A real run would extend the grid
+  past it while extensions are left, at rates the record lacks, so neither an invalid run nor a move past the end
+  can be simulated honestly; the share of such runs is kept (``_Sim.edge``) but decides nothing;
 * the measured quantity moves by its true difference between the fresh and the observed rate, under the same model
   with the same normals (a rate lucky in the choosing quantity is lucky in the measured one), on its raw scale with
   ``value_sd`` and ``eval_value``.
@@ -324,10 +322,8 @@ def _simulated_p(members: Sequence[_Member], sims: Sequence[Sequence[_Sim]], sca
             ref.append(np.ones((n, len(mem.stats))))
             continue
         ps = [_p_values(*sim.at(scale, predictive), mem.rule, st.exact) for sim, st in zip(mem_sims, mem.stats)]
-        # a fresh rate choice at a grid's end makes that run's comparison invalid: the criterion inconclusive
-        edge = np.any([sim.edge for sim in mem_sims if sim.edge is not None], axis=0)
-        sup.append(np.where(np.atleast_1d(edge)[:, None], 1.0, np.stack([p[0] for p in ps], 1)))
-        ref.append(np.where(np.atleast_1d(edge)[:, None], 1.0, np.stack([p[1] for p in ps], 1)))
+        sup.append(np.stack([p[0] for p in ps], 1))
+        ref.append(np.stack([p[1] for p in ps], 1))
     return sup, ref
 
 

@@ -3,17 +3,23 @@
 The lock holds, for every premise and counted criterion of every claim module, what decides it: its fingerprint
 (``harness.record.decision.fingerprint`` of its definition: kind, metric, arms, bounds, margin, alpha, counts, fast,
 role), per profile where the profile's numbers enter it, plus its role, the faults that must refute it
-(``falsified_by``) and the note's words it tests (``quote``). Its hash is the sha256 of the canonical content (the
-criteria, sorted JSON); the headline profile (standard) derives its master seed from that hash (``master_seed``),
-so that the seeds that decide the criteria are seeds nobody had seen when they were chosen. Changing a counted
-criterion changes the lock, hence the seeds.
+(``falsified_by``) and the note's words it tests (``quote``).
+
+It also holds the conditions they are tested under (issue 54): for each seeded profile (``SEEDED_PROFILES``:
+standard and full), the fingerprint of every budget block of ``harness/profiles/`` (steps, tasks, d_k, learning-rate
+grids and their extension, seed and tuning-seed counts, model sizes; ``block_fingerprints``) and the profile's
+default seed count. A seeded profile's master seed derives from the sha256 of the criteria and that profile's blocks
+(``profile_seed``), so that the seeds that decide the criteria are seeds nobody had seen when the criteria *and*
+their budgets were chosen: changing a counted criterion or a standard budget draws new standard seeds. The file's
+``hash`` covers everything in it.
 
 The code's criteria are collected by running each claim module up to its ``ev.declare`` and no further (the
 environment variable ``DECLARE_ONLY_ENV`` names a directory, ``Evidence.declare`` writes the declared rows there and
 skips the test): ``python -m harness.report lock`` (``--write`` to refresh the file).
 
-API: ``row``, ``build``, ``criteria_hash``, ``dumps``, ``load``, ``master_seed``, ``differences``, ``check_run`` (a
-run against the lock), ``check_headline`` (the committed standard run against the lock), ``summary``.
+API: ``row``, ``build``, ``block_fingerprints``, ``criteria_hash``, ``document``, ``dumps``, ``load``, ``master_seed``,
+``profile_seed``, ``differences``, ``block_differences``, ``check_run`` (a run against the lock), ``check_headline``
+(the committed standard run against the lock), ``summary``.
 """
 from __future__ import annotations
 
@@ -30,6 +36,10 @@ LOCK_FILE = Path("reports") / "criteria.lock"
 LOCKED_PROFILES = ("smoke", "standard")
 #: the profile whose master seed derives from the lock's hash
 HEADLINE_PROFILE = "standard"
+#: the profiles whose budget blocks the lock holds and whose master seeds derive from it (criteria and their blocks)
+SEEDED_PROFILES = ("standard", "full")
+#: the key in a profile's block fingerprints that holds its default seed count (a claim's own ``seeds`` is in its block)
+DEFAULT_SEEDS_KEY = "*seeds"
 #: a directory: ``Evidence.declare`` writes each declared premise and counted criterion there, then skips the test
 DECLARE_ONLY_ENV = "ATTN_CLAIMS_DECLARE_ONLY"
 #: the master seed range of ``--master-seed`` (``harness.settings``); a lock's seed is in 1..MAX, never 0 (smoke's)
@@ -78,33 +88,69 @@ def build(per_profile: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[st
 
 
 def canonical(criteria: Mapping[str, Any]) -> str:
-    return json.dumps(criteria, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return json.dumps(criteria, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=repr)
 
 
-def criteria_hash(criteria: Mapping[str, Any]) -> str:
-    """The sha256 of the criteria's canonical content (sorted JSON)."""
-    return hashlib.sha256(canonical(criteria).encode()).hexdigest()
+def block_fingerprints(blocks: Mapping[str, Any], n_seeds: int) -> dict[str, str]:
+    """One profile's conditions as the lock holds them: per budget block (a claim's or a shared one), the first 12
+    hex digits of the sha256 of its canonical JSON, and under ``DEFAULT_SEEDS_KEY`` the profile's default seed
+    count. Any number in a block (a step, a grid rate, a seed count, a model size) changes its fingerprint."""
+    out = {str(cid): hashlib.sha256(canonical(block).encode()).hexdigest()[:12] for cid, block in blocks.items()}
+    out[DEFAULT_SEEDS_KEY] = str(int(n_seeds))
+    return dict(sorted(out.items()))
+
+
+def criteria_hash(criteria: Mapping[str, Any], blocks: Mapping[str, Any] | None = None) -> str:
+    """The sha256 of the lock's canonical content (sorted JSON): the criteria, and the blocks where it holds them."""
+    content = criteria if blocks is None else {"blocks": blocks, "criteria": criteria}
+    return hashlib.sha256(canonical(content).encode()).hexdigest()
 
 
 def master_seed(lock_hash: str) -> int:
-    """The headline profile's master seed from the lock's hash: in 1..MAX_MASTER_SEED, never 0 (smoke's)."""
+    """A master seed from a hash: in 1..MAX_MASTER_SEED, never 0 (smoke's)."""
     return int(lock_hash[:12], 16) % MAX_MASTER_SEED + 1
 
 
-def document(criteria: Mapping[str, Any]) -> dict[str, Any]:
-    h = criteria_hash(criteria)
-    return {"about": "issue 47: every premise and counted criterion, frozen; the standard profile's master seed "
-                     f"derives from the hash. Refresh: {REFRESH}",
-            "hash": h, "standard_master_seed": master_seed(h), "criteria": dict(criteria)}
+def profile_seed(doc: Mapping[str, Any], profile: str = HEADLINE_PROFILE) -> int | None:
+    """A seeded profile's master seed from a lock document: of the sha256 of its criteria and that profile's block
+    fingerprints (a lock without blocks: of its hash). None for a profile the lock seeds not."""
+    blocks = doc.get("blocks")
+    if blocks is None:
+        return master_seed(doc["hash"]) if profile == HEADLINE_PROFILE else None
+    if profile not in blocks:
+        return None
+    return master_seed(criteria_hash(doc["criteria"], blocks[profile]))
+
+
+def document(criteria: Mapping[str, Any], blocks: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+    """The lock file's content: the criteria, the seeded profiles' block fingerprints (``block_fingerprints``), the
+    hash of both, and each seeded profile's master seed (``profile_seed``)."""
+    doc: dict[str, Any] = {"about": "issues 47, 54: every premise and counted criterion, and the standard and full "
+                                    "profiles' budget blocks, frozen; each of those profiles' master seed derives "
+                                    f"from the criteria and its blocks. Refresh: {REFRESH}",
+                           "criteria": dict(criteria)}
+    if blocks is not None:
+        doc["blocks"] = {p: dict(sorted(b.items())) for p, b in sorted(blocks.items())}
+    doc["hash"] = criteria_hash(doc["criteria"], doc.get("blocks"))
+    doc["standard_master_seed"] = profile_seed(doc, HEADLINE_PROFILE)
+    if blocks is not None:
+        doc["master_seeds"] = {p: profile_seed(doc, p) for p in sorted(blocks)}
+    return doc
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
     """The lock as text: sorted JSON, one criterion per line (a change reads as a one-line diff)."""
     head = [f"  {json.dumps(k)}: {json.dumps(doc[k], sort_keys=True, ensure_ascii=True)}"
-            for k in sorted(doc) if k != "criteria"]
+            for k in sorted(doc) if k not in ("criteria", "blocks")]
     crits = doc["criteria"]
     lines = [f"    {json.dumps(k)}: {json.dumps(crits[k], sort_keys=True, ensure_ascii=True)}" for k in sorted(crits)]
-    return "{\n" + ",\n".join(head + ['  "criteria": {\n' + ",\n".join(lines) + "\n  }"]) + "\n}\n"
+    body = head + ['  "criteria": {\n' + ",\n".join(lines) + "\n  }"]
+    if "blocks" in doc:     # one profile a line per block: a changed budget reads as a one-line diff
+        per = [f'    {json.dumps(p)}: {{\n' + ",\n".join(f"      {json.dumps(k)}: {json.dumps(v)}"
+                                                    for k, v in sorted(b.items())) + "\n    }"
+               for p, b in sorted(doc["blocks"].items())]
+        body.append('  "blocks": {\n' + ",\n".join(per) + "\n  }")
+    return "{\n" + ",\n".join(body) + "\n}\n"
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -115,7 +161,7 @@ def load(path: Path) -> dict[str, Any]:
         raise LockError(f"{path}: cannot read the criteria lock ({exc}); refresh it with {REFRESH}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("criteria"), dict) or "hash" not in doc:
         raise LockError(f"{path}: not a criteria lock (no hash or criteria); refresh it with {REFRESH}")
-    if criteria_hash(doc["criteria"]) != doc["hash"]:
+    if criteria_hash(doc["criteria"], doc.get("blocks")) != doc["hash"]:
         raise LockError(f"{path}: its hash {doc['hash'][:12]} is not its criteria's; refresh it with {REFRESH}")
     return doc
 
@@ -135,17 +181,39 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def block_differences(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[str]:
+    """One line per seeded profile's budget block that was added, removed or changed between two locks' blocks."""
+    old, new = old or {}, new or {}
+    out = []
+    for profile in sorted(set(old) | set(new)):
+        a, b = old.get(profile) or {}, new.get(profile) or {}
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                what = "default seed count" if key == DEFAULT_SEEDS_KEY else f"{key}'s block"
+                out.append(f"~ {profile}: {what} {a.get(key, '(none)')} -> {b.get(key, '(none)')}")
+    return out
+
+
 def _at(entry: Mapping[str, Any], field: str, profile: str) -> Any:
     value = entry.get(field)
     return value.get(profile) if isinstance(value, dict) else value
 
 
 def check_run(claims: Mapping[str, Mapping[str, Any]], lock: Mapping[str, Any], profile: str,
-              fast: bool = False) -> list[str]:
+              fast: bool = False, blocks: Mapping[str, str] | None = None) -> list[str]:
     """How a run's premise and counted criteria differ from the lock at its profile ([] when they equal it), over the
-    claims the run recorded. A ``--fast`` run declares a subset: only its criteria are compared."""
+    claims the run recorded. A ``--fast`` run declares a subset: only its criteria are compared. ``blocks``: the
+    run's block fingerprints (``block_fingerprints``) where the lock holds its profile's; each claim's block, every
+    shared block and the default seed count are compared."""
     crits = lock["criteria"]
     out = []
+    locked_blocks = (lock.get("blocks") or {}).get(profile)
+    if blocks is not None and locked_blocks is not None:
+        for key in sorted(set(locked_blocks) | set(blocks)):
+            if key in claims or not key[:1].isupper() or key == DEFAULT_SEEDS_KEY:
+                if locked_blocks.get(key) != blocks.get(key):
+                    what = "the default seed count" if key == DEFAULT_SEEDS_KEY else f"{key}'s budget block"
+                    out.append(f"{what} at {profile} differs from the lock")
     seen = set()
     held = held_claims(lock)
     for cid, claim in claims.items():
@@ -224,11 +292,13 @@ def check_headline(results: Mapping[str, Any], lock_doc: Mapping[str, Any]) -> l
         out.append(f"profile {run.get('profile')!r}, not {HEADLINE_PROFILE}")
     if run.get("dry_run") or run.get("fast") or not run.get("complete"):
         out.append("a dry, fast or incomplete run")
-    seed = master_seed(lock_doc["hash"])
+    seed = profile_seed(lock_doc, HEADLINE_PROFILE)
     if run.get("master_seed") != seed:
         out.append(f"master seed {run.get('master_seed')}, not the lock's {seed} (lock {lock_doc['hash'][:12]})")
+    if lock_doc.get("blocks") and run.get("blocks") is None:
+        out.append("the run records no budget blocks to hold against the lock's")
     claims = results.get("claims", {})
     held = sorted({k.split("/")[0] for k, e in lock_doc["criteria"].items()
                    if _at(e, "fingerprint", HEADLINE_PROFILE) is not None})
     out += [f"{cid} is in the lock but not in the run" for cid in held if cid not in claims]
-    return out + check_run(claims, lock_doc, HEADLINE_PROFILE)
+    return out + check_run(claims, lock_doc, HEADLINE_PROFILE, blocks=run.get("blocks"))

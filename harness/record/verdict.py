@@ -223,6 +223,9 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         c.update(outcome=d["outcome"], passed=d["outcome"] == decision.PASSED,
                  refuted=d["outcome"] == decision.REFUTED, firmness=d.get("firmness"),
                  seeds_for_firm=d.get("seeds_for_firm"))
+        for plan in ("tuning_seeds_for_firm", "firm_aims_at"):   # the plan's other seed set and its aim (issue 54)
+            if d.get(plan) is not None:
+                c[plan] = d[plan]
         if d.get("firmness") is None and d.get("firmness_reason"):
             c["firmness_reason"] = d["firmness_reason"]
         if d.get("decision_note") and d.get("level") is None:
@@ -237,6 +240,8 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
     settled = _settle(criteria, result.verdict_code, kind=kind, errored=errored, fast_only=fast_only,
                       nothing_counted=nothing_counted)
     firm, need, why = result.firmness, result.seeds_for_firm, result.firmness_reason
+    plan = {"tuning_seeds_for_firm": getattr(result, "tuning_seeds_for_firm", None),
+            "firm_aims_at": getattr(result, "firm_aims_at", None)}
     if errored:
         firm, need, why = None, None, "the module errored"
     elif settled["not_testable"]:
@@ -248,7 +253,7 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
     return {"criteria": criteria, "verdict": settled["verdict"], "firmness": firm, "seeds_for_firm": need,
             "firmness_reason": why, "n_seeds": result.n_seeds, "scope": settled["scope"],
             "not_testable": settled["not_testable"], "not_tested": settled["not_tested"],
-            "answers": settled["answers"]}
+            "answers": settled["answers"], **(plan if need is not None else {})}
 
 
 def _settle(criteria: Sequence[Mapping[str, Any]], code: int, *, kind: str, errored: bool, fast_only: bool,
@@ -358,6 +363,10 @@ def apply_judgement(record: dict[str, Any], *, errored: bool = False, fast_only:
                      fast_only=fast_only, nothing_counted=record.get("nothing_counted") or "")
     record["criteria"] = j["criteria"]
     record.update(verdict=j["verdict"], firmness=j["firmness"], seeds_for_firm=j["seeds_for_firm"])
+    for plan in ("tuning_seeds_for_firm", "firm_aims_at"):
+        record.pop(plan, None)
+        if j.get(plan) is not None:
+            record[plan] = j[plan]
     record["firmness_reason"] = j["firmness_reason"] if j["firmness"] is None else ""
     record["scope"] = j["scope"]
     if j["answers"] or "answers" in record:
@@ -470,7 +479,10 @@ def firmness_text(record: Mapping[str, Any], n_seeds: int | None = None) -> str:
         return f"firmness {f:.2f}{given}"
     need = record.get("seeds_for_firm")
     at = f" at {n_seeds} seeds" if n_seeds else ""
-    more = f": about {need} needed" if need else ": no seed count up to 200 firms it"
+    tuning = record.get("tuning_seeds_for_firm")
+    aim = record.get("firm_aims_at")
+    more = (f": about {need} needed" + (f", with {tuning} tuning seeds" if tuning else "")
+            + (f", to firm '{aim}'" if aim else "")) if need else ": no seed count up to 200 firms it"
     return f"fragile{at}{more} (firmness {f:.2f}{given})"
 
 

@@ -3,12 +3,13 @@
 
 Runs every claim module at each locked profile (``harness.record.lock.LOCKED_PROFILES``) up to its ``ev.declare``
 and no further (a pytest subprocess per profile; nothing trains), collects each premise and counted criterion's
-fingerprint, role, falsifiers and quote, and compares them with ``reports/criteria.lock``:
+fingerprint, role, falsifiers and quote, and the seeded profiles' budget blocks (``harness/profiles/``, standard and
+full), and compares them with ``reports/criteria.lock``:
 
     python -m harness.report lock            # print the differences; exit 1 if the code's criteria differ
     python -m harness.report lock --write    # refresh reports/criteria.lock (and with it standard's master seed)
 
-Exit status: 0 when the code's criteria equal the lock (or ``--write`` wrote it), 1 when they differ, 4 for a bad
+Exit status: 0 when the code's criteria and budgets equal the lock (or ``--write`` wrote it), 1 when they differ, 4 for a bad
 option or a run that collected nothing.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.profiles import get_profile
 from harness.record import lock
 from harness.record.cli import OneLineParser
 from harness.record.results import write_text_atomic
@@ -48,6 +50,15 @@ def code_criteria(claims_dir: Path = ROOT / "claims") -> dict[str, Any]:
     return lock.build(per_profile)
 
 
+def code_blocks() -> dict[str, dict[str, str]]:
+    """Each seeded profile's budget blocks as ``harness/profiles/`` holds them today (``lock.block_fingerprints``)."""
+    out = {}
+    for name in lock.SEEDED_PROFILES:
+        profile = get_profile(name)
+        out[name] = lock.block_fingerprints(profile.blocks, profile.n_seeds)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m harness.report lock", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write the code's criteria to {lock.LOCK_FILE}")
@@ -59,32 +70,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuntimeError as exc:
         print(f"harness.report lock: {exc}", file=sys.stderr)
         return 4
-    doc = lock.document(new)
+    blocks = code_blocks()
+    doc = lock.document(new, blocks)
     old = None
     if path.is_file():
         try:
             old = lock.load(path)
         except lock.LockError as exc:
             print(f"{exc}", file=sys.stderr)
+    moved = (lock.differences(old["criteria"], new) + lock.block_differences(old.get("blocks"), blocks)) if old else []
+    seeds = ", ".join(f"{p} master seed {s}" for p, s in doc["master_seeds"].items())
     if args.write:
         write_text_atomic(path, lock.dumps(doc))
-        moved = lock.differences(old["criteria"], new) if old else []
-        print(f"{path}: {len(new)} criteria, hash {doc['hash'][:12]}, standard master seed "
-              f"{doc['standard_master_seed']}" + (f"; {len(moved)} changed:" if moved else ""))
+        print(f"{path}: {len(new)} criteria, {len(blocks)} profiles' blocks, hash {doc['hash'][:12]}, {seeds}"
+              + (f"; {len(moved)} changed:" if moved else ""))
         for line in moved:
             print(f"  {line}")
         return 0
     if old is None:
         print(f"{path}: no readable criteria lock; write it with {lock.REFRESH}")
         return 1
-    moved = lock.differences(old["criteria"], new)
     if not moved:
-        print(f"the code's criteria equal the lock {old['hash'][:12]} ({len(new)} criteria; standard master seed "
-              f"{old['standard_master_seed']})")
+        print(f"the code's criteria and budgets equal the lock {old['hash'][:12]} ({len(new)} criteria; {seeds})")
         return 0
-    print(f"the code's criteria differ from the lock {old['hash'][:12]} ({len(moved)} criteria; the new hash "
-          f"{doc['hash'][:12]} gives standard master seed {doc['standard_master_seed']}); refresh with "
-          f"{lock.REFRESH}:")
+    print(f"the code's criteria or budgets differ from the lock {old['hash'][:12]} ({len(moved)} changes; the new hash "
+          f"{doc['hash'][:12]} gives {seeds}); refresh with {lock.REFRESH}:")
     for line in moved:
         print(f"  {line}")
     return 1

@@ -92,7 +92,7 @@ def test_seeds_come_from_the_profile_or_override_and_the_master_seed(suite):
     from harness.record import lock
     from harness.settings import derive_seeds, read_lock
 
-    lock_seed = lock.master_seed(read_lock()["hash"])
+    lock_seed = lock.profile_seed(read_lock(), "standard")
     assert lock_seed != 0 and run("--profile", "standard")[0] == derive_seeds(lock_seed, 5)
     assert json.loads((suite.path / "reports" / "results.json").read_text())["run"]["seeds_from"] == "lock"
     assert run("--profile", "standard", "--master-seed", "0")[0] == [0, 1, 2, 3, 4]

@@ -1,6 +1,7 @@
 """Issue 54, item 5: the fresh-rate-choice simulation (harness.record.firmness.rate_shifts) without the four
 pessimisms of the old rule, each on a constructed case: the log scale, the tuning seed's shared effect, the chosen
-rate's mean from its evaluation seeds, and a fresh choice at a grid's end counted as invalid."""
+rate's mean from its evaluation seeds, and a fresh choice at a grid's end read at
+that end's value (not counted invalid)."""
 import numpy as np
 
 from harness.record import decision as D
@@ -60,18 +61,22 @@ def test_the_chosen_rate_is_known_from_its_evaluation_seeds():
     assert moves[1] > moves[0] + 0.2
 
 
-def test_a_fresh_choice_at_a_grid_end_makes_the_comparison_inconclusive():
-    # the lowest rate nearly ties the chosen one: a fresh choice lands there about half the time, and such a run's
-    # comparison is invalid (inconclusive), whatever the end rate's value would give
+def test_a_fresh_choice_at_a_grid_end_is_read_at_that_ends_value_not_counted_invalid():
+    # the lowest rate nearly ties the chosen one: a fresh choice lands there about half the time. The end rate's
+    # value (the same 0.3) leaves the comparison as it is: the record has no rates past the end, so a real run's
+    # extension cannot be simulated, and counting the run inconclusive would be a pessimism of its own
     lrs = LRS[:3]
     e = D.rate_choice("a", 1.0, lrs, [1.0, 1.0 + 1e-9, 3.0], [0.3, 0.3, 0.3], lrs[1], 1, 0.3, 15, 0.0)
     rec = [{"rule": D.superiority(0.0, reason="test").as_dict(), "counts": True, "recorded": True,
             "measurements": [D.samples(np.linspace(0.4, 0.6, 16), paired=False, rates=[e])]}]
-    c = D.judge(rec, [True], search_seeds=False, n_sim=N).criteria[0]
-    assert 0.3 < c["firmness"] < 0.7
-    interior = {**e, "choice": [3.0, 1.0, 3.0]}
-    rec[0]["measurements"][0]["rates"] = [interior]
     assert D.judge(rec, [True], search_seeds=False, n_sim=N).criteria[0]["firmness"] > 0.99
+    sim = F._Sim(rec[0]["measurements"][0], np.random.default_rng(0), N)
+    F.rate_shifts([sim], 0, N)
+    assert 0.3 < float(np.mean(sim.edge)) < 0.7          # the share is kept, and decides nothing
+    # the end's own value does move it: an end rate 0.6 worse drags the comparison below its margin often
+    worse = {**e, "value": [-0.6, 0.3, 0.3]}
+    rec[0]["measurements"][0]["rates"] = [worse]
+    assert D.judge(rec, [True], search_seeds=False, n_sim=N).criteria[0]["firmness"] < 0.7
 
 
 def test_the_plan_names_the_outcome_it_aims_at_and_the_tuning_seeds():

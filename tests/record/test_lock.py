@@ -97,6 +97,45 @@ def test_a_reported_criterion_is_outside_the_lock_and_a_fast_run_compares_its_su
     assert lock.check_run(rec["claims"], doc, "standard") == ["C9/b is in the lock at standard but not in this run"]
 
 
+def test_a_changed_budget_block_draws_new_seeds_for_its_profile_only_and_a_run_names_it():
+    """Issue 54: the lock holds the seeded profiles' blocks; a profile's seed derives from the criteria and its own
+    blocks, so a standard budget moves standard's seed and leaves full's, and a run whose block differs is named."""
+    crits = lock.build({"standard": {"C9/a": _row()}})
+    std = lock.block_fingerprints({"C9": {"steps": 100, "lr_grid": [0.001, 0.003]}, "sweep": {"seeds": 2}}, 5)
+    full = lock.block_fingerprints({"C9": {"steps": 1000}}, 5)
+    before = lock.document(crits, {"standard": std, "full": full})
+    more = lock.block_fingerprints({"C9": {"steps": 150, "lr_grid": [0.001, 0.003]}, "sweep": {"seeds": 2}}, 5)
+    after = lock.document(crits, {"standard": more, "full": full})
+    assert before["standard_master_seed"] != after["standard_master_seed"]
+    assert before["master_seeds"]["full"] == after["master_seeds"]["full"]
+    assert lock.profile_seed(after, "standard") == after["standard_master_seed"]
+    assert lock.block_differences(before["blocks"], after["blocks"]) == [
+        f"~ standard: C9's block {std['C9']} -> {more['C9']}"]
+    seeds = lock.block_fingerprints({"C9": {"steps": 100, "lr_grid": [0.001, 0.003]}, "sweep": {"seeds": 2}}, 7)
+    assert lock.block_differences({"standard": std}, {"standard": seeds}) == [
+        f"~ standard: default seed count 5 -> 7"]
+    claims = {"C9": {"criteria": [{"name": "a", **_row()}]}}
+    assert lock.check_run(claims, before, "standard", blocks=std) == []
+    assert lock.check_run(claims, before, "standard", blocks=more) == ["C9's budget block at standard differs from the lock"]
+    shared = {**std, "sweep": "0" * 12}
+    assert lock.check_run(claims, before, "standard", blocks=shared) == ["sweep's budget block at standard differs from the lock"]
+    rec = _record({"C9/a": _row()}, before["standard_master_seed"])
+    assert lock.check_headline(rec, before) == ["the run records no budget blocks to hold against the lock's"]
+    rec["run"]["blocks"] = std
+    assert lock.check_headline(rec, before) == []
+
+
+def test_the_lock_file_with_blocks_reads_back_and_its_hash_covers_them(tmp_path):
+    doc = lock.document(lock.build({"standard": {"C9/a": _row()}}),
+                        {"standard": lock.block_fingerprints({"C9": {"steps": 1}}, 5)})
+    path = tmp_path / "criteria.lock"
+    path.write_text(lock.dumps(doc))
+    assert lock.load(path) == json.loads(lock.dumps(doc))
+    path.write_text(lock.dumps(doc).replace(doc["blocks"]["standard"]["C9"], "0" * 12))
+    with pytest.raises(lock.LockError, match="is not its criteria's"):
+        lock.load(path)
+
+
 def test_the_summary_line_says_lock_and_seeds():
     h = "3f2a" + "0" * 60
     assert lock.summary({"criteria_lock": h, "criteria_at_lock": True, "seeds_from": "lock"}) == \

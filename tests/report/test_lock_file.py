@@ -39,7 +39,8 @@ def _made_to_match(doc: dict, lock_doc: dict) -> dict:
     """``doc`` with its run on the lock's master seed and its premise and counted criteria as the lock holds them at
     standard (what a re-run at the lock records): the check's passing side, on the committed file's shape."""
     out = copy.deepcopy(doc)
-    out["run"]["master_seed"] = lock.master_seed(lock_doc["hash"])
+    out["run"]["master_seed"] = lock.profile_seed(lock_doc, lock.HEADLINE_PROFILE)
+    out["run"]["blocks"] = dict(lock_doc.get("blocks", {}).get(lock.HEADLINE_PROFILE, {}))
     for key, entry in lock_doc["criteria"].items():
         fp = entry["fingerprint"].get(lock.HEADLINE_PROFILE)
         if fp is None:
@@ -68,7 +69,16 @@ def test_a_standard_record_at_the_lock_passes_the_check_and_the_committed_shape_
     stale = _made_to_match(doc, lock_doc)
     stale["run"]["master_seed"] = 0
     assert lock.check_headline(stale, lock_doc) == [
-        f"master seed 0, not the lock's {lock.master_seed(lock_doc['hash'])} (lock {lock_doc['hash'][:12]})"]
+        f"master seed 0, not the lock's {lock.profile_seed(lock_doc)} (lock {lock_doc['hash'][:12]})"]
+    moved = _made_to_match(doc, lock_doc)
+    moved["run"]["blocks"]["C3"] = "0" * 12
+    assert lock.check_headline(moved, lock_doc) == ["C3's budget block at standard differs from the lock"]
+
+
+def test_the_lock_holds_the_seeded_profiles_blocks_as_the_code_has_them():
+    """Issue 54: the standard and full budget blocks are in the lock, so a changed budget draws new seeds."""
+    assert lock.load(LOCK).get("blocks") == lock_cmd.code_blocks(), (
+        f"harness/profiles/ differs from the blocks in {lock.LOCK_FILE}; refresh it with `{lock.REFRESH}`")
 
 
 def test_the_command_prints_the_differences_and_exits_1_until_written(tmp_path, monkeypatch, capsys):
