@@ -55,7 +55,7 @@ def test_the_layers_hold():
     ("harness/data/tasks.py", "import harness.train.loop", LAYERS),
     ("harness/measure/stats.py", "import harness.study.sweeps", LAYERS),
     # the top layers: the plugin over the session and the suite, over the settings, over the rest
-    ("harness/session.py", "import harness.plugin", LAYERS),
+    ("harness/session/__init__.py", "import harness.plugin", LAYERS),
     ("harness/settings.py", "import harness.session", LAYERS),
     ("harness/suite/sensitivity.py", "import harness.session", LAYERS),
     ("harness/report/html.py", "import harness.settings", LAYERS),
