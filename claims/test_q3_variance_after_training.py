@@ -67,7 +67,7 @@ STAT_COLUMNS = ("var_q", "var_k", "q_offdiag", "k_offdiag", "qk_same_index", "va
 
 
 # ================================================================================================ measure
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "the criteria read the variance argument's premise in one trained model per arm; "
@@ -258,7 +258,14 @@ MODEL_CRITERIA = {
 #: the note's limitation, the words each checkpoint criterion tests
 LIMITATION = ("The variance argument holds at initialization, where components are plausibly independent with unit "
               "variance. Whether it holds after training is not addressed")
-#: declared per layer of the model on trial before its weights are read (the layer count is the architecture's)
+#: the footnote's conclusion, the words the scale half tests
+UNIT_QUOTE = "Scaling by 1/√d_k returns it to unit variance"
+#: the scale half's band: log2 of the scaled logits' std within [-1, 1]
+UNIT_STD = decision.band(-1.0, 1.0, reason="log2 = +-1: Q3's factor 2, on the std of the logits the softmax sees "
+                                           "(after the model's own scale) against the footnote's unit 1")
+#: declared per layer of the model on trial before its weights are read (the layer count is the architecture's); a
+#: layer is answered yes only where both halves of the footnote pass (``harness.record.verdict.answers``: a case is
+#: no if any of its criteria is refuted): its premise (independence) and its conclusion (unit scale, issue 55)
 CHECKPOINT_CRITERIA = {
     "checkpoint_independence": dict(
         role="counted", rule=FACTOR_TWO, answers="layer {layer}", quote=LIMITATION,
@@ -266,7 +273,16 @@ CHECKPOINT_CRITERIA = {
                "mean over layer {layer}'s heads, one sample per probe sequence",
         prediction="in layer {layer} of the trained checkpoint the q.k variance is what independent components "
                    "predict, within a factor 2 (the variance argument still holds after training)"),
+    "checkpoint_scale": dict(
+        role="counted", rule=UNIT_STD, answers="layer {layer}", quote=UNIT_QUOTE,
+        metric="log2 of the scaled logits' std (after the model's own scale: the softmax's input) at the checkpoint, "
+               "mean over layer {layer}'s heads, one sample per probe sequence",
+        prediction="in layer {layer} of the trained checkpoint the scaled logits keep the footnote's unit: their std "
+                   "is within a factor 2 of 1 (the variance argument's conclusion still holds after training)"),
 }
+#: the firmness of a checkpoint read, in words: what its samples are
+FIRMNESS_OVER = ("the firmness is over the probe sequences of this one checkpoint, not over training runs: another "
+                 "run of the same training could read otherwise")
 #: reported beside the answer, over every layer
 CHECKPOINT_READINGS = {
     "checkpoint_not_saturated": dict(
@@ -284,32 +300,43 @@ CHECKPOINT_READINGS = {
 
 
 def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
-    """Q3 on a user's trained checkpoint (``--model-weights``): per layer, does the independence ratio stay in
-    Q3's factor 2 at the checkpoint? One sample per probe sequence; the same architecture at init beside it."""
+    """Q3 on a user's trained checkpoint (``--model-weights``): per layer, do both halves of the footnote hold at
+    the checkpoint, the independence ratio and the scaled logits' std each within Q3's factor 2 of 1? One sample per
+    probe sequence; the same architecture at init beside it."""
     from harness import checkpoint as checkpoints
     from harness.measure import checkpoint as readings
-    from harness.report.checkpoint_plots import figure_heatmaps
+    from harness.report.checkpoint_plots import by_name, figure_heatmaps
 
     ckpt = trial.checkpoint
-    how = f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens, one batch each"
-    crits = {layer: ev.criterion(f"checkpoint_independence_layer{layer}", how=how, **{
+    probes = f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens, one batch each"
+    how = f"{probes}; {FIRMNESS_OVER}"
+    crits = {(half, layer): ev.criterion(f"checkpoint_{half}_layer{layer}", how=how, **{
         k: (v.format(layer=layer) if isinstance(v, str) and k != "quote" else v)
-        for k, v in CHECKPOINT_CRITERIA["checkpoint_independence"].items()}) for layer in range(trial.calls)}
+        for k, v in CHECKPOINT_CRITERIA[f"checkpoint_{half}"].items()})
+        for layer in range(trial.calls) for half in ("independence", "scale")}
     reported = ev.declare(CHECKPOINT_READINGS, how=how)
     ev.note(ckpt.note)
     ev.note(ckpt.ids_note)
-    progress(f"model {trial.spec}: reading {ckpt.path} and the init on {how}", force=True)
+    ev.note(f"Q3 answers each layer yes only where both halves of the footnote pass (independence: "
+            f"checkpoint_independence_layer<i>; scale: checkpoint_scale_layer<i>); {FIRMNESS_OVER}")
+    progress(f"model {trial.spec}: reading {ckpt.path} and the init on {probes}", force=True)
     df = checkpoints.read(trial, ckpt, ckpt.ids)
     table = readings.layer_table(df)
     ev.table("checkpoint_readings", table)
     per_layer = readings.layer_log2_independence(df)
+    halves = {"independence": (per_layer, readings.layer_log2_independence(df, "init"), "independence ratio",
+                               "the tap saw no q and k for this call"),
+              "scale": (readings.layer_log2_logit_std(df), readings.layer_log2_logit_std(df, "init"),
+                        "scaled logit std", "the tap saw no logits for this call")}
     suffix = "" if ckpt.in_distribution else " (random probe tokens: out of distribution)"
-    for layer, crit in crits.items():
-        values = per_layer.get(layer)
+    for (half, layer), crit in crits.items():
+        at, init, name, missing = halves[half]
+        values, before = at.get(layer), init.get(layer)
         if values is None or not np.isfinite(values).all():
-            crit.unmeasured(f"layer {layer}: the tap saw no q and k for this call")
+            crit.unmeasured(f"layer {layer}: {missing}")
         else:
-            crit.sample(values, detail=f"independence ratio {2 ** values.mean():.2f} at the checkpoint{suffix}")
+            was = f", {2 ** before.mean():.3g} at init" if before is not None and np.isfinite(before).all() else ""
+            crit.sample(values, detail=f"{name} {2 ** values.mean():.3g} at the checkpoint{was}{suffix}")
     part = df[df.which == "checkpoint"]
     sat = part.groupby(["layer", "batch"]).saturated_rows.mean()
     reported["checkpoint_not_saturated"].sample_each(
@@ -322,6 +349,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
         reported["checkpoint_sink_tracks_entropy"].unmeasured("fewer than 3 heads, or a constant reading")
     worst = max(abs(v.mean()) for v in per_layer.values())
     ev.metric("checkpoint_independence_ratio/max_abs_log2", float(worst))
+    ev.metric("checkpoint_logit_std/max_abs_log2", float(max(abs(v.mean()) for v in halves["scale"][0].values())))
     ev.metric("checkpoint_logit_std/over_init", float(table[table.which == "checkpoint"].logit_std.mean()
                                                       / table[table.which == "init"].logit_std.mean()))
     ev.metric("checkpoint_saturated_rows/max", float(table[table.which == "checkpoint"].saturated_rows.max()))
@@ -333,10 +361,10 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
                                                           / table[table.which == "init"].grad_mean_abs.mean()))
     ev.metric("checkpoint_sink_entropy/rho", float(np.nanmean(rhos)))
     ev.headline("checkpoint_independence_ratio/max_abs_log2")
-    ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{trial.spec}: checkpoint and init, layer x head"
-                                                            f"{suffix}"))
+    ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{by_name(trial.spec)}, weights {by_name(ckpt.path)}: "
+                                                            f"checkpoint and init, layer x head{suffix}"))
     lines = checkpoints.regime_table(df)
-    ev.note("layers that leave the footnote's regime: " + " | ".join(lines))
+    ev.note("the footnote per layer: " + " | ".join(lines))
     if not ckpt.in_distribution:
         progress(checkpoints.RANDOM_NOTE, force=True)
     for line in lines:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,12 +122,25 @@ def _read_file(f: Path, meta_only: bool) -> dict[str, Any]:
                     out[k] = (tuple(s.get_shape()), _st_dtype(s.get_dtype()))
                 return out
         state = torch.load(str(f), map_location="cpu", weights_only=True, mmap=True)
+    except pickle.UnpicklingError as exc:           # torch.save(model), or a save holding objects of a class
+        cls = re.search(r"GLOBAL (\S+)", str(exc))
+        raise ModelError(f"--model-weights {f}: holds pickled objects{f' ({cls[1]})' if cls else ''}, which are not "
+                         "unpickled here (that could run code): save model.state_dict()") from None
     except Exception as exc:
         raise ModelError(f"--model-weights {f}: cannot be read ({one_line(exc)})") from None
-    if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
-        state = state["state_dict"]
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ModelError(f"--model-weights {f}: not a state dict (a mapping of names to tensors)")
+    while True:                                     # a training script's save: the state dict inside it
+        if not isinstance(state, dict) or (state and all(isinstance(v, torch.Tensor) for v in state.values())):
+            break
+        inner = next((k for k in _WRAPPED if isinstance(state.get(k), dict)), None)
+        if inner is None:
+            odd = next((k for k, v in state.items() if not isinstance(v, torch.Tensor)), None)
+            raise ModelError(f"--model-weights {f}: not a state dict (a mapping of names to tensors): " + (
+                f"{odd!r} holds a {type(state[odd]).__name__}, and no entry {'/'.join(_WRAPPED)} holds one"
+                if state else "an empty mapping"))
+        state = state[inner]
+    if not isinstance(state, dict):
+        raise ModelError(f"--model-weights {f}: not a state dict (a mapping of names to tensors): a "
+                         f"{type(state).__name__}")
     if meta_only:
         return {k: (tuple(v.shape), str(v.dtype).removeprefix("torch.")) for k, v in state.items()}
     return state
@@ -136,20 +151,33 @@ def _st_dtype(code: str) -> str:
     return str(dtype).removeprefix("torch.") if dtype is not None else code.lower()
 
 
+#: where a training script's save keeps its state dict (nanoGPT's {'model': ..., 'optimizer': ...}, Lightning's
+#: 'state_dict', DeepSpeed's 'module')
+_WRAPPED = ("model", "state_dict", "model_state_dict", "module")
+#: what wrappers put before every name: DDP's 'module.', torch.compile's '_orig_mod.', in either order or both
+_WRAPPERS = ("", "module.", "_orig_mod.", "module._orig_mod.", "_orig_mod.module.")
+#: the top-level modules of an output head (a ``*ForCausalLM``'s lm_head, BERT's cls, a classifier's score):
+#: saved beside the base model and not read by it
+_HEADS = ("lm_head.", "cls.", "score.", "classifier.", "qa_outputs.")
+
+
 def _match(saved: dict[str, Any], wanted: dict[str, tuple[int, ...]], prefixes: tuple[str, ...]) -> str:
-    """The prefix to take off the saved names so that they cover the model's (the one that matches most)."""
+    """The prefix to take off the saved names so that they cover the model's (the one that matches most), a
+    wrapper's (``_WRAPPERS``) before the model's own."""
     best, hits = "", -1
-    for prefix in ("",) + prefixes:
+    for prefix in (w + p for w in _WRAPPERS for p in ("",) + prefixes):
         n = sum(1 for k in saved if k.startswith(prefix) and k[len(prefix):] in wanted)
         if n > hits:
             best, hits = prefix, n
     return best
 
 
-def attach(trial: ModelUnderTrial, path: str | os.PathLike) -> Checkpoint:
+def attach(trial: ModelUnderTrial, path: str | os.PathLike, allow_unused: bool = False) -> Checkpoint:
     """The checkpoint at ``path`` checked against the model the trial builds (its names and shapes, from the
     files' headers where they have them), and attached as ``trial.checkpoint``; a ``ModelError`` naming the first
-    tensor the model needs that is missing or of another shape."""
+    tensor the model needs that is missing or of another shape, or (unless ``allow_unused``) the saved tensors the
+    model does not use, other than an output head's (``_HEADS``) and those its class declares harmless (HF's
+    ``_keys_to_ignore_on_load_unexpected``: GPT-2's old causal-mask buffers)."""
     files = weight_files(path)
     saved: dict[str, tuple[tuple[int, ...], str]] = {}
     for f in files:
@@ -166,14 +194,23 @@ def attach(trial: ModelUnderTrial, path: str | os.PathLike) -> Checkpoint:
         if name not in named:
             continue                                # tied to a tensor that is saved (T5's embeddings)
         if tuple(named[name][0]) != shape:
+            flip = " (its transpose: an nn.Linear's weight where the model has a Conv1D, nanoGPT's against GPT-2?)"
             raise ModelError(f"--model-weights {path}: {prefix + name} is {list(named[name][0])} in the weights, "
-                             f"{list(shape)} in the model built by {trial.spec}")
+                             f"{list(shape)} in the model built by {trial.spec}"
+                             + (flip if tuple(named[name][0]) == shape[::-1] else ""))
     dtypes: dict[str, int] = {}
     for name in wanted:
         if name in named:
             dtypes[named[name][1]] = dtypes.get(named[name][1], 0) + 1
-    ckpt = Checkpoint(Path(path), files, dtypes, prefix, sorted(k for k in saved if not k.startswith(prefix)
-                                                                  or k[len(prefix):] not in wanted), len(wanted))
+    unused = sorted(k for k in saved if not k.startswith(prefix) or k[len(prefix):] not in wanted)
+    harmless = getattr(model, "_keys_to_ignore_on_load_unexpected", None) or ()
+    stray = [k for k in unused if not re.sub(r"^((module|_orig_mod)\.)+", "", k).startswith(_HEADS)
+             and not any(re.search(p, k) for p in harmless)]
+    if stray and not allow_unused:
+        raise ModelError(f"--model-weights {path}: {len(stray)} saved tensor{'s' * (len(stray) > 1)} the model built "
+                         f"by {trial.spec} does not use ({', '.join(stray[:2])}{', ...' * (len(stray) > 2)}): "
+                         "another config's checkpoint? --model-weights-allow-unused reads it without them")
+    ckpt = Checkpoint(Path(path), files, dtypes, prefix, unused, len(wanted))
     trial.checkpoint = ckpt
     return ckpt
 
@@ -262,11 +299,11 @@ def copy_into(model: torch.nn.Module, ckpt: Checkpoint) -> None:
     model.float().eval()
 
 
-def prepare(trial: ModelUnderTrial, weights: str, *, tokens: str | None = None,
-            text: str | None = None) -> Checkpoint:
+def prepare(trial: ModelUnderTrial, weights: str, *, tokens: str | None = None, text: str | None = None,
+            allow_unused: bool = False) -> Checkpoint:
     """``attach`` and ``probe_ids`` at once, before any claim runs (the plugin's pre-flight): every mistake in the
     weights or the probe files is a ``ModelError`` before anything is measured."""
-    ckpt = attach(trial, weights)
+    ckpt = attach(trial, weights, allow_unused)
     model = trial.base
     vocab = getattr(getattr(model, "config", None), "vocab_size", None) or getattr(model, "vocab_size", None)
     if not vocab:
@@ -297,6 +334,8 @@ def probe_ids(*, vocab: int, tokens: str | None = None, text: str | None = None,
         g = torch.Generator().manual_seed(seed)
         return torch.randint(0, vocab, (count, length), generator=g), RANDOM_NOTE, False
     flat = [t for s in seqs for t in s]
+    if not flat:
+        raise ModelError(f"{source}: no tokens in the file; the probe needs sequences of at least 2")
     bad = next((t for t in flat if not 0 <= t < vocab), None)
     if bad is not None:
         raise ModelError(f"{source}: token id {bad} is outside the model's vocabulary of {vocab}")
@@ -308,7 +347,7 @@ def probe_ids(*, vocab: int, tokens: str | None = None, text: str | None = None,
         size = min(length, min(len(s) for s in seqs))
         ids = [s[:size] for s in seqs[:count]]
     if size < 2:
-        raise ModelError(f"{source}: a sequence of {size} token; the probe needs at least 2")
+        raise ModelError(f"{source}: a sequence of {size} token{'s' * (size != 1)}; the probe needs at least 2")
     return (torch.tensor(ids, dtype=torch.long),
             f"probe inputs: {len(ids)} sequences of {size} tokens from {source}", True)
 
@@ -396,39 +435,86 @@ def head_weight(model: torch.nn.Module, ckpt: Checkpoint) -> tuple[torch.Tensor 
 
 
 def regime_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:
-    """One row per layer where the checkpoint leaves the footnote's regime: the independence ratio outside Q3's
-    factor 2, any saturated rows, or a collapsed head; with the init's values beside."""
-    t = readings_of.layer_table(df)
-    rows = []
-    for layer, part in t.groupby("layer"):
-        c, i = part[part.which == "checkpoint"], part[part.which == "init"]
-        ratio = float(2 ** np.log2(c.independence_ratio).mean())
-        why = []
-        if abs(np.log2(ratio)) > FACTOR_TWO:
-            why.append("independence")
-        if float(c.saturated_rows.max()) > 0:
-            why.append("saturation")
-        if bool(c.collapsed.any()):
-            why.append("collapse")
-        if why:
-            rows.append(dict(layer=int(layer), module=str(c.module.iloc[0]), ratio=ratio,
-                             ratio_init=float(2 ** np.log2(i.independence_ratio).mean()),
-                             logit_std=float(c.logit_std.mean()), logit_std_init=float(i.logit_std.mean()),
-                             saturated=float(c.saturated_rows.mean()), collapsed=int(c.collapsed.sum()),
-                             heads=len(c), why="+".join(why)))
-    return rows
+    """``footnote_rows`` of the layers where the checkpoint leaves the footnote's regime (``why`` not empty): the
+    independence ratio or the scaled logits' std outside Q3's factor 2, saturated rows at ``SATURATED_SHARE`` or
+    more (as printed), or a collapsed head; with the init's values beside."""
+    return [r for r in footnote_rows(df) if r["why"]]
 
 
 def regime_table(df: "pd.DataFrame") -> list[str]:
-    """``regime_rows`` as terminal lines (a header and one line a layer; one line when no layer leaves)."""
-    rows = regime_rows(df)
-    if not rows:
-        return ["every layer stays in the footnote's regime (independence within a factor 2, no saturated row, "
-                "no collapsed head)"]
-    out = [f"{'layer':>5}  {'indep. ratio (init)':>19}  {'logit std (init)':>16}  {'saturated':>9}  "
-           f"{'collapsed':>9}  why"]
-    for r in rows:
-        out.append(f"{r['layer']:>5}  {r['ratio']:>8.2f} ({r['ratio_init']:>7.2f})  {r['logit_std']:>6.2f} "
-                   f"({r['logit_std_init']:>7.2f})  {r['saturated']:>9.1%}  {r['collapsed']:>4}/{r['heads']:<4}  "
-                   f"{r['why']}")
+    """``footnote_rows`` as terminal lines: what they measure (each threshold stated), the scale the logits were
+    read after, a table of every layer (the init in brackets), one line a layer answering the footnote in its two
+    halves, and the heads that sink (or "no head sinks"). Every word follows a number printed beside it."""
+    ro, rows = readings_of, footnote_rows(df)
+    out = [f"the footnote per layer in two halves, each within a factor 2 of 1 (|log2| <= {FACTOR_TWO:g}): "
+           "independence (Var(q.k) over what independent components give) and scale (the scaled logits' std, "
+           "whose unit is 1); "
+           "geometric means over heads and the probe sequences of this one checkpoint, not over training runs",
+           ro.scale_note(df),
+           f"{'layer':>5}  {'indep. ratio (init)':>19}  {'logit std (init)':>17}  {'saturated (init)':>16}  "
+           f"{'collapsed':>9}  {'sinks':>5}  leaves by"]
+    out += [f"{r['layer']:>5}  {r['ratio']:>8.2f} ({r['ratio_init']:>7.2f})  {r['logit_std']:>7.3g} "
+            f"({r['logit_std_init']:>7.3g})  {r['saturated']:>6.1%} ({r['saturated_init']:>6.1%})  "
+            f"{r['collapsed']:>4}/{r['heads']:<4}  {r['sinks']:>2}/{r['heads']:<2}  {'+'.join(r['why']) or '-'}"
+            for r in rows]
+    out.append(f"(saturated: the share of rows whose largest weight is over 0.99, \"saturation\" from "
+               f"{ro.SATURATED_SHARE:.0%} as printed; collapsed: heads whose entropy is under {ro.COLLAPSED:g} of "
+               f"ln n; sinks: heads whose mean weight on the first key is over {ro.SINK_MASS:g})")
+    out += [f"layer {r['layer']}: {r['footnote']}" for r in rows]
+    sinking = [r for r in rows if r["sinks"]]
+    out.append(f"no head sinks at the checkpoint (none puts a mean weight over {ro.SINK_MASS:g} on the first key)"
+               if not sinking else f"heads that sink at the checkpoint (mean weight on the first key over "
+               f"{ro.SINK_MASS:g}): " + "; ".join(f"layer {r['layer']} " + ", ".join(
+                   f"head {h} ({m:.2f})" for h, m in r["sink_heads"]) for r in sinking))
     return out
+
+
+# ---------------------------------------------------------------------------- the footnote's two halves (issue 55)
+def footnote_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:
+    """One row per layer (attention call): the footnote's two halves at the checkpoint and at init, each the
+    geometric mean over the layer's heads and probe sequences (as Q3's criteria pool them), with the readings that
+    say what a failed half does (entropy, saturated rows, collapsed heads, sinks). ``independence``, ``scale`` (and
+    ``*_init``): ``half_state`` (holds, below, above); ``why``: the reasons the checkpoint leaves the regime;
+    ``footnote``: ``footnote_words``."""
+    ro, rows = readings_of, []
+    for layer, part in ro.layer_table(df).groupby("layer"):
+        c, i = part[part.which == "checkpoint"], part[part.which == "init"]
+        sinks = [(int(h), float(m)) for h, m in zip(c["head"], c.sink_mass) if m > ro.SINK_MASS]
+        r = dict(layer=int(layer), module=str(c.module.iloc[0]), heads=len(c),
+                 ratio=ro.geo_mean(c.independence_ratio), ratio_init=ro.geo_mean(i.independence_ratio),
+                 logit_std=ro.geo_mean(c.logit_std), logit_std_init=ro.geo_mean(i.logit_std),
+                 scale=float(c.scale.mean()), d_k=float(c.d_k.mean()),
+                 entropy=float(c.entropy_ratio.mean()), entropy_init=float(i.entropy_ratio.mean()),
+                 saturated=round(float(c.saturated_rows.mean()), 3),      # as printed (0.1%): the words follow it
+                 saturated_init=round(float(i.saturated_rows.mean()), 3),
+                 collapsed=int(c.collapsed.sum()), sinks=len(sinks), sink_heads=sinks)
+        for half, col in (("independence", "ratio"), ("scale", "logit_std")):
+            r[half], r[half + "_init"] = (ro.half_state(FACTOR_TWO, r[col + s]) for s in ("", "_init"))
+        r["why"] = [w for w, on in (("independence", r["independence"] in ("below", "above")),
+                                    ("scale", r["scale"] in ("below", "above")),
+                                    ("saturation", r["saturated"] >= ro.SATURATED_SHARE),
+                                    ("collapse", r["collapsed"] > 0)) if on]
+        r["footnote"] = footnote_words(r)
+        rows.append(r)
+    return rows
+
+
+def footnote_words(r: dict[str, Any]) -> str:
+    """A ``footnote_rows`` row's answer: "holds: ..." only where both halves hold at the checkpoint; else the half
+    that failed first, at init and at the checkpoint: "fails on scale: at init std 0.05, below the band,
+    attention near uniform (entropy 0.99 of ln n); at the checkpoint std 7, above the band, saturating (27.0% of rows
+    over 0.99); independence holds: ratio 1.07 at the checkpoint (within the band), 1.00 at init (within the band)"."""
+    ro = readings_of
+    at = {s: ro.scale_words(FACTOR_TWO, r["logit_std" + s], r["entropy" + s], r["saturated" + s])
+          for s in ("", "_init")}
+    words = {"independence": f"ratio {r['ratio']:.2f} at the checkpoint ({ro.band_words(r['independence'])}), "
+                             f"{r['ratio_init']:.2f} at init ({ro.band_words(r['independence_init'])})",
+             "scale": f"at init {at['_init']}; at the checkpoint {at['']}"}
+    failed = [h for h in words if r[h] in ("below", "above")]
+    unread = [h for h in words if r[h] == "not read"]
+    if len(failed) == 1:
+        other = next(h for h in words if h not in failed)
+        return f"fails on {failed[0]}: {words[failed[0]]}; {other} {r[other]}: {words[other]}"
+    head = "fails on independence and scale: " if failed else f"not answered, {unread[0]} not read: " if unread \
+        else "holds: "
+    return head + "; ".join(f"{h} {w}" for h, w in words.items())

@@ -61,7 +61,7 @@ PROBE_VOCAB = 4096
 KEPT_IDS = ("pad_token_id", "decoder_start_token_id")
 #: config ids only generation reads: set to None in the cut build where they fall outside it
 DROPPED_IDS = ("bos_token_id", "eos_token_id")
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) answered for the claims that read a model's own
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) answered for the claims that read a model's own
 #: attention at random init (R1, C4, R2 on a model on trial): nothing of the note's own runs is done there
 AT_INIT_OBJECTIONS = {
     "tuned_lr": ("not applicable", "nothing is trained: the model's own attention is read at random init"),
@@ -273,14 +273,23 @@ def _resolve_config(spec: str) -> Callable[..., nn.Module]:
         raise ModelError("--model-config needs transformers (pip install 'attention-claims[models]')") from None
     path = Path(spec)
     if path.exists():
-        target = path if path.is_dir() else path.parent
-        if not (target / "config.json").is_file():
+        target = str(path / "config.json" if path.is_dir() else path)      # the file named, or the folder's
+        if path.is_dir() and not Path(target).is_file():
             raise ModelError(f"--model-config {spec}: no config.json there")
+        try:
+            if not target.endswith(".json"):
+                weights = path.suffix in (".safetensors", ".bin", ".pt", ".pth")
+                raise ValueError(f"a {path.suffix or 'file'} file, not a .json" + ("; weights go to --model-weights"
+                                                                                    if weights else ""))
+            if not isinstance(read := json.loads(Path(target).read_text()), dict) or "model_type" not in read:
+                raise ValueError("no model_type in it, which names the architecture")
+        except (ValueError, TypeError, OSError) as exc:
+            raise ModelError(f"--model-config {spec}: not a transformers config ({exc})") from None
 
         def build(**overrides):
-            config = transformers.AutoConfig.from_pretrained(str(target), **overrides)
+            config = transformers.AutoConfig.from_pretrained(target, **overrides)
             return transformers.AutoModel.from_config(config)
-        build.default_config = lambda **kw: transformers.AutoConfig.from_pretrained(str(target), **kw)
+        build.default_config = lambda **kw: transformers.AutoConfig.from_pretrained(target, **kw)
         return build
     name = spec.split(":")[-1].split(".")[-1]
     cls = getattr(transformers, name, None)

@@ -97,6 +97,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--model-weights", default=None, metavar="PATH",
                     help="trained weights for the model (a save_pretrained folder, a .safetensors file or a state "
                          "dict): Q3 reads them per layer beside the init (issue 49; docs/model-trial.md)")
+    group.addoption("--model-weights-allow-unused", action="store_true", default=False,
+                    help="read --model-weights even where it holds tensors the built model does not use (other than "
+                         "an output head's), leaving them out; without it they are a usage error")
     group.addoption("--probe-tokens", default=None, metavar="FILE",
                     help="the checkpoint's probe inputs: token ids (.npy, or one sequence a line)")
     group.addoption("--probe-text", default=None, metavar="FILE",

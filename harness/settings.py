@@ -83,6 +83,8 @@ class Settings:
     model_weights: str | None = None        # --model-weights: trained weights for the model (issue 49)
     probe_tokens: str | None = None         # --probe-tokens FILE: the checkpoint's probe inputs as token ids
     probe_text: str | None = None           # --probe-text FILE: ... as text, tokenised beside the weights
+    #: --model-weights-allow-unused: saved tensors the built model does not use are left out, not refused (issue 55)
+    model_weights_allow_unused: bool = False
 
     @property
     def gate_active(self) -> bool:
@@ -153,6 +155,8 @@ def parse_settings(config: pytest.Config) -> Settings:
     if (getattr(opt, "probe_tokens", None) or getattr(opt, "probe_text", None)) and not getattr(opt, "model_weights",
                                                                                                   None):
         raise pytest.UsageError("--probe-tokens and --probe-text need --model-weights")
+    if getattr(opt, "model_weights_allow_unused", False) and not getattr(opt, "model_weights", None):
+        raise pytest.UsageError("--model-weights-allow-unused needs --model-weights")
     for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
         if dry_run and used:
             raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
@@ -185,7 +189,8 @@ def parse_settings(config: pytest.Config) -> Settings:
                     model_overrides=tuple(getattr(opt, "model_override", None) or ()),
                     model_path=getattr(opt, "model_path", None), seeds_from=seeds_from,
                     model_weights=getattr(opt, "model_weights", None),
-                    probe_tokens=getattr(opt, "probe_tokens", None), probe_text=getattr(opt, "probe_text", None))
+                    probe_tokens=getattr(opt, "probe_tokens", None), probe_text=getattr(opt, "probe_text", None),
+                    model_weights_allow_unused=bool(getattr(opt, "model_weights_allow_unused", False)))
 
 
 #: the criteria lock the code's criteria are frozen in (``harness.record.lock``)
@@ -276,7 +281,7 @@ def load_model(settings: Settings):
             from harness import checkpoint
 
             checkpoint.prepare(trial, settings.model_weights, tokens=settings.probe_tokens,
-                               text=settings.probe_text)
+                               text=settings.probe_text, allow_unused=settings.model_weights_allow_unused)
         return trial
     except model_trial.ModelError as exc:
         raise pytest.UsageError(str(exc)) from None

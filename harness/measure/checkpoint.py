@@ -6,6 +6,14 @@ taken over probe batches), and adds the footnote's premise per head: the mean an
 components (``q_mean``, ``q_var``, ``k_mean``, ``k_var``). One row per (``which``, ``batch``, ``layer``, ``head``);
 ``layer`` is the attention call's index in the forward pass (one call a layer in a decoder).
 
+The logit columns, each named by what it is (issue 55, item 4): ``logit_std`` is the std of the logits *after* the
+model's own scale (``scale``, recorded per head: what the softmax sees, and what the footnote says comes back to 1);
+``qk_std`` is the std of q.k before it (``logit_std / |scale|``), and ``qk_std_over_sqrt_dk`` that over sqrt(d_k):
+the footnote's ratio, 1 when q's and k's components are independent with unit variance (it equals ``logit_std``
+where the scale is 1/sqrt(d_k)). ``std_over_sqrt_dk`` is deprecated, kept because results.json's
+``checkpoint_readings`` table carries it: it is ``logit_std / sqrt(d_k)``, the scaled std divided by sqrt(d_k) a
+second time, and measures nothing the footnote names.
+
 ``layer_table(df)`` pools the batches: one row per (which, layer, head), the frame the report's heatmaps draw.
 ``sink_entropy_rho(df)``: Spearman's rho between sink mass and entropy across a model's heads (Q2's quantity).
 """
@@ -22,9 +30,16 @@ from harness.measure import model_probes
 
 #: the readings per head a checkpoint is read for, in the order the report draws them
 READINGS = ("q_mean", "q_var", "k_mean", "k_var", "independence_ratio", "logit_std", "law_ratio", "std_over_sqrt_dk",
-            "saturated_rows", "grad_mean_abs", "entropy_ratio", "sink_ratio", "head_distance", "group_head_distance")
+            "saturated_rows", "grad_mean_abs", "entropy_ratio", "sink_ratio", "head_distance", "group_head_distance",
+            "scale", "qk_std", "qk_std_over_sqrt_dk", "sink_mass")
+#: deprecated columns (issue 55): name -> what it is and what to read instead; kept for results.json's tables
+DEPRECATED = {"std_over_sqrt_dk": "logit_std / sqrt(d_k): the scaled logits' std divided by sqrt(d_k) a second time; "
+                                  "read logit_std (after the scale) or qk_std_over_sqrt_dk (q.k before it)"}
 #: a head has collapsed when its entropy over the allowed keys is below this share of ln n (Q1's threshold)
 COLLAPSED = 0.1
+#: a head sinks when its mean weight on the first key (``sink_mass``, rows with 2 or more keys) exceeds this: the
+#: threshold epsilon = 0.3 with which Gu et al. 2024 ("When attention sink emerges") count sink heads
+SINK_MASS = 0.3
 
 
 def qk_moments(call: model_probes.Call) -> list[dict[str, float]]:
@@ -36,6 +51,24 @@ def qk_moments(call: model_probes.Call) -> list[dict[str, float]]:
     k = model_probes._expand_kv(call.k.float(), q.shape[1])
     return [dict(q_mean=float(q[:, h].mean()), q_var=float(q[:, h].var()), k_mean=float(k[:, h].mean()),
                  k_var=float(k[:, h].var())) for h in range(q.shape[1])]
+
+
+def first_key_mass(call: model_probes.Call) -> list[dict[str, float]]:
+    """Per head: ``sink_mass``, the mean weight a row puts on its first allowed key (rows with 2 or more allowed
+    keys), the quantity attention-sink papers threshold (``SINK_MASS``)."""
+    w = call.weights.detach().float()
+    B, H, L, S = w.shape
+    allowed = call.allowed.expand(B, H, L, S)
+    first = allowed.float().argmax(-1, keepdim=True)
+    mass = w.masked_fill(~allowed, 0.0).gather(-1, first).squeeze(-1)               # (B, H, L)
+    valid = allowed.sum(-1) >= 2
+    return [dict(sink_mass=float(mass[:, h][valid[:, h]].mean()) if bool(valid[:, h].any()) else math.nan)
+            for h in range(H)]
+
+
+def head_extras(call: model_probes.Call) -> list[dict[str, float]]:
+    """``qk_moments`` and ``first_key_mass`` of one call, one dict a head."""
+    return [{**a, **b} for a, b in zip(qk_moments(call), first_key_mass(call))]
 
 
 #: what ``grad_mean_abs`` differentiates (the ``grad_loss`` column): a causal model's own next-token loss through an
@@ -55,19 +88,21 @@ def next_token_loss(head: Tensor, ids: Tensor):
 def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int = 0,
              head: Tensor | None = None, head_name: str = "") -> pd.DataFrame:
     """``model_probes.probe`` on each row of ``ids`` (one batch a sequence; an encoder-decoder gets it as its
-    decoder's input too), with ``qk_moments`` and the logit std over d_k^1/2 beside it: one row per (batch, layer,
-    head), tagged ``which``. ``head`` (vocabulary x width, named ``head_name``): |dL/dlogits| is taken for the
-    next-token loss through it (``next_token_loss``), else for the fixed random direction; ``grad_loss`` says
-    which."""
+    decoder's input too), with ``head_extras`` and the unscaled q.k std (``qk_std``, ``qk_std_over_sqrt_dk``)
+    beside it: one row per (batch, layer, head), tagged ``which``. ``head`` (vocabulary x width, named
+    ``head_name``): |dL/dlogits| is taken for the next-token loss through it (``next_token_loss``), else for the
+    fixed random direction; ``grad_loss`` says which."""
     frames = []
     both = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     for b in range(ids.shape[0]):
         inputs = {"input_ids": ids[b:b + 1], **({"decoder_input_ids": ids[b:b + 1]} if both else {})}
         loss_of = next_token_loss(head, ids[b:b + 1]) if head is not None else None
-        df = model_probes.probe(model, backend, inputs, seed=seed, extra=qk_moments, loss_of=loss_of)
+        df = model_probes.probe(model, backend, inputs, seed=seed, extra=head_extras, loss_of=loss_of)
         frames.append(df.assign(batch=b))
     df = pd.concat(frames, ignore_index=True).rename(columns={"call": "layer"})
-    df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))
+    df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))     # deprecated: see ``DEPRECATED``
+    df["qk_std"] = df.logit_std / df.scale.astype(float).abs()
+    df["qk_std_over_sqrt_dk"] = df.qk_std / np.sqrt(df.d_k.astype(float))
     grad_loss = f"{OWN_LOSS} ({head_name})" if head is not None else RANDOM_DIRECTION
     return df.assign(which=which, grad_loss=grad_loss)
 
@@ -83,12 +118,23 @@ def layer_table(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def layer_log2_independence(df: pd.DataFrame, which: str = "checkpoint") -> dict[int, np.ndarray]:
-    """Layer -> log2 of the independence ratio per probe batch (the mean of log2 over the layer's heads): Q3's
-    samples."""
-    part = df[df.which == which].assign(l2=lambda d: np.log2(d.independence_ratio))
+def layer_log2(df: pd.DataFrame, column: str, which: str = "checkpoint") -> dict[int, np.ndarray]:
+    """Layer -> log2 of ``column`` per probe batch (the mean of log2 over the layer's heads: their geometric mean)."""
+    part = df[df.which == which].assign(l2=lambda d: np.log2(d[column].astype(float)))
     per = part.groupby(["layer", "batch"]).l2.mean()
     return {int(layer): per.xs(layer, level="layer").to_numpy() for layer in per.index.get_level_values(0).unique()}
+
+
+def layer_log2_independence(df: pd.DataFrame, which: str = "checkpoint") -> dict[int, np.ndarray]:
+    """Layer -> log2 of the independence ratio per probe batch (the mean of log2 over the layer's heads): Q3's
+    samples for the footnote's independence half."""
+    return layer_log2(df, "independence_ratio", which)
+
+
+def layer_log2_logit_std(df: pd.DataFrame, which: str = "checkpoint") -> dict[int, np.ndarray]:
+    """Layer -> log2 of the scaled logits' std per probe batch (the mean of log2 over the layer's heads): Q3's
+    samples for the footnote's scale half, whose unit is 1 (log2 0)."""
+    return layer_log2(df, "logit_std", which)
 
 
 def sink_entropy_rho(df: pd.DataFrame, which: str = "checkpoint") -> float:
@@ -100,3 +146,64 @@ def sink_entropy_rho(df: pd.DataFrame, which: str = "checkpoint") -> float:
     if a.std() == 0 or b.std() == 0:
         return math.nan
     return float(np.corrcoef(a, b)[0, 1])
+
+
+# ------------------------------------------------------------------- words for the footnote's halves (issue 55)
+#: the saturated share (rows whose largest weight is over 0.99) from which a layer is said to saturate: Q3's
+#: reported ``checkpoint_not_saturated`` level, compared as printed (to 0.1%) so that the words follow the number
+SATURATED_SHARE = 0.01
+#: attention is said to be near uniform where its entropy is at least this share of ln n
+NEAR_UNIFORM = 0.9
+
+
+def geo_mean(values) -> float:
+    """2 ** the mean of log2: how Q3's criteria pool heads and probe sequences (NaN for none)."""
+    v = np.asarray(values, dtype=float)
+    return float(2 ** np.log2(v).mean()) if v.size else math.nan
+
+
+def half_state(band: float, value: float) -> str:
+    """'holds' where |log2 value| <= ``band``, else 'below' or 'above'; 'not read' where it is not positive."""
+    if not (np.isfinite(value) and value > 0):
+        return "not read"
+    l2 = math.log2(value)
+    return "holds" if abs(l2) <= band else "below" if l2 < 0 else "above"
+
+
+def band_words(state: str) -> str:
+    """``half_state`` in words: 'within the band', 'below the band', 'above the band', 'not read'."""
+    return {"holds": "within the band", "not read": "not read"}.get(state, f"{state} the band")
+
+
+def scale_words(band: float, std: float, entropy: float, saturated: float) -> str:
+    """The scale half at one point, each word following the number beside it: 'std 0.05, below the band, attention
+    near uniform (entropy 0.99 of ln n)'; 'std 7, above the band, saturating (27.0% of rows over 0.99)'."""
+    state = half_state(band, std)
+    if state == "not read":
+        return "std not read"
+    text = f"std {std:.3g}, {band_words(state)}"
+    if entropy >= NEAR_UNIFORM:
+        text += f", attention near uniform (entropy {entropy:.2f} of ln n)"
+    if saturated >= SATURATED_SHARE:
+        text += f", saturating ({saturated:.1%} of rows over 0.99)"
+    return text
+
+
+def scale_note(df: pd.DataFrame) -> str:
+    """The scale the logits were read after, the model's own (the ``scale`` column): 'logits read after the model's
+    own scale: 0.1768 = 1/sqrt(32) in every layer', or per layer where they differ."""
+    per = df[df.which == "checkpoint"].groupby("layer").agg(scale=("scale", "mean"), d_k=("d_k", "mean"))
+
+    def one(s: float, d: float) -> str:
+        if not np.isfinite(s):
+            return "not read by the tap"
+        if not (np.isfinite(d) and d > 0):
+            return f"{s:.4g}"
+        return f"{s:.4g} = 1/sqrt({d:g})" if math.isclose(abs(s), d ** -0.5, rel_tol=1e-3) \
+            else f"{s:.4g} (1/sqrt(d_k) = {d ** -0.5:.4g} at d_k {d:g})"
+
+    words = [one(float(s), float(d)) for s, d in zip(per.scale, per.d_k)]
+    if len(set(words)) == 1:
+        return f"logits read after the model's own scale: {words[0]} in every layer"
+    return "logits read after the model's own scale: " + ", ".join(
+        f"layer {int(layer)} {w}" for layer, w in zip(per.index, words))

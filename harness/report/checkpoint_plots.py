@@ -1,63 +1,129 @@
 """A checkpoint's readings as pictures (issue 49): one layer x head heatmap per reading, the checkpoint and the same
 architecture at init side by side on one colour scale, so that what training moved reads at a glance (as mup's
-coordinate checks put init and trained side by side).
+coordinate checks put init and trained side by side). Each reading has a fixed scale that means something (issue
+55): a ratio on log2 around the footnote's 1 with its factor 2 marked, a std or a variance on a log scale with 1
+marked, a share on [0, 1]; the same colour is the same value for every checkpoint.
 
 It reads ``harness.measure.checkpoint.layer_table``'s frame (columns ``which``, ``layer``, ``head`` and the
 readings) and never imports torch.
 """
 from __future__ import annotations
 
-import math
+import re
+from pathlib import PurePath
 from typing import Any, Sequence
 
 import numpy as np
 
 from harness.report.plots import plt
 
-#: the readings drawn, with their label; a ratio is drawn on log2 (1 at the centre of its scale)
-HEATMAPS = (("independence_ratio", "independence ratio (log2)", True),
-            ("logit_std", "logit std", False),
-            ("std_over_sqrt_dk", "logit std / d_k^1/2", False),
-            ("saturated_rows", "saturated rows (max > 0.99)", False),
-            ("grad_mean_abs", "mean |dL/dlogits|", False),
-            ("entropy_ratio", "entropy / ln n", False),
-            ("sink_ratio", "sink mass over uniform (log2)", True),
-            ("head_distance", "head distance (TV)", False),
-            ("q_var", "Var(q component)", False),
-            ("k_var", "Var(k component)", False))
+#: how a reading is coloured (issue 55: fixed scales that mean something, the same for every checkpoint):
+#: "log2": a ratio whose unit is 1, drawn as log2 on [-3, 3] around 0, +-1 (the factor 2) marked; "log": a size
+#: whose unit is 1 (a std, a variance) on a log scale over 2^-6 .. 2^6 around 1, 1/2, 1 and 2 marked; "share": a
+#: share on [0, 1], its threshold marked; "data": no unit, a log scale over both panels' values (said in the label)
+SCALES = {"log2": dict(lo=-3.0, hi=3.0, marks=(-1.0, 0.0, 1.0), cmap="RdBu_r"),
+          "log": dict(lo=2.0 ** -6, hi=2.0 ** 6, marks=(0.5, 1.0, 2.0), cmap="RdBu_r"),
+          "share": dict(lo=0.0, hi=1.0, marks=(), cmap="viridis"),
+          "data": dict(lo=None, hi=None, marks=(), cmap="viridis")}
+#: the readings drawn: (column, label, scale, marks beyond the scale's own)
+HEATMAPS = (("independence_ratio", "independence ratio (footnote 1, band 1/2..2)", "log2", ()),
+            ("logit_std", "scaled logit std (footnote's unit 1, band 1/2..2)", "log", ()),
+            ("qk_std_over_sqrt_dk", "q.k std / d_k^1/2, before the scale (footnote: 1)", "log", ()),
+            ("saturated_rows", "saturated rows (max > 0.99; 1% marked)", "share", (0.01,)),
+            ("grad_mean_abs", "mean |dL/dlogits| (log, scale from the data)", "data", ()),
+            ("entropy_ratio", "entropy / ln n (collapsed under 0.1)", "share", (0.1,)),
+            ("sink_ratio", "sink mass over uniform (uniform 1)", "log2", ()),
+            ("sink_mass", "weight on the first key (sink over 0.3)", "share", (0.3,)),
+            ("head_distance", "head distance (TV)", "share", ()),
+            ("q_var", "Var(q component) (footnote: 1)", "log", ()),
+            ("k_var", "Var(k component) (footnote: 1)", "log", ()))
+#: cells get their value written in them up to this many a panel (a 4 x 4 grid does, a 32 x 32 one does not)
+MAX_LABELLED = 64
+#: file names too generic to name a path alone: their folder is kept beside them
+_GENERIC = {"config.json", "model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+            "pytorch_model.bin.index.json"}
 
 
-def _grid(table: Any, which: str, column: str, log2: bool) -> np.ndarray:
+def by_name(text: Any) -> str:
+    """``text`` with every absolute path cut to its name (its folder and name for a generic file name such as
+    config.json): a title shows paths by name."""
+    def short(m: re.Match) -> str:
+        p = PurePath(m.group(0))
+        return f"{p.parent.name}/{p.name}" if p.name in _GENERIC and p.parent.name else p.name
+    return re.sub(r"(?<![\w.~])/(?:[^\s/:,()'\"]+/)*[^\s/:,()'\"]+", short, str(text))
+
+
+def _grid(table: Any, which: str, column: str) -> np.ndarray:
     part = table[table.which == which].pivot_table(index="layer", columns="head", values=column)
-    values = part.to_numpy(dtype=float)
-    return np.log2(np.clip(values, 1e-12, None)) if log2 else values
+    return part.to_numpy(dtype=float)
 
 
-def figure_heatmaps(table: Any, title: str, readings: Sequence[tuple[str, str, bool]] = HEATMAPS):
-    """One row a reading, two panels (checkpoint, init), layers down and heads across, one colour scale a row."""
+def _norm(kind: str, grids: Sequence[np.ndarray]):
+    """The colour norm of a reading's row, fixed by its kind (``SCALES``); "data" spans both panels' values."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    s = SCALES[kind]
+    if kind == "log2":
+        return Normalize(s["lo"], s["hi"])
+    if kind == "log":
+        return LogNorm(s["lo"], s["hi"])
+    if kind == "share":
+        return Normalize(s["lo"], s["hi"])
+    pos = np.concatenate([g[np.isfinite(g) & (g > 0)] for g in grids])
+    lo, hi = (float(pos.min()), float(pos.max())) if pos.size else (1e-6, 1.0)
+    return LogNorm(lo, hi if hi > lo else lo * 10)
+
+
+def _ratio(v: float) -> str:
+    """1/8, 1/2, 1, 2, 64: a power of two as a ratio."""
+    return f"1/{1 / v:g}" if v < 1 else f"{v:g}"
+
+
+def _text(value: float, kind: str) -> str:
+    if not np.isfinite(value):
+        return "nan"
+    if kind == "share":
+        return "0" if value == 0 else f"{value:.1%}" if value < 0.01 else f"{value:.0%}"
+    return f"{value:.3g}"
+
+
+def figure_heatmaps(table: Any, title: str, readings: Sequence[tuple[str, str, str, tuple]] = HEATMAPS):
+    """One row a reading, two panels (checkpoint, init), layers down and heads across, each row on its reading's
+    fixed scale (``SCALES``) with the footnote's unit and band (or the reading's threshold) marked on the colour
+    bar; values written in the cells where they fit (``MAX_LABELLED``); paths in ``title`` shown by name."""
     rows = [r for r in readings if r[0] in table.columns]
     fig, axes = plt.subplots(len(rows), 2, figsize=(9.0, 2.3 * len(rows) + 0.6), squeeze=False, layout="constrained")
-    for r, (column, label, log2) in enumerate(rows):
-        grids = [_grid(table, w, column, log2) for w in ("checkpoint", "init")]
-        finite = np.concatenate([g[np.isfinite(g)] for g in grids]) if any(np.isfinite(g).any() for g in grids) \
-            else np.array([0.0])
-        lo, hi = float(finite.min()), float(finite.max())
-        if log2:
-            edge = max(abs(lo), abs(hi), 1e-6)
-            lo, hi, cmap = -edge, edge, "RdBu_r"
-        else:
-            cmap = "viridis"
-        if math.isclose(lo, hi):
-            hi = lo + 1e-6
-        for c, (which, grid) in enumerate(zip(("checkpoint", "init"), grids)):
+    for r, (column, label, kind, extra) in enumerate(rows):
+        grids = [_grid(table, w, column) for w in ("checkpoint", "init")]
+        norm = _norm(kind, grids)
+        shown = [np.log2(np.clip(g, 1e-12, None)) if kind == "log2" else
+                 np.clip(g, 1e-300, None) if norm.__class__.__name__ == "LogNorm" else g for g in grids]
+        cmap = plt.get_cmap(SCALES[kind]["cmap"]).copy()
+        for c, (which, grid, raw) in enumerate(zip(("checkpoint", "init"), shown, grids)):
             ax = axes[r, c]
-            im = ax.imshow(grid, aspect="auto", cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest")
+            im = ax.imshow(grid, aspect="auto", cmap=cmap, norm=norm, interpolation="nearest")
             ax.set_title(f"{label}: {which}", fontsize=9)
             ax.set_ylabel("layer", fontsize=8)
             ax.set_xlabel("head", fontsize=8)
             ax.set_xticks(range(grid.shape[1]))
             ax.set_yticks(range(grid.shape[0]))
             ax.tick_params(labelsize=7)
-        fig.colorbar(im, ax=list(axes[r]), shrink=0.9)
-    fig.suptitle(title, fontsize=10)
+            if grid.size <= MAX_LABELLED:
+                for (y, x), v in np.ndenumerate(raw):
+                    rgba = cmap(norm(grid[y, x])) if np.isfinite(grid[y, x]) else (1, 1, 1, 1)
+                    dark = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] < 0.5
+                    ax.text(x, y, _text(v, kind), ha="center", va="center", fontsize=7,
+                            color="white" if dark else "black")
+        bar = fig.colorbar(im, ax=list(axes[r]), shrink=0.9, extend="neither" if kind == "share" else "both")
+        marks = tuple(SCALES[kind]["marks"]) + tuple(extra)
+        for mark in marks:
+            bar.ax.axhline(mark, color="k", lw=2.0 if mark in (0.0, 1.0) and kind != "share" else 1.2,
+                           ls="-" if mark in (0.0, 1.0) and kind != "share" else "--")
+        if kind in ("log2", "log"):                  # ticks at the marks and the ends, labelled as the ratio
+            ticks = sorted({SCALES[kind]["lo"], SCALES[kind]["hi"], *marks})
+            bar.set_ticks(ticks, labels=[_ratio(2.0 ** t if kind == "log2" else t) for t in ticks])
+            bar.ax.minorticks_off()
+        elif extra:                                  # a mark too near 0 to label is drawn, not ticked
+            bar.set_ticks(sorted({0.0, 1.0, *(m for m in extra if m >= 0.05)}))
+    fig.suptitle(by_name(title), fontsize=10)
     return fig
