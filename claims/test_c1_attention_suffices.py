@@ -221,7 +221,7 @@ TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_t
 
 
 # -------------------------------------------------------------------------------------------- objections
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 #: ``ceiling`` is not in this table: it is answered after measuring (``ceiling_objection``), from the run's losses
 OBJECTIONS = {
@@ -231,7 +231,7 @@ OBJECTIONS = {
     "second_task": ("answered", "generalises, counted, is decided on every task the profile runs (reverse and number "
                     "words), refuted on any; the reported LSTM comparisons have one part per task"),
 }
-#: does what C1 counts test what the note claims? (issue 54; harness.record.verdict.OBJECTIONS has no row for it, so
+#: does what C1 counts test what the note claims? (issue 54; harness.record.objections.OBJECTIONS has no row for it, so
 #: the record carries it as a note)
 TESTS_THE_CLAIM = ("What C1 counts tests the note's claim, sufficiency (\"Attention alone suffices for sequence "
                    "transduction\"): generalises (the Transformer, with no recurrence and no convolution, learns each "

@@ -297,7 +297,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
 
 
 # ==================================================================================== architectures
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "every comparison of trained arms that counts puts each arm at its own rate, tuned on a "

@@ -145,7 +145,7 @@ CRITERIA = {
 }
 
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each (arm, d_k, task) at its own rate, chosen by held-out loss on tuning seeds "

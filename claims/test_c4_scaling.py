@@ -178,7 +178,7 @@ CRITERIA: dict[str, dict] = {
 }
 
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "every alpha at its own rate tuned on disjoint seeds (under Adam, d_k^-alpha is "

@@ -221,7 +221,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
 
 
 # ============================================================================================ measure
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each h of the position binding at its own rate, chosen on tuning seeds disjoint from "

@@ -64,7 +64,7 @@ HEAD_DISTANCE_MIN = 1e-3   # a structural zero is exactly 0.0 in float64; distin
 PE_ABS_TOL = 1e-6          # the model's table is stored in float32: its rounding is ~3e-8
 PATH_AGREE_TOL = 1e-10     # fast vs explicit path, relative, float64: rounding is ~1e-15
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "deterministic checks of the model, nothing trained"),

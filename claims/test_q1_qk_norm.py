@@ -128,7 +128,7 @@ def arms(seq_len: int, d_k: int | None = None) -> dict[str, dict[str, Any]]:
     return out
 
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "each arm at its own rate, chosen by validation loss on tuning seeds disjoint from the "

@@ -112,7 +112,7 @@ PAIR_OF = {"entropy_tracks_resolution": "entropy_resolution_within", "sink_track
 
 
 # ============================================================================================ measure
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "no arms are compared: correlations within one model's training run per seed"),

@@ -82,7 +82,7 @@ REL_TOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------- the default scale
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("answered", "default_never_worse compares each arm at its own rate tuned on disjoint seeds "

@@ -114,7 +114,7 @@ QUOTES = {"unscaled_flagged": "an unscaled score grows with the dimension and sa
           "kernel_unscaled_flagged": "an unscaled score grows with the dimension and saturates the softmax"}
 
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "nothing is trained: the check probes score functions at init"),

@@ -100,7 +100,7 @@ BENCHMARK_FILE = "benchmark_r3.json"   # harness/report/html.py renders every be
 
 
 # ============================================================================== measurement
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {
     "tuned_lr": ("not applicable", "nothing is trained: forward+backward time and memory"),

@@ -20,7 +20,8 @@ from typing import Any, Iterable, Mapping
 
 from harness.record import decision, lock
 from harness.record.results import to_jsonable
-from harness.record.verdict import COUNTED, KINDS, OBJECTION_STATUSES, OBJECTIONS, PREMISE, REPORTED, ROLES
+from harness.record.objections import OBJECTION_STATUSES, OBJECTIONS
+from harness.record.verdict import COUNTED, KINDS, PREMISE, REPORTED, ROLES
 
 GATE_DIRECTIONS = ("higher", "lower", "both")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -460,8 +461,8 @@ class Evidence:
         self.notes.append(str(text))
 
     def objection(self, key: str, status: str, how: str) -> None:
-        """Answer one of a reviewer's first objections (``harness.record.verdict.OBJECTIONS``: tuned_lr, ceiling,
-        selection, second_task) for this claim: ``status`` answered / open / not applicable, ``how`` one line that
+        """Answer one of a reviewer's first objections (``harness.record.objections.OBJECTIONS``: tests_claim, tuned_lr,
+        ceiling, selection, second_task) for this claim: ``status`` answered / open / not applicable, ``how`` one line that
         says how (or why not). Firmness is answered by the harness. The report shows every row."""
         self._require_claim("ev.objection")
         if key not in OBJECTIONS or key == "firmness":

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.record import verdict as verdicts
+from harness.record import objections as objections_of
 
 # 2 (issue 16): criteria carry kind, margin, rule, measurements, outcome, firmness, seeds_for_firm and a
 # fingerprint; claims carry firmness and seeds_for_firm. Files of schema 1 are rejected with a clear error.
@@ -226,7 +227,7 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
 def judge_claim(claim: dict[str, Any], *, errored: bool) -> dict[str, Any]:
     """Decide a merged claim record in place from its criteria records: verdict, firmness, scope and objections."""
     verdicts.apply_judgement(claim, errored=errored, fast_only=bool(claim.get("fast")))
-    claim["objections"] = verdicts.objections(claim)
+    claim["objections"] = objections_of.objections(claim)
     return claim
 
 

@@ -149,53 +149,6 @@ def _clip(text: str, n: int = 160) -> str:
 _VERDICT_OF_CODE = {2: SUPPORTED, 1: INCONCLUSIVE, 0: REFUTED}
 
 
-#: The first objections a careful reviewer raises against a verdict (DEVELOPERS.md), in the order the report shows
-#: them. A claim module answers each that bears on it with ``ev.objection``; ``firmness`` is answered by the harness
-#: from the simulated firmness, and a degenerate (constant) arm in a counted criterion re-opens ``ceiling``.
-OBJECTIONS = {
-    "tuned_lr": "Was each trained arm at its own tuned learning rate?",
-    "ceiling": "Is a deciding metric at a ceiling (or floor)?",
-    "selection": "Was a 'best' arm or setting chosen on the seeds it is tested on?",
-    "second_task": "Does it hold on a second task?",
-    "firmness": "Would fresh seeds give the same outcome?",
-}
-#: answered: the design meets the objection (``how`` says how); open: it does not, and the verdict carries that
-#: caveat; not applicable: the claim has nothing the objection can bite on (say why)
-OBJECTION_STATUSES = ("answered", "open", "not applicable")
-
-
-def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The claim's objection rows ``{key, question, status, how}`` in ``OBJECTIONS`` order: what the module
-    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row, a ceiling row
-    re-opened by any counted criterion the decision found constant across seeds (``decision.CONSTANT_ARM``), and
-    'open: not addressed' where the module is silent."""
-    declared = record.get("objection_answers") or {}
-    rows = []
-    for key, question in OBJECTIONS.items():
-        d = declared.get(key) or {}
-        status, how = d.get("status", "open"), d.get("how", "not addressed by the module")
-        if key == "firmness":
-            f = record.get("firmness")
-            if f is None:
-                why = record.get("firmness_reason") or "no counted statistical criterion, or an error"
-                status = "not applicable" if why.startswith("deterministic") else "open"
-                how = f"firmness not estimated: {why}"
-            else:
-                status = "open" if fragile(f) else "answered"
-                how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
-                       "(predictive simulation)" + (", conditional on the tuned rates" if tuned(record) else
-                                                    (", the tuned arms' rates chosen afresh in every simulated run"
-                                                     if tuned_rates(record) else "")))
-        if key == "ceiling":
-            flat = [c["name"] for c in record.get("criteria", []) if role_of(c) == COUNTED
-                    and decision.CONSTANT_ARM in str(c.get("decision_note") or "")]
-            if flat:
-                status = "open"
-                how = f"constant across seeds in {', '.join(flat)} (inconclusive there)" + (f"; {how}" if d else "")
-        rows.append({"key": key, "question": question, "status": status, "how": how})
-    return rows
-
-
 def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", errored: bool = False,
                  fast_only: bool = False, firmness: bool = True, nothing_counted: str = "") -> dict[str, Any]:
     """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
@@ -501,11 +454,13 @@ def rank(verdict: str) -> int:
 
 
 def test_passes(verdict: str, kind: str) -> bool:
-    """The pytest outcome without a baseline: a claim passes iff supported or not tested (it counts nothing, so it
-    claims nothing); a question unless it errored."""
+    """The pytest outcome without a baseline (issue 56: one rule with the model trial's exit status): a claim's test
+    fails only where the evidence contradicts it (refuted) or the module errored. Inconclusive is a finding, said in
+    the summary and the report, not a failure, so a correct checkout's first run exits 0; a question fails only
+    on an error."""
     if kind == "question":
         return canonical(verdict) != ERROR
-    return canonical(verdict) in (SUPPORTED, NOT_TESTED)
+    return canonical(verdict) not in (REFUTED, ERROR)
 
 
 test_passes.__test__ = False  # a helper, not a pytest test

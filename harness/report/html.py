@@ -49,6 +49,7 @@ from harness.report import findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
+from harness.record import objections as objections_of
 from harness.record.cli import USAGE_EXIT, OneLineParser
 
 # The note's items, so the page can say which of them this run did not reach (not a verdict source).
@@ -179,7 +180,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             else _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
             "criteria": [{**k, "role": verdicts.role_of(k)} for k in c.get("criteria", [])],
             # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
-            "objections": c.get("objections") or verdicts.objections(c),
+            "objections": c.get("objections") or objections_of.objections(c),
         })
     verdict_by_id = {cid: c["verdict"] for cid, c in results["claims"].items()}
     run = results["run"]

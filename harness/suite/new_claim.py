@@ -91,7 +91,7 @@ CRITERIA = {{
         metric="{marker}: the quantity read"),
 }}
 
-#: a reviewer's first objections (harness.record.verdict.OBJECTIONS) and how this module meets each; firmness is
+#: a reviewer's first objections (harness.record.objections.OBJECTIONS) and how this module meets each; firmness is
 #: the harness's
 OBJECTIONS = {{
     "tuned_lr": ("not applicable", "a probe at init: nothing trained"),

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from harness.record import decision as D
+from harness.record import objections as O
 from harness.record import verdict as V
 
 R = "test"
@@ -369,7 +370,7 @@ def test_firmness_is_null_for_degenerate_invalid_unmeasured_and_exact_criteria()
         assert j["verdict"] == "inconclusive" and j["firmness"] is None and j["firmness_reason"]
     j = V.judge_record([exact])
     assert j["firmness"] is None and j["firmness_reason"].startswith("deterministic")
-    assert V.objections({**j, "criteria": j["criteria"]})[-1]["status"] == "not applicable"
+    assert O.objections({**j, "criteria": j["criteria"]})[-1]["status"] == "not applicable"
     j = V.judge_record([good, flat])
     assert j["verdict"] == "refuted" and j["firmness"] is not None and j["criteria"][1]["firmness"] is None
 

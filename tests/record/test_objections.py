@@ -2,7 +2,7 @@
 and re-opens 'ceiling' when a counted criterion was constant across seeds."""
 import pytest
 
-from harness.record import decision, verdict
+from harness.record import decision, objections, verdict
 from harness.record.evidence import Evidence, EvidenceError
 from harness.record.results import merge_parts
 
@@ -26,10 +26,10 @@ def _merged(ev):
 def test_rows_come_in_order_with_the_modules_answers_and_the_harness_firmness(tmp_path):
     claim = _merged(_ev(tmp_path, [2.0, 2.1, 2.2, 2.05, 2.15], [1.0, 1.1, 1.0, 1.05, 1.0]))
     rows = {r["key"]: r for r in claim["objections"]}
-    assert [r["key"] for r in claim["objections"]] == list(verdict.OBJECTIONS)
+    assert [r["key"] for r in claim["objections"]] == list(objections.OBJECTIONS)
     assert rows["tuned_lr"]["status"] == "answered" and "disjoint" in rows["tuned_lr"]["how"]
     assert rows["second_task"]["status"] == "open"
-    assert rows["selection"] == {"key": "selection", "question": verdict.OBJECTIONS["selection"], "status": "open",
+    assert rows["selection"] == {"key": "selection", "question": objections.OBJECTIONS["selection"], "status": "open",
                                  "how": "not addressed by the module"}
     assert claim["verdict"] == "supported" and rows["firmness"]["status"] == "answered"
     assert "firmness" in rows["firmness"]["how"]
@@ -43,7 +43,7 @@ def test_a_constant_arm_reopens_the_ceiling_objection(tmp_path):
 
 
 def test_a_fragile_verdict_leaves_firmness_open():
-    rows = {r["key"]: r for r in verdict.objections({"firmness": 0.5, "seeds_for_firm": 9, "criteria": []})}
+    rows = {r["key"]: r for r in objections.objections({"firmness": 0.5, "seeds_for_firm": 9, "criteria": []})}
     assert rows["firmness"]["status"] == "open" and "fragile" in rows["firmness"]["how"]
 
 
@@ -58,3 +58,15 @@ def test_bad_answers_are_refused_with_a_clear_message(tmp_path, args, message):
     ev.claim("CX", title="t", statement="s", strength="strong")
     with pytest.raises(EvidenceError, match=message):
         ev.objection(*args)
+
+
+def test_the_harness_answers_whether_each_counted_criterion_tests_the_notes_words():
+    """The guide's first objection: a counted criterion that quotes the note's words answers it; one that quotes none
+    leaves it open with its reason, for a reader to judge."""
+    quoted = {"name": "a", "role": "counted", "counts": True, "quote": "the words"}
+    bare = {"name": "b", "role": "counted", "counts": True, "unquoted": "an implementation check"}
+    row = lambda crits: {r["key"]: r for r in objections.objections({"criteria": crits})}["tests_claim"]  # noqa: E731
+    assert row([quoted])["status"] == "answered"
+    open_row = row([quoted, bare])
+    assert open_row["status"] == "open" and "b: an implementation check" in open_row["how"]
+    assert row([])["status"] == "not applicable"

@@ -85,7 +85,8 @@ def test_unknown_kind_names_the_valid_ones():
 
 def test_pytest_outcome_without_baseline():
     assert V.test_passes("supported", "claim")
-    assert not V.test_passes("inconclusive", "recommendation")
+    assert V.test_passes("inconclusive", "recommendation")     # a finding, not a failure (issue 56)
+    assert not V.test_passes("error", "claim")
     assert not V.test_passes("refuted", "claim")
     assert V.test_passes("answered no", "question")
     assert V.test_passes("inconclusive at this scale", "question")
