@@ -187,7 +187,7 @@ def matrix(dtype: str = "float32") -> str:
 #: the claims whose verdicts the README's gallery table shows: the judged ones (R3's answer is a timing, which moves
 #: with the machine, so it stays in docs/attention-trial.md's measured table)
 README_CLAIMS = ("M0", "R1", "R2")
-README = REPO / "README.md"
+README = REPO / "examples" / "attention" / "README.md"   # the gallery's page
 
 
 def what_it_is(name: str) -> str:
@@ -215,9 +215,9 @@ def test_the_readmes_gallery_table_is_the_trials():
     from harness.report import findings
 
     table = findings.between_markers(README.read_text(encoding="utf-8"), "gallery")
-    assert table is not None, "the README has no <!-- gallery:begin --> ... <!-- gallery:end --> markers"
-    assert table == readme_matrix(), ("the README's gallery table differs from the trial's; run "
-                                      "`python -m tests.kernel.test_gallery --write README.md`")
+    assert table is not None, "examples/attention/README.md has no <!-- gallery:begin --> ... <!-- gallery:end --> markers"
+    assert table == readme_matrix(), ("the gallery table differs from the trial's; run "
+                                      "`python -m tests.kernel.test_gallery --write examples/attention/README.md`")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
