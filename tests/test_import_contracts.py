@@ -59,14 +59,19 @@ def test_the_layers_hold():
     ("harness/settings.py", "import harness.session", LAYERS),
     ("harness/suite/sensitivity.py", "import harness.session", LAYERS),
     ("harness/report/html.py", "import harness.settings", LAYERS),
-    ("harness/study/sweeps.py", "import harness.model_trial", LAYERS),
-    ("harness/measure/probes.py", "import harness.model_trial", LAYERS),
+    ("harness/study/sweeps.py", "import harness.trial.model", LAYERS),
+    ("harness/measure/probes.py", "import harness.trial.model", LAYERS),
+    # what is on trial: its probes under the model and the checkpoint, over measure
+    ("harness/measure/probes.py", "import harness.trial.model_probes", LAYERS),
+    ("harness/trial/model_probes.py", "import harness.trial.model", LAYERS),
+    ("harness/trial/checkpoint_probes.py", "import harness.trial.checkpoint", LAYERS),
     ("harness/record/results.py", "import harness.session", RECORD),
     ("harness/record/evidence.py", "import harness.fp_path", RECORD),
     ("harness/record/family.py", "import harness.record.firmness", FAMILY),
     ("harness/record/firmness.py", "import harness.record.decision", FAMILY),
     ("harness/profiles/__init__.py", "import harness.data.tasks", "profiles are numbers: they import nothing else of the harness"),
-    ("harness/kernel.py", "import harness.measure.probes", LEAVES),
+    ("harness/trial/kernel.py", "import harness.measure.probes", LEAVES),
+    ("harness/trial/kernel.py", "import harness.trial.model_probes", LEAVES),
     ("harness/schedule.py", "import harness.profiles", LEAVES),
 ])
 def test_an_upward_import_breaks_its_contract(tmp_path, module, line, contract):

@@ -9,7 +9,7 @@ signature, where it takes no ``**kwargs``) does not have, naming the closest one
 (``expected int, got str``). Before building, ``preflight`` estimates the parameter memory on the meta device and
 refuses a model that does not fit the machine's free memory, with the override that would (issue 48).
 
-The trial reads the model's own attention through ``harness.measure.model_probes`` and never edits it. Before any
+The trial reads the model's own attention through ``harness.trial.model_probes`` and never edits it. Before any
 claim runs, ``preflight`` builds the model, picks the tap whose output equals the default and reads what the claims
 need to know: whether the model declares causal attention (an attention module's ``is_causal``, or the module's
 own ``is_causal``; where neither says, the tapped calls that pass SDPA ``is_causal=True``) and how a family is swept
@@ -43,8 +43,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness.kernel import first_line, import_dirs, source_hash, takes
-from harness.measure import model_probes
+from harness.trial.kernel import first_line, import_dirs, source_hash, takes
+from harness.trial import model_probes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -385,7 +385,7 @@ class ModelUnderTrial:
     #: read the same ones (M0 and C4 the frame at init; Q1, Q2, Q3 and C5 the trainings) share them instead of
     #: building, probing or training the models again
     cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
-    #: trained weights to read beside the init (``--model-weights``; ``harness.checkpoint.Checkpoint``), or None
+    #: trained weights to read beside the init (``--model-weights``; ``harness.trial.checkpoint.Checkpoint``), or None
     checkpoint: Any = None
     #: (built, config's) vocabulary sizes where every build at init cuts the vocabulary (``PROBE_VOCAB``), or None
     vocab: tuple[int, int] | None = None
