@@ -412,7 +412,7 @@ MODEL_CRITERIA = {
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """C3 on a user's model (``--model``): entropy, saturated rows and softmax gradient at init, scaled and not."""
-    from harness.trial import model as trials
+    from harness.trial import model_reads as trials
     from harness.trial.model_probes import TapError
 
     crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]

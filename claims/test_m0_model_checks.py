@@ -359,7 +359,7 @@ MODEL_CRITERIA = {
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """M0 on a user's model (``--model``): the tap's faithfulness and the causal mask, per seed's random init."""
-    from harness.trial import model as trials
+    from harness.trial import model_reads as trials
     from harness.trial.model_probes import PREFLIGHT_RTOL
 
     crits = ev.declare(MODEL_CRITERIA, rtol=PREFLIGHT_RTOL)

@@ -374,7 +374,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """Q3 on a user's model (``--model``): the independence ratio per call after a short training (reported: the
     training rate is not tuned)."""
-    from harness.trial import model as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_independence_after_training"]
     ev.counts_nothing("on a model on trial Q3 reads the independence ratio after a short training at an untuned "

@@ -493,7 +493,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     """R1 on a user's model (``--model``): the scaling it applies, read by the tap, at its own d_k and over its
     head-dim family. Both halves of the prediction are needed: a constant scale equals d_k^-0.5 at one d_k, so
     without the family R1 is refuted (the scaling is off at the model's own d_k) or not measured, never supported."""
-    from harness.trial import model as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
     progress(f"model {trial.spec}: the applied scaling, and over head_dim {block['head_dims']}", force=True)
@@ -573,7 +573,7 @@ def constant_key(trial, df: pd.DataFrame) -> str:
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads,
                              model_on_trial):
     if model_on_trial is not None:
-        from harness.trial.model import AT_INIT_OBJECTIONS
+        from harness.trial.model_reads import AT_INIT_OBJECTIONS
 
         _claim(evidence, objections=AT_INIT_OBJECTIONS)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)

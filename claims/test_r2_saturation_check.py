@@ -302,7 +302,7 @@ MODEL_CRITERIA = {
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """R2 on a user's model (``--model``): the check along width, and what the growth does to the softmax's
     gradient (reported beside it)."""
-    from harness.trial import model as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, widths=block["widths"], min_slope=block["min_slope"])["model_width_not_flagged"]
     progress(f"model {trial.spec}: logit std over width {block['widths']}", force=True)
@@ -340,7 +340,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
                          + ("The check here is at init, on the model's own q and k over its width family."
                             if model_on_trial is not None else "The check here is at init, on iid N(0,1) q and k.")))
     if model_on_trial is not None:
-        from harness.trial.model import AT_INIT_OBJECTIONS
+        from harness.trial.model_reads import AT_INIT_OBJECTIONS
 
         ev.answer_objections(AT_INIT_OBJECTIONS)
     else:

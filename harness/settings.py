@@ -275,7 +275,7 @@ def load_model(settings: Settings):
 
     try:
         trial = models.resolve(settings.model, config=settings.model_config,
-                                    overrides=list(settings.model_overrides), path=settings.model_path)
+                               overrides=list(settings.model_overrides), path=settings.model_path)
         trial = models.preflight(trial, cut_vocab=not settings.model_weights)
         if settings.model_weights:
             from harness.trial import checkpoint

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.trial import model as models
+from harness.trial import model as models, model_reads as reads
 from tests.conftest import REPO
 
 NANOGPT = "tests.model_trial.nanogpt"
@@ -99,7 +99,7 @@ def test_a_mistyped_override_is_refused_naming_the_closest_keys(override, messag
         models.resolve(config="GPT2Config", overrides=[override])
     assert str(exc.value) == message
     models.resolve(config="GPT2Config", overrides=["num_hidden_layers=1", "initializer_range=1",  # alias, int
-                                                        "eos_token_id=[1, 2]"])        # int | list[int]
+                                                   "eos_token_id=[1, 2]"])        # int | list[int]
     models.resolve(config="LlamaConfig", overrides=["rope_theta=5e5"])   # folded into rope_parameters
 
 
@@ -146,10 +146,10 @@ def test_the_probes_ask_for_the_copies_they_hold_and_the_training_checks_its_own
         models.check_fits(t)
     monkeypatch.setattr(models, "free_memory", lambda: 4 * n * models.MEMORY_COPIES + 1)
     t = models.preflight(t)
-    monkeypatch.setattr(models, "free_memory", lambda: 4 * n * models.TRAIN_COPIES - 1)
+    monkeypatch.setattr(reads, "free_memory", lambda: 4 * n * models.TRAIN_COPIES - 1)    # the training's own check
     with pytest.raises(models.ModelError, match=r"next-token training .* needs about .* copies: the model, "
-                                                      r"gradients, AdamW's moments\); .* is free"):
-        models.train_lm(t, 0, steps=1, lr=1e-3, batch=2, length=8, probe_batch=2)
+                                                 r"gradients, AdamW's moments\); .* is free"):
+        reads.train_lm(t, 0, steps=1, lr=1e-3, batch=2, length=8, probe_batch=2)
 
 
 @needs_transformers
@@ -227,9 +227,9 @@ def test_the_width_sweep_holds_the_head_dim_or_is_not_measured():
     from examples.models.tiny_decoder import TinyDecoder
 
     held = models.preflight(models.resolve("examples.models.tiny_decoder:build_model"))
-    fam, why = models.sweep(held, "width", [32, 64], [0], 2, 8)
+    fam, why = reads.sweep(held, "width", [32, 64], [0], 2, 8)
     assert why == "" and set(fam.d_k) == {16.0} and list(fam.width) == [32, 64]
     moving = models.preflight(models.ModelUnderTrial(
         "moving", lambda width=64: TinyDecoder(width=width, head_dim=width // 4)))
-    fam, why = models.sweep(moving, "width", [32, 64], [0], 2, 8)
+    fam, why = reads.sweep(moving, "width", [32, 64], [0], 2, 8)
     assert fam is None and why == "the width family did not hold the head dim: d_k 8 at width 32, 16 at width 64"

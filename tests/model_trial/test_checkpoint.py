@@ -46,7 +46,7 @@ def trained(tmp_path_factory):
 
 def _trial(overrides):
     return models.preflight(models.resolve(config="LlamaConfig",
-                                                     overrides=[f"{k}={v}" for k, v in overrides.items()]))
+                                           overrides=[f"{k}={v}" for k, v in overrides.items()]))
 
 
 @pytest.fixture(scope="module")

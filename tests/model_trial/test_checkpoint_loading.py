@@ -32,8 +32,8 @@ def _llama(head: bool = False, seed: int = 0, **over):
 
 def _trial(**over):
     return models.preflight(models.resolve(config="LlamaConfig",
-                                                     overrides=[f"{k}={v}" for k, v in {**TINY, **over}.items()]),
-                                 cut_vocab=False)
+                                           overrides=[f"{k}={v}" for k, v in {**TINY, **over}.items()]),
+                            cut_vocab=False)
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_model_config_reads_the_json_file_it_names_and_refuses_what_is_not_one(t
     built = models.preflight(models.resolve(config=str(tmp_path / "other.json")), cut_vocab=False)
     assert built.base.config.num_hidden_layers == 1
     assert models.preflight(models.resolve(config=str(tmp_path)),
-                                 cut_vocab=False).base.config.num_hidden_layers == 3
+                            cut_vocab=False).base.config.num_hidden_layers == 3
     _llama().save_pretrained(tmp_path / "w")
     for path, why in ((tmp_path / "w" / "model.safetensors", "a .safetensors file, not a .json; weights go to "
                                                              "--model-weights"),

@@ -38,7 +38,7 @@ def planted(tmp_path_factory):
     torch.set_num_threads(1)
     try:
         trial = models.preflight(models.resolve(config="LlamaConfig",
-                                                          overrides=[f"{k}={v}" for k, v in SHAPE.items()]))
+                                                overrides=[f"{k}={v}" for k, v in SHAPE.items()]))
         state = {k: v.clone() for k, v in trial.build(7).state_dict().items()}
     finally:
         torch.set_num_threads(threads)

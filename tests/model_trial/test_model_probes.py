@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from harness.trial import model as models
+from harness.trial import model as models, model_reads as reads
 from harness.trial import model_probes
 
 transformers = pytest.importorskip("transformers", reason="the transformers examples need .[models]")
@@ -65,12 +65,12 @@ def test_a_model_with_no_attention_is_refused_in_one_line_naming_what_was_tried(
 
 def test_the_frame_reads_the_scale_the_law_and_the_mask():
     t = trial("llama")
-    df = models.frame(t, [0], 2, 16)
+    df = reads.frame(t, [0], 2, 16)
     assert set(model_probes.COLUMNS) <= set(df.columns) and len(df) == 2 * 4       # 2 layers x 4 heads
     assert (df.scale * df.d_k.pow(0.5) - 1).abs().max() < 1e-9
     assert df.law_ratio.between(0.7, 1.4).all() and (df.future_weight_max == 0).all()
     leaky = trial("tiny_decoder_no_causal")
-    assert models.future_dependency(leaky, [0], 2, 16)[0] > 1e-3
+    assert reads.future_dependency(leaky, [0], 2, 16)[0] > 1e-3
 
 
 def test_a_sweep_holds_the_rest_of_the_shape():
@@ -80,7 +80,7 @@ def test_a_sweep_holds_the_rest_of_the_shape():
         "hidden_size": 128, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 256}
     assert models._transformers_sweep(trial("gpt2").base.config, "head_dim", 32) == {"num_attention_heads": 2}
     assert models._transformers_sweep(trial("t5").base.config, "head_dim", 32) == {"d_kv": 32}
-    fam, why = models.sweep(t, "head_dim", [8, 32], [0], 2, 16)
+    fam, why = reads.sweep(t, "head_dim", [8, 32], [0], 2, 16)
     assert why == "" and sorted(fam.d_k) == [8, 32] and math.isclose(fam.scale.iloc[0], 8 ** -0.5)
 
 
@@ -88,7 +88,7 @@ def test_a_builder_without_the_keyword_is_not_swept_and_says_why():
     from examples.models.tiny_decoder import TinyDecoder
 
     t = models.preflight(models.ModelUnderTrial("fixed", lambda: TinyDecoder()))
-    fam, why = models.sweep(t, "width", [64, 128], [0], 2, 8)
+    fam, why = reads.sweep(t, "width", [64, 128], [0], 2, 8)
     assert fam is None and why == "the builder fixed takes no width= keyword"
 
 
@@ -101,24 +101,24 @@ def test_overrides_read_as_literals(items, expected):
 
 def test_unscaled_arm_sets_every_scale_to_one_and_a_read_only_softmax_refuses():
     for name in ("llama", "tiny_decoder"):
-        df = models.frame(trial(name), [0], 2, 16, unscaled=True)
+        df = reads.frame(trial(name), [0], 2, 16, unscaled=True)
         assert (df.scale == 1.0).all()
     with pytest.raises(model_probes.TapError, match="cannot be unscaled"):
-        models.frame(trial("gpt_neo"), [0], 2, 16, unscaled=True)
+        reads.frame(trial("gpt_neo"), [0], 2, 16, unscaled=True)
 
 
 def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
     block = {"batch": 2, "length": 16, "train": {"steps": 30, "lr": 3e-3, "batch": 8, "length": 16}}
     t = trial("tiny_decoder")
-    df, losses, why = models.trained(t, [0], block)
+    df, losses, why = reads.trained(t, [0], block)
     assert why == "" and losses[0][1] < losses[0][0] and len(df) == 2 * 4
-    again = models.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16, probe_batch=2)
+    again = reads.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16, probe_batch=2)
     assert again[0] is next(v for k, v in t.cache.items() if k[0] == "train")[0]
     # only the readings are kept: no trained model stays in the trial's cache (issue 48: 10-24 GB at released widths)
     assert not any(isinstance(x, torch.nn.Module) for v in t.cache.values()
                    for x in (v if isinstance(v, tuple) else (v,)))
-    assert models.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
-    assert "encoder-decoder" in models.trained(trial("t5"), [0], block)[2]
+    assert reads.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
+    assert "encoder-decoder" in reads.trained(trial("t5"), [0], block)[2]
 
 
 def test_a_config_class_or_a_config_json_builds_the_model(tmp_path):
@@ -161,5 +161,5 @@ def test_a_builder_that_ignores_the_override_is_not_swept_and_says_why():
 
     t = models.preflight(models.ModelUnderTrial("deaf", lambda **_: TinyDecoder()))
     for dim in ("head_dim", "width"):
-        fam, why = models.sweep(t, dim, [16, 32], [0], 2, 8)
+        fam, why = reads.sweep(t, dim, [16, 32], [0], 2, 8)
         assert fam is None and why.startswith(f"the builder ignored {dim}=")
