@@ -2,7 +2,7 @@
 
 It makes a checkpoint at the given shape (a ``LlamaForCausalLM`` at random init, saved with ``save_pretrained`` in
 the given dtype: a stand-in for trained weights; the cost does not depend on their values), then reads it in a
-fresh process at two torch threads (``--threads``), through the trial's own path: ``model_trial.resolve`` and
+fresh process at two torch threads (``--threads``), through the trial's own path: ``harness.trial.model.resolve`` and
 ``preflight``, ``checkpoint.prepare`` (names and shapes checked, probe ids drawn) and ``checkpoint.read`` (the readings at the
 checkpoint and at init on ``--count`` x ``--length`` probe tokens). It prints the wall time of each step and the
 reading process's peak resident memory. Target (issue 49): a 1B checkpoint in bf16, 8 x 256 tokens, under 5
@@ -49,12 +49,12 @@ def read(a: argparse.Namespace, folder: Path) -> dict[str, float]:
     import torch
 
     torch.set_num_threads(a.threads)
-    from harness import checkpoint, model_trial
-    from harness.measure import checkpoint as readings
+    from harness.trial import checkpoint, model as models
+    from harness.trial import checkpoint_probes as readings
 
     out: dict[str, float] = {}
     t = time.perf_counter()
-    trial = model_trial.preflight(model_trial.resolve(
+    trial = models.preflight(models.resolve(
         config="LlamaConfig", overrides=[f"{k}={v}" for k, v in overrides(a).items()]))
     out["preflight_s"] = time.perf_counter() - t
     t = time.perf_counter()

@@ -8,7 +8,7 @@ run's whole time. Target: each claim under 60 s and 4 GB on 2 CPU cores.
 
     python benchmarks/model_trial_probe.py [gpt-neo-1.3b qwen3-0.6b ...] [--profile smoke]
 
-The builds at init take the vocabulary cut to ``harness.model_trial.PROBE_VOCAB`` tokens (the config's pad token
+The builds at init take the vocabulary cut to ``harness.trial.model.PROBE_VOCAB`` tokens (the config's pad token
 kept inside): Gemma 2 9B's 256k-token vocabulary alone is 3.7 GB of float32 parameters.
 """
 from __future__ import annotations
@@ -88,12 +88,12 @@ def one(name: str, profile: str) -> dict:
         wall = time.perf_counter() - t0
         results = json.loads((Path(out) / "results.json").read_text()) if (Path(out) / "results.json").exists() \
             else {"claims": {}}
-    from harness import model_trial
-    trial = model_trial.resolve(config=cls, overrides=overrides)
-    trial.base = model_trial._on_meta(trial)             # the pre-flight's cut, read on the meta device
-    trial.vocab = model_trial.probe_vocab(trial)
-    return {"shape": name, "exit": int(code), "wall_s": wall, "n_params": model_trial.parameter_count(trial),
-            "n_params_built": model_trial.parameter_count(trial, **model_trial.vocab_overrides(trial)),
+    from harness.trial import model as models
+    trial = models.resolve(config=cls, overrides=overrides)
+    trial.base = models._on_meta(trial)             # the pre-flight's cut, read on the meta device
+    trial.vocab = models.probe_vocab(trial)
+    return {"shape": name, "exit": int(code), "wall_s": wall, "n_params": models.parameter_count(trial),
+            "n_params_built": models.parameter_count(trial, **models.vocab_overrides(trial)),
             "vocab": list(trial.vocab) if trial.vocab else None,
             "claims": {cid: {**m, "budget_s": results["claims"].get(cid, {}).get("budget_s"),
                              "verdict": results["claims"].get(cid, {}).get("verdict")}

@@ -412,8 +412,8 @@ MODEL_CRITERIA = {
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """C3 on a user's model (``--model``): entropy, saturated rows and softmax gradient at init, scaled and not."""
-    from harness import model_trial as trials
-    from harness.measure.model_probes import TapError
+    from harness.trial import model_reads as trials
+    from harness.trial.model_probes import TapError
 
     crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]
     ev.counts_nothing("C3 is about d_k growing, and a model on trial has one d_k: its reading at init is reported")

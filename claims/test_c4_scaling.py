@@ -651,7 +651,7 @@ MODEL_CRITERIA = {
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """C4 on a user's model (``--model``): the footnote's law per attention call, and the logit std over the
     head-dim family."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crits = ev.declare(MODEL_CRITERIA, head_dims=block["head_dims"], min_slope=block["min_slope"])
     progress(f"model {trial.spec}: the variance law per call over seeds {seeds}", force=True)
@@ -684,7 +684,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 # ============================================================================== the test
 def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_trial):
     if model_on_trial is not None:
-        from harness.model_trial import AT_INIT_OBJECTIONS
+        from harness.trial.model_reads import AT_INIT_OBJECTIONS
 
         _claim(evidence, objections=AT_INIT_OBJECTIONS)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)

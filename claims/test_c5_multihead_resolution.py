@@ -373,7 +373,7 @@ MODEL_CRITERIA = {
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """C5 on a user's model (``--model``): head distances at init and after a short training (reported)."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_heads_diverge"]
     ev.counts_nothing("on a model on trial C5 reads whether the heads diverge after a short training at an "

@@ -32,7 +32,7 @@ projected subspaces"); the mask checks and ``positional_encoding`` quote nothing
 or positional encoding: each gives that reason instead (``unquoted``), as does the tap's premise on a model on trial.
 
 **A kernel on trial** (``--attention``, issue 27): the checks above judge this project's model; with a user's kernel
-M0 judges the kernel instead, a black box read through ``harness.measure.kernel_probes`` in each ``--attention-dtypes``:
+M0 judges the kernel instead, a black box read through ``harness.trial.kernel_probes`` in each ``--attention-dtypes``:
 
 * ``kernel_masks`` (exact, fast): zero weight on every masked key (``is_causal``, a bool padding mask, an additive
   -inf mask) and nonzero on every allowed one, the weights read out with v = identity over keys. The causal
@@ -52,8 +52,8 @@ import pytest
 import torch
 
 from harness.record import decision
-from harness.measure import kernel_probes
-from harness.kernel import DTYPES
+from harness.trial import kernel_probes
+from harness.trial.kernel import DTYPES
 from harness.measure.probes import PATH_TOL, dependency_matrix
 from model import DecoderLM, ModelConfig, Transformer, capture
 
@@ -359,8 +359,8 @@ MODEL_CRITERIA = {
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """M0 on a user's model (``--model``): the tap's faithfulness and the causal mask, per seed's random init."""
-    from harness import model_trial as trials
-    from harness.measure.model_probes import PREFLIGHT_RTOL
+    from harness.trial import model_reads as trials
+    from harness.trial.model_probes import PREFLIGHT_RTOL
 
     crits = ev.declare(MODEL_CRITERIA, rtol=PREFLIGHT_RTOL)
     crits["model_tap_faithful"].check(trial.preflight_diff <= PREFLIGHT_RTOL, measured=trial.preflight_diff,

@@ -313,7 +313,7 @@ MODEL_CRITERIA = {
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """Q1 on a user's model (``--model``): logit growth and entropy after a short training, at the rate and at
     ``rate_high`` x it (reported: the rates are not tuned)."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     high = block["train"]["rate_high"]
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"], rate_high=high)["model_no_entropy_collapse"]

@@ -278,7 +278,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     """Q2 on a user's model (``--model``): sinks against entropy over the heads after a short training (reported)."""
     from scipy import stats as sps
 
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_sink_tracks_entropy"]
     ev.counts_nothing("on a model on trial Q2 reads one relation after a short training at an untuned rate: "

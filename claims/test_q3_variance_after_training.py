@@ -303,8 +303,8 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     """Q3 on a user's trained checkpoint (``--model-weights``): per layer, do both halves of the footnote hold at
     the checkpoint, the independence ratio and the scaled logits' std each within Q3's factor 2 of 1? One sample per
     probe sequence; the same architecture at init beside it."""
-    from harness import checkpoint as checkpoints
-    from harness.measure import checkpoint as readings
+    from harness.trial import checkpoint as checkpoints
+    from harness.trial import checkpoint_probes as readings
     from harness.report.checkpoint_plots import by_name, figure_heatmaps
 
     ckpt = trial.checkpoint
@@ -374,7 +374,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """Q3 on a user's model (``--model``): the independence ratio per call after a short training (reported: the
     training rate is not tuned)."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_independence_after_training"]
     ev.counts_nothing("on a model on trial Q3 reads the independence ratio after a short training at an untuned "

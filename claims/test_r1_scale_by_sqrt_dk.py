@@ -21,7 +21,7 @@ So the model's default attention must *be* that operation, and using it must nev
     one": R1 makes no quality claim against additive, so this does not count.
 
 **A kernel on trial** (``--attention``, issue 27): R1 judges the user's kernel, a black box, through
-``harness.measure.kernel_probes`` (the model-level criteria above judge this project's module and are not run):
+``harness.trial.kernel_probes`` (the model-level criteria above judge this project's module and are not run):
 
 ``kernel_exact`` (exact, fast): against softmax(QK^T s)V from upcast (float64) inputs, rounded to the dtype, by
     flash-attn's test rule: the kernel's error is at most 2x PyTorch's own error *in the same dtype* (plain ops with
@@ -64,11 +64,12 @@ import torch
 import torch.nn.functional as F
 
 from harness.record import decision, margins
-from harness.measure import kernel_probes, stats
+from harness.measure import stats
+from harness.trial import kernel_probes
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
-from harness import kernel as kernels
-from harness.kernel import DTYPES
+from harness.trial import kernel as kernels
+from harness.trial.kernel import DTYPES
 from harness.study.sweeps import per_seed, summary_table
 from model import ModelConfig, MultiHeadAttention, build_mask, capture
 from model.kernels import use_kernel
@@ -402,7 +403,7 @@ def kernel_training(ev, crit, kernel, training: dict, sweep_block: dict, seeds, 
 
 def kernel_trial(ev, kernel, trial: dict, seeds, device, progress=lambda msg, force=False: None,
                  sweep_block: dict | None = None) -> None:
-    """R1 on a kernel under trial: its criteria declared, measured (``harness.measure.kernel_probes``), recorded; with
+    """R1 on a kernel under trial: its criteria declared, measured (``harness.trial.kernel_probes``), recorded; with
     ``sweep_block`` (the shared sweep's, ``trial["training"]["sweep_from"]``) the training arm too (not under
     --fast)."""
     crits = ev.declare(KERNEL_CRITERIA, d_ks=trial["d_ks"], long_len=trial["long_len"],
@@ -492,7 +493,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     """R1 on a user's model (``--model``): the scaling it applies, read by the tap, at its own d_k and over its
     head-dim family. Both halves of the prediction are needed: a constant scale equals d_k^-0.5 at one d_k, so
     without the family R1 is refuted (the scaling is off at the model's own d_k) or not measured, never supported."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
     progress(f"model {trial.spec}: the applied scaling, and over head_dim {block['head_dims']}", force=True)
@@ -572,7 +573,7 @@ def constant_key(trial, df: pd.DataFrame) -> str:
 def test_r1_scale_by_sqrt_dk(evidence, profile, device, seeds, progress, fast, attention, claim_threads,
                              model_on_trial):
     if model_on_trial is not None:
-        from harness.model_trial import AT_INIT_OBJECTIONS
+        from harness.trial.model_reads import AT_INIT_OBJECTIONS
 
         _claim(evidence, objections=AT_INIT_OBJECTIONS)
         return model_trial(evidence, model_on_trial, profile.claim("model_trial"), seeds, progress)

@@ -60,7 +60,7 @@ R2 not testable here; nothing here can refute it. The classification (``classify
 output, reported per row and in the metric ``saturation_flags_matched``.
 
 **A kernel on trial** (``--attention``, issue 27): the same check through the user's kernel, a black box
-(``harness.measure.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
+(``harness.trial.kernel_probes.saturation``: unit-variance q and k at each d_k, the weights read out with v = identity
 over keys, dL/dlogits by autograd through the softmax of the recovered logits), with the same bands:
 ``kernel_default_not_flagged`` (fast): at ``scale=None`` the logit std is flat in d_k; ``kernel_unscaled_flagged``
 (fast): at ``scale=1`` the logits grow and the softmax gradient shrinks (a kernel that ignores the scale it is given
@@ -77,8 +77,9 @@ import pandas as pd
 import pytest
 
 from harness.record import decision
-from harness.measure import kernel_probes, probes, stats
-from harness.kernel import DTYPES
+from harness.measure import probes, stats
+from harness.trial import kernel_probes
+from harness.trial.kernel import DTYPES
 from harness.report.plots import plt
 from model import ModelConfig
 
@@ -247,7 +248,7 @@ def heatmap(per: pd.DataFrame, summary: pd.DataFrame):
     return fig
 
 
-# arm of harness.measure.kernel_probes.saturation -> (criterion, predicted flag)
+# arm of harness.trial.kernel_probes.saturation -> (criterion, predicted flag)
 KERNEL_ARMS = {"scale=None": ("kernel_default_not_flagged", NOT_FLAGGED), "scale=1": ("kernel_unscaled_flagged",
                                                                                        SATURATES)}
 #: a kernel on trial's criteria: the check's band per arm, through the kernel
@@ -259,7 +260,7 @@ KERNEL_CRITERIA = {name: flag_criterion(f"the kernel at {arm}", flag, "the recov
 def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
                  progress=lambda msg, force=False: None) -> None:
     """R2 on a kernel under trial: the check's bands declared per arm, measured through the kernel, recorded."""
-    how = (f"harness.measure.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
+    how = (f"harness.trial.kernel_probes.saturation over d_k {trial['d_ks']} x {len(seeds)} seeds, unit-variance q and k, "
            "weights read out of the kernel")
     declared = ev.declare(KERNEL_CRITERIA, how=how, min_slope=min_slope)
     crits = {arm: declared[name] for arm, (name, _) in KERNEL_ARMS.items()}
@@ -301,7 +302,7 @@ MODEL_CRITERIA = {
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
     """R2 on a user's model (``--model``): the check along width, and what the growth does to the softmax's
     gradient (reported beside it)."""
-    from harness import model_trial as trials
+    from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, widths=block["widths"], min_slope=block["min_slope"])["model_width_not_flagged"]
     progress(f"model {trial.spec}: logit std over width {block['widths']}", force=True)
@@ -339,7 +340,7 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
                          + ("The check here is at init, on the model's own q and k over its width family."
                             if model_on_trial is not None else "The check here is at init, on iid N(0,1) q and k.")))
     if model_on_trial is not None:
-        from harness.model_trial import AT_INIT_OBJECTIONS
+        from harness.trial.model_reads import AT_INIT_OBJECTIONS
 
         ev.answer_objections(AT_INIT_OBJECTIONS)
     else:

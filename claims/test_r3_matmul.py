@@ -53,7 +53,7 @@ memoised, not retrained. The margin is the held-out loss margin of ``harness.rec
 **A kernel on trial** (``--attention``, issue 27): R3 becomes a question about the kernel ("does it map to optimized
 code as well as PyTorch's SDPA?"), so its answer is reported and never fails the run: the note's R3 compares
 formulations, and a kernel's speed is the user's business, not a claim of the paper. Both criteria read
-forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.measure.kernel_probes.speed``;
+forward+backward time of the kernel over SDPA's at the trial's sizes (``harness.trial.kernel_probes.speed``;
 forward only, on both sides, where the kernel has no backward on this device), per round in logs: each round
 interleaves the two and keeps each side's fastest call, on CPU seconds (a process waiting for a core accrues none;
 issue 39: three single calls read a wrapper of SDPA at 0.90-1.42 from run to run). ``kernel_same_speed_as_sdpa``
@@ -78,10 +78,11 @@ import pytest
 import torch
 
 from harness.record import decision, margins
-from harness.measure import kernel_probes, stats
+from harness.measure import stats
+from harness.trial import kernel_probes
 from harness.report.plots import plt
 from harness.study import sweeps, tuning
-from harness.kernel import DTYPES
+from harness.trial.kernel import DTYPES
 from harness.train.loop import torch_threads
 from harness.measure.bench import (attention_step, available_memory_bytes, benchmark_record, estimated_peak_bytes,
                            iterations_for, peak_memory_bytes, time_per_call, write_benchmark_json)

@@ -2,7 +2,7 @@
 
 A ``pytest11`` entry point named ``harness.plugin``, so its options exist whatever the rootdir; an uninstalled clone
 registers it through the root ``conftest.py`` (pytest dedups plugins by that name). ``--attention pkg.module:callable`` puts a user's kernel on trial
-(issue 27, ``harness.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
+(issue 27, ``harness.trial.kernel``): M0, R1, R2, R3 judge it, and the model's dot-product attention calls it. A *claim test* is a test that uses the ``evidence`` fixture
 (its id comes from ``ev.claim(...)`` or ``pytest.mark.claim("C4")``). For each claim test the plugin:
 
 1. ships the part it recorded, unjudged, in ``report.user_properties`` (JSON), which is how a record travels
@@ -241,13 +241,14 @@ def fast(pytestconfig: pytest.Config) -> bool:
 
 @pytest.fixture(scope="session")
 def attention(pytestconfig: pytest.Config):
-    """The kernel under trial (``harness.kernel.Kernel``, from ``--attention``), or None: the model's own attention."""
+    """The kernel under trial (``harness.trial.kernel.Kernel``, from ``--attention``), or None: the model's own
+    attention."""
     return _state(pytestconfig).kernel
 
 
 @pytest.fixture
 def model_on_trial(pytestconfig: pytest.Config):
-    """The user's model under trial (``harness.model_trial.ModelUnderTrial``, from ``--model``), or None."""
+    """The user's model under trial (``harness.trial.model.ModelUnderTrial``, from ``--model``), or None."""
     return _state(pytestconfig).model_trial
 
 

@@ -19,7 +19,7 @@ API:
 * ``derive_seeds(master_seed, n)`` — a run's seeds, ``master_seed * SEED_STRIDE + 0..n-1`` (at most ``MAX_SEEDS``);
 * ``DRY_RUN_STEPS``, ``DRY_RUN_SEEDS`` — what ``--dry-run`` trains (issue 18);
 * ``load_kernel(settings, worker_id)`` — ``--attention`` resolved, pre-flighted and set as the model's kernel
-  (issue 27, ``harness.kernel``), or None; the ``--attention-*`` options without it are usage errors;
+  (issue 27, ``harness.trial.kernel``), or None; the ``--attention-*`` options without it are usage errors;
 * ``faults_module()`` — ``model.faults``, imported only when ``--inject-fault`` is used (issue 10);
 * ``worker_threads(cpu_count, workerinput)`` — torch threads for one xdist worker;
 * ``check_path_options(config)`` — a path option written with a space (``--model-path DIR``) that pytest also read
@@ -267,30 +267,30 @@ def resolve_device(spec: str, worker_id: str | None = None) -> str:
 
 
 def load_model(settings: Settings):
-    """--model (or --model-config) resolved, built and tapped once (``harness.model_trial.preflight``); a user's
+    """--model (or --model-config) resolved, built and tapped once (``harness.trial.model.preflight``); a user's
     mistake, or a model the trial cannot tap, is a usage error (exit 4, one line). None without --model."""
     if not (settings.model or settings.model_config):
         return None
-    from harness import model_trial
+    from harness.trial import model as models
 
     try:
-        trial = model_trial.resolve(settings.model, config=settings.model_config,
-                                    overrides=list(settings.model_overrides), path=settings.model_path)
-        trial = model_trial.preflight(trial, cut_vocab=not settings.model_weights)
+        trial = models.resolve(settings.model, config=settings.model_config,
+                               overrides=list(settings.model_overrides), path=settings.model_path)
+        trial = models.preflight(trial, cut_vocab=not settings.model_weights)
         if settings.model_weights:
-            from harness import checkpoint
+            from harness.trial import checkpoint
 
             checkpoint.prepare(trial, settings.model_weights, tokens=settings.probe_tokens,
                                text=settings.probe_text, allow_unused=settings.model_weights_allow_unused)
         return trial
-    except model_trial.ModelError as exc:
+    except models.ModelError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
 def load_kernel(settings: Settings, worker_id: str | None = None):
-    """--attention resolved and called once on a tiny input (``harness.kernel.preflight``), then set as the model's
-    kernel for the session (``model.kernels``); a user's mistake is a usage error (exit 4, one line). None without
-    --attention."""
+    """--attention resolved and called once on a tiny input (``harness.trial.kernel.preflight``), then set as the
+    model's kernel for the session (``model.kernels``); a user's mistake is a usage error (exit 4, one line). None
+    without --attention."""
     if not settings.attention:
         for flag, used in (("--attention-path", settings.attention_path),
                            ("--attention-factory", settings.attention_factory),
@@ -298,7 +298,7 @@ def load_kernel(settings: Settings, worker_id: str | None = None):
             if used:
                 raise pytest.UsageError(f"{flag} needs --attention pkg.module:callable")
         return None
-    from harness import kernel as kernels
+    from harness.trial import kernel as kernels
     from model.kernels import set_kernel
 
     try:

@@ -4,12 +4,12 @@
 score-softmax-value step (the pytest option ``--attention`` calls it for the session); ``with use_kernel(fn):``
 does the same inside a block. ``fn(q, k, v, *, mask, is_causal, scale, dropout_p) -> (out, weights or None)``
 takes and returns (B, h, T, d) tensors, ``mask`` bool with True where a query may attend
-(``harness.kernel.Kernel`` puts a user's function in this form). The model imports nothing from the harness.
+(``harness.trial.kernel.Kernel`` puts a user's function in this form). The model imports nothing from the harness.
 
 A kernel can also be one model's, not the session's: ``register_kernel(name, fn)`` binds a name, and a
 ``ModelConfig(kernel=name)`` makes that model's attention call it whatever the session's is (a kernel trial's
 training arm, beside a reference arm built without one). The name is the kernel's identity in the config, and so in
-every memo keyed on the config (``harness.kernel.Kernel.identity``: its name, convention and source hash).
+every memo keyed on the config (``harness.trial.kernel.Kernel.identity``: its name, convention and source hash).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 M0, R1, R2 and R3 read as ``profile.claim("kernel_trial")``."""
 from harness.profiles.merge import overrides
 
-# The probe-level trial of a user's kernel (issue 27, harness/measure/kernel_probes/; M0, R1, R2, R3 with
+# The probe-level trial of a user's kernel (issue 27, harness/trial/kernel_probes/; M0, R1, R2, R3 with
 # --attention):
 # cases Hypothesis draws for R1's exactness (a failing one is shrunk; more cases, more shapes seen); their query and
 # key counts, short (1..max_len) or as often long and ragged (max_len+1..long_len: long_len above 2 x 128 keys, so

@@ -4,7 +4,7 @@ coordinate checks put init and trained side by side). Each reading has a fixed s
 55): a ratio on log2 around the footnote's 1 with its factor 2 marked, a std or a variance on a log scale with 1
 marked, a share on [0, 1]; the same colour is the same value for every checkpoint.
 
-It reads ``harness.measure.checkpoint.layer_table``'s frame (columns ``which``, ``layer``, ``head`` and the
+It reads ``harness.trial.checkpoint_probes.layer_table``'s frame (columns ``which``, ``layer``, ``head`` and the
 readings) and never imports torch.
 """
 from __future__ import annotations

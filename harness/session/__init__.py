@@ -156,8 +156,8 @@ class ClaimsSession(CollectParts, JudgeClaims, WriteResults, TerminalSummary):
         self.previous_sigterm = None  # set by pytest_configure when it takes over SIGTERM
         self.results: dict[str, Any] | None = None
         self.messages: list[str] = []
-        self.kernel = None  # harness.kernel.Kernel under trial (--attention), set by pytest_configure
-        self.model_trial = None  # harness.model_trial.ModelUnderTrial (--model), set by pytest_configure
+        self.kernel = None  # harness.trial.kernel.Kernel under trial (--attention), set by pytest_configure
+        self.model_trial = None  # harness.trial.model.ModelUnderTrial (--model), set by pytest_configure
         # a worker writes claim files to its own staging folder and ships them back (see ship_files)
         self.staging: Path | None = None
         if self.worker_id is not None:

@@ -90,7 +90,7 @@ class WriteResults:
         if self.model_trial is None:
             return None
         if not hasattr(self, "_n_params"):
-            from harness.model_trial import parameter_count
+            from harness.trial.model import parameter_count
             self._n_params = parameter_count(self.model_trial, **self.model_trial.vocab_cut)
         return self._n_params
 

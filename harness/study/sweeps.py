@@ -50,7 +50,7 @@ from model import MultiHeadAttention, ModelConfig, active_fault
 from model.kernels import active_kernel
 
 from harness.measure import probes
-from harness.kernel import identity as kernel_identity
+from harness.trial.kernel import identity as kernel_identity
 from harness.data import make_task
 from harness.data.tasks import Task, validation_test_split
 from harness.train.loop import TrainConfig, build_for_task, evaluate, train

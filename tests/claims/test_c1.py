@@ -74,7 +74,7 @@ def test_structure_check_sees_recurrence():
 
 
 def _leak(arch: str, kernel: str | None = None, fault: str | None = None) -> tuple[float, int | None]:
-    from harness.kernel import resolve
+    from harness.trial.kernel import resolve
     from harness.measure.probes import future_target_leak
     from harness.train.loop import build_for_task
     from model.kernels import use_kernel

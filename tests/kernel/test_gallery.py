@@ -22,7 +22,7 @@ import claims.test_r1_scale_by_sqrt_dk as r1
 import claims.test_r2_saturation_check as r2
 import claims.test_r3_matmul as r3
 from examples.attention import BROKEN_PROPERTY, BUGGY, BUGGY_DTYPES, CORRECT
-from harness import kernel as kernels
+from harness.trial import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
 from harness.report import findings
@@ -160,7 +160,7 @@ def test_the_probes_cross_real_tiles():
     """The drawn cases include key counts above 2 x 128 that are no multiple of a 64- or 128-key tile, and the
     correct tiled kernel (128-key tiles) is judged on them: the rescale bug cannot hide in one tile."""
     from examples.attention import tiled_online_softmax
-    from harness.measure import kernel_probes
+    from harness.trial import kernel_probes
 
     trial_ = get_profile("smoke").claim("kernel_trial")
     report = kernel_probes.exactness(kernels.resolve("examples.attention.tiled_online_softmax:attention"),

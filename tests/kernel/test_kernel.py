@@ -13,8 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from harness import kernel as kernels
-from harness.measure import kernel_probes
+from harness.trial import kernel as kernels
+from harness.trial import kernel_probes
 from harness.report import html as report
 from model import ModelConfig, MultiHeadAttention, capture, inject
 from model.kernels import active_kernel, use_kernel
@@ -396,8 +396,8 @@ def test_two_kernels_never_share_a_sweep_run():
 
 
 def test_a_kernel_that_raises_in_a_model_says_so_in_its_own_words():
-    """``harness.kernel.register``'s binding turns what the kernel raises inside a model into ``KernelRaised`` with
-    the kernel's own message (R1's training arm records it, unmeasured), never the harness's own error."""
+    """``harness.trial.kernel.register``'s binding turns what the kernel raises inside a model into ``KernelRaised``
+    with the kernel's own message (R1's training arm records it, unmeasured), never the harness's own error."""
     def picky(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
         raise ValueError("head dim 8 is not supported by this kernel\nsecond line")
 
@@ -461,7 +461,7 @@ def test_what_real_kernels_do_is_drawn_where_the_kernel_takes_it():
     """Issue 39.8: causal with L > S and decode (L = 1, long S) for every kernel; a sliding window, a logit soft-cap
     and transformers' mask-less is_causal path only for a kernel that takes them at pre-flight (it runs with the
     keyword and its output moves); what it does not take is recorded in ``unsupported``, never a failure."""
-    from harness.measure import kernel_probes
+    from harness.trial import kernel_probes
 
     def drawn(name):
         k = kernels.resolve(name)
@@ -490,7 +490,7 @@ def test_the_mask_less_is_causal_path_is_judged_where_an_hf_kernel_takes_it():
 
     import torch
 
-    from harness.measure import kernel_probes
+    from harness.trial import kernel_probes
 
     def reads_is_causal(module, query, key, value, attention_mask, scaling=None, dropout=0.0, is_causal=None,
                         **kwargs):

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import claims.test_c1_attention_suffices as c1
-from harness import kernel as kernels
+from harness.trial import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
 from harness.profiles import KERNEL_NOT_YET, KERNEL_TRIAL_CLAIMS

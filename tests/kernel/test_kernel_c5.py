@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 import claims.test_c5_multihead_resolution as c5
-from harness import kernel as kernels
+from harness.trial import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
 from harness.profiles import Profile, get_profile

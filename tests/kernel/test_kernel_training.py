@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import claims.test_r1_scale_by_sqrt_dk as r1
-from harness import kernel as kernels
+from harness.trial import kernel as kernels
 from harness.record import verdict as verdicts
 from harness.record.evidence import Evidence
 from harness.profiles import get_profile

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import model_trial
+from harness.trial import model as models, model_reads as reads
 from tests.conftest import REPO
 
 NANOGPT = "tests.model_trial.nanogpt"
@@ -95,42 +95,42 @@ def test_the_equals_form_from_the_checkout_reads_the_project_config(elsewhere):
     ("scale_attn_weights=1", "--model-override scale_attn_weights=1: expected bool, got int (the default is True)"),
 ])
 def test_a_mistyped_override_is_refused_naming_the_closest_keys(override, message):
-    with pytest.raises(model_trial.ModelError) as exc:
-        model_trial.resolve(config="GPT2Config", overrides=[override])
+    with pytest.raises(models.ModelError) as exc:
+        models.resolve(config="GPT2Config", overrides=[override])
     assert str(exc.value) == message
-    model_trial.resolve(config="GPT2Config", overrides=["num_hidden_layers=1", "initializer_range=1",  # alias, int
-                                                        "eos_token_id=[1, 2]"])        # int | list[int]
-    model_trial.resolve(config="LlamaConfig", overrides=["rope_theta=5e5"])   # folded into rope_parameters
+    models.resolve(config="GPT2Config", overrides=["num_hidden_layers=1", "initializer_range=1",  # alias, int
+                                                   "eos_token_id=[1, 2]"])        # int | list[int]
+    models.resolve(config="LlamaConfig", overrides=["rope_theta=5e5"])   # folded into rope_parameters
 
 
 def test_a_builder_that_names_its_keywords_checks_them_and_one_with_kwargs_passes_them_on():
-    with pytest.raises(model_trial.ModelError, match=r"has no key 'n_layers'; the closest: n_layer$"):
-        model_trial.resolve(f"{NANOGPT}:build_model", overrides=["n_layers=1"])
-    with pytest.raises(model_trial.ModelError, match="expected int, got str"):
-        model_trial.resolve(f"{NANOGPT}:build_model", overrides=["n_layer=two"])
-    assert model_trial.resolve("examples.models.tiny_decoder:build_model", overrides=["anything=1"]).overrides
+    with pytest.raises(models.ModelError, match=r"has no key 'n_layers'; the closest: n_layer$"):
+        models.resolve(f"{NANOGPT}:build_model", overrides=["n_layers=1"])
+    with pytest.raises(models.ModelError, match="expected int, got str"):
+        models.resolve(f"{NANOGPT}:build_model", overrides=["n_layer=two"])
+    assert models.resolve("examples.models.tiny_decoder:build_model", overrides=["anything=1"]).overrides
 
 
 @needs_transformers
 def test_a_model_that_does_not_fit_is_refused_before_it_is_built_with_the_layers_that_would(monkeypatch):
-    t = model_trial.resolve(config="GPT2Config")
-    n = model_trial.parameter_count(t)
+    t = models.resolve(config="GPT2Config")
+    n = models.parameter_count(t)
     assert n == 124_439_808                                    # GPT-2 small, counted on the meta device
     free = 10**9
-    monkeypatch.setattr(model_trial, "free_memory", lambda: free)
-    monkeypatch.setattr(model_trial.ModelUnderTrial, "build", lambda *a, **k: pytest.fail("built"))
-    with pytest.raises(model_trial.ModelError) as exc:
-        model_trial.preflight(t)
+    monkeypatch.setattr(models, "free_memory", lambda: free)
+    monkeypatch.setattr(models.ModelUnderTrial, "build", lambda *a, **k: pytest.fail("built"))
+    with pytest.raises(models.ModelError) as exc:
+        models.preflight(t)
     text = str(exc.value)
     layers = int(text.rsplit("num_hidden_layers=", 1)[1].split()[0])
-    need = lambda k: 4 * model_trial.MEMORY_COPIES * model_trial.parameter_count(  # noqa: E731
-        t, num_hidden_layers=k, vocab_size=model_trial.PROBE_VOCAB)
+    need = lambda k: 4 * models.MEMORY_COPIES * models.parameter_count(  # noqa: E731
+        t, num_hidden_layers=k, vocab_size=models.PROBE_VOCAB)
     assert need(layers) <= free < need(layers + 1)
     # asked for as built at init: the vocabulary cut to PROBE_VOCAB tokens (50257 x 768 -> 4096 x 768)
     assert text.startswith("config GPT2Config: 88.99M parameters (built at init with 4096 of its 50257 tokens) need "
                            "about 1.07 GB") and "1 GB is free" in text
-    with pytest.raises(model_trial.ModelError, match="124.4M parameters need about 1.49 GB"):
-        model_trial.preflight(t, cut_vocab=False)                # --model-weights: the checkpoint's rows are read
+    with pytest.raises(models.ModelError, match="124.4M parameters need about 1.49 GB"):
+        models.preflight(t, cut_vocab=False)                # --model-weights: the checkpoint's rows are read
 
 
 @needs_transformers
@@ -138,18 +138,18 @@ def test_the_probes_ask_for_the_copies_they_hold_and_the_training_checks_its_own
     """The pre-flight asks for MEMORY_COPIES (what a probe or a checkpoint read holds), not the short training's:
     with room for those and not for the training's, the pre-flight passes; the training then checks its own copies
     on the model it builds, and says why it does not run rather than running out of memory."""
-    t = model_trial.resolve(config="GPT2Config", overrides=["n_layer=1", "vocab_size=4000"])   # nothing to cut
-    n = model_trial.parameter_count(t)
-    assert model_trial.MEMORY_COPIES < model_trial.TRAIN_COPIES
-    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.MEMORY_COPIES - 1)
-    with pytest.raises(model_trial.ModelError):
-        model_trial.check_fits(t)
-    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.MEMORY_COPIES + 1)
-    t = model_trial.preflight(t)
-    monkeypatch.setattr(model_trial, "free_memory", lambda: 4 * n * model_trial.TRAIN_COPIES - 1)
-    with pytest.raises(model_trial.ModelError, match=r"next-token training .* needs about .* copies: the model, "
-                                                      r"gradients, AdamW's moments\); .* is free"):
-        model_trial.train_lm(t, 0, steps=1, lr=1e-3, batch=2, length=8, probe_batch=2)
+    t = models.resolve(config="GPT2Config", overrides=["n_layer=1", "vocab_size=4000"])   # nothing to cut
+    n = models.parameter_count(t)
+    assert models.MEMORY_COPIES < models.TRAIN_COPIES
+    monkeypatch.setattr(models, "free_memory", lambda: 4 * n * models.MEMORY_COPIES - 1)
+    with pytest.raises(models.ModelError):
+        models.check_fits(t)
+    monkeypatch.setattr(models, "free_memory", lambda: 4 * n * models.MEMORY_COPIES + 1)
+    t = models.preflight(t)
+    monkeypatch.setattr(reads, "free_memory", lambda: 4 * n * models.TRAIN_COPIES - 1)    # the training's own check
+    with pytest.raises(models.ModelError, match=r"next-token training .* needs about .* copies: the model, "
+                                                 r"gradients, AdamW's moments\); .* is free"):
+        reads.train_lm(t, 0, steps=1, lr=1e-3, batch=2, length=8, probe_batch=2)
 
 
 @needs_transformers
@@ -165,7 +165,7 @@ def test_a_mistyped_override_is_one_line_exit_4_from_the_command_line(tmp_path):
 @pytest.mark.parametrize("builder, causal", [("build_model", True), ("build_model_one_layer_forgets", True),
                                              ("build_model_forgets", None)])
 def test_sdpa_is_causal_says_the_model_is_causal_where_no_attribute_does(builder, causal):
-    t = model_trial.preflight(model_trial.resolve(f"{NANOGPT}:{builder}"))
+    t = models.preflight(models.resolve(f"{NANOGPT}:{builder}"))
     assert t.causal is causal
     assert t.causal_from == ("" if causal is None else f"SDPA's is_causal=True at {1 if 'one' in builder else 2} "
                                                       "of 2 attention calls")
@@ -226,10 +226,10 @@ def test_gemma2s_refutation_is_said_in_words(tmp_path):
 def test_the_width_sweep_holds_the_head_dim_or_is_not_measured():
     from examples.models.tiny_decoder import TinyDecoder
 
-    held = model_trial.preflight(model_trial.resolve("examples.models.tiny_decoder:build_model"))
-    fam, why = model_trial.sweep(held, "width", [32, 64], [0], 2, 8)
+    held = models.preflight(models.resolve("examples.models.tiny_decoder:build_model"))
+    fam, why = reads.sweep(held, "width", [32, 64], [0], 2, 8)
     assert why == "" and set(fam.d_k) == {16.0} and list(fam.width) == [32, 64]
-    moving = model_trial.preflight(model_trial.ModelUnderTrial(
+    moving = models.preflight(models.ModelUnderTrial(
         "moving", lambda width=64: TinyDecoder(width=width, head_dim=width // 4)))
-    fam, why = model_trial.sweep(moving, "width", [32, 64], [0], 2, 8)
+    fam, why = reads.sweep(moving, "width", [32, 64], [0], 2, 8)
     assert fam is None and why == "the width family did not hold the head dim: d_k 8 at width 32, 16 at width 64"

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from torch import nn
 
-from harness import model_trial
+from harness.trial import model as models, model_reads as reads
 from harness.plugin import trial_block
 from harness.profiles import get_profile, wall_budget
 
@@ -25,10 +25,10 @@ def _block(width: int | None) -> dict:
 
 
 def test_a_wider_model_trains_at_the_stated_width_with_the_estimate_first_and_keeps_no_model():
-    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=WIDE))
+    t = models.preflight(models.resolve(config="LlamaConfig", overrides=WIDE))
     assert t.width == 128 and next(t.base.parameters()).device.type == "meta"
     said: list[str] = []
-    df, losses, why = model_trial.trained(t, [0, 1], _block(64), progress=lambda msg, force=False: said.append(msg))
+    df, losses, why = reads.trained(t, [0, 1], _block(64), progress=lambda msg, force=False: said.append(msg))
     assert why == "" and set(losses) == {0, 1}
     # the estimate, once, before any run: a timed step and the total for the runs still to train
     assert len(said) == 1 and "at width 64, reduced from the model's 128" in said[0], said
@@ -36,17 +36,17 @@ def test_a_wider_model_trains_at_the_stated_width_with_the_estimate_first_and_ke
     # trained at width 64 with the head dim held: 2 heads of 32 (1 key-value group of 2), not 4
     assert set(df.d_k) == {32} and df.groupby(["seed", "call"])["head"].nunique().max() == 2
     assert not any(isinstance(x, nn.Module) for v in t.cache.values() for x in (v if isinstance(v, tuple) else (v,)))
-    note = model_trial.loss_note(losses, 1.0, _block(64), t)
+    note = reads.loss_note(losses, 1.0, _block(64), t)
     assert "at width 64, reduced from the model's 128" in note
     # the runs are shared: asked again, nothing trains and nothing is announced
-    model_trial.trained(t, [0, 1], _block(64), progress=lambda msg, force=False: said.append(msg))
+    reads.trained(t, [0, 1], _block(64), progress=lambda msg, force=False: said.append(msg))
     assert len(said) == 1
 
 
 def test_a_model_no_wider_than_the_cap_trains_at_its_own_width_and_says_so():
-    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=WIDE))
-    assert model_trial.train_width(t, _block(256)) is None and model_trial.train_width(t, _block(None)) is None
-    assert "at the model's own width 128" in model_trial.loss_note({0: (1.0, 0.5)}, 1.0, _block(256), t)
+    t = models.preflight(models.resolve(config="LlamaConfig", overrides=WIDE))
+    assert reads.train_width(t, _block(256)) is None and reads.train_width(t, _block(None)) is None
+    assert "at the model's own width 128" in reads.loss_note({0: (1.0, 0.5)}, 1.0, _block(256), t)
     assert get_profile("smoke").claim("model_trial")["train"]["width"] == 256
 
 
@@ -74,25 +74,25 @@ def test_the_builds_at_init_cut_a_large_vocabulary_keep_the_pad_token_and_never_
     above PROBE_VOCAB is built at PROBE_VOCAB (the pad token's row kept inside it); with --model-weights
     (``cut_vocab=False``) the config's own; a config at or under it is left alone. Said in the trial's record."""
     big = [o for o in WIDE if not o.startswith("vocab_size")] + ["vocab_size=50000"]
-    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big))
-    assert t.vocab == (model_trial.PROBE_VOCAB, 50000)
+    t = models.preflight(models.resolve(config="LlamaConfig", overrides=big))
+    assert t.vocab == (models.PROBE_VOCAB, 50000)
     model = t.build(1)
-    assert model.config.vocab_size == model_trial.PROBE_VOCAB
-    assert t.describe()["vocab_built"] == model_trial.PROBE_VOCAB and t.describe()["vocab_config"] == 50000
+    assert model.config.vocab_size == models.PROBE_VOCAB
+    assert t.describe()["vocab_built"] == models.PROBE_VOCAB and t.describe()["vocab_config"] == 50000
     assert t.base.config.vocab_size == 50000                   # the sweeps and a checkpoint read the config's own
-    df = model_trial.frame(t, [0], batch=2, length=8)
+    df = reads.frame(t, [0], batch=2, length=8)
     assert len(df) and df.logit_std.notna().all()
-    padded = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big + ["pad_token_id=9000"]))
+    padded = models.preflight(models.resolve(config="LlamaConfig", overrides=big + ["pad_token_id=9000"]))
     assert padded.vocab == (9001, 50000)
-    assert model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=big), cut_vocab=False).vocab is None
-    small = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=WIDE))
+    assert models.preflight(models.resolve(config="LlamaConfig", overrides=big), cut_vocab=False).vocab is None
+    small = models.preflight(models.resolve(config="LlamaConfig", overrides=WIDE))
     assert small.vocab is None and "vocab_built" not in small.describe()
     # GPT-2's begin and end id 50256, read only by generation, are dropped from the cut build (transformers warns
     # of an id outside the vocabulary otherwise); a list keeps the ids inside
-    gpt2 = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=["n_layer=1", "n_embd=64",
-                                                                                     "n_head=2"]))
+    gpt2 = models.preflight(models.resolve(config="GPT2Config", overrides=["n_layer=1", "n_embd=64",
+                                                                           "n_head=2"]))
     assert gpt2.vocab_cut == {"vocab_size": 4096, "bos_token_id": None, "eos_token_id": None}
     assert gpt2.build(0).config.eos_token_id is None
-    listed = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=[
+    listed = models.preflight(models.resolve(config="GPT2Config", overrides=[
         "n_layer=1", "n_embd=64", "n_head=2", "eos_token_id=[1, 50256]"]))
     assert listed.vocab_cut["eos_token_id"] == [1]

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness import checkpoint, model_trial
-from harness.measure import checkpoint as readings
+from harness.trial import checkpoint, model as models
+from harness.trial import checkpoint_probes as readings
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
@@ -45,8 +45,8 @@ def trained(tmp_path_factory):
 
 
 def _trial(overrides):
-    return model_trial.preflight(model_trial.resolve(config="LlamaConfig",
-                                                     overrides=[f"{k}={v}" for k, v in overrides.items()]))
+    return models.preflight(models.resolve(config="LlamaConfig",
+                                           overrides=[f"{k}={v}" for k, v in overrides.items()]))
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def test_a_shape_mismatch_names_the_first_tensor_in_one_line(trained, trial, tmp
     state = dict(model.model.state_dict())
     state["layers.1.mlp.gate_proj.weight"] = state["layers.1.mlp.gate_proj.weight"][:96]
     torch.save(state, tmp_path / "cut.pt")
-    with pytest.raises(model_trial.ModelError) as err:
+    with pytest.raises(models.ModelError) as err:
         checkpoint.prepare(trial, str(tmp_path / "cut.pt"))
     assert str(err.value) == (f"--model-weights {tmp_path / 'cut.pt'}: layers.1.mlp.gate_proj.weight is [96, 64] in "
                               "the weights, [128, 64] in the model built by config LlamaConfig")
@@ -185,7 +185,7 @@ def test_without_probe_inputs_the_random_tokens_are_said_to_be_out_of_distributi
     ckpt = checkpoint.prepare(trial, str(root / "hf"))
     assert not ckpt.in_distribution and ckpt.ids.shape == (checkpoint.PROBE_COUNT, checkpoint.PROBE_LENGTH)
     assert "out of distribution" in ckpt.ids_note
-    with pytest.raises(model_trial.ModelError, match="no tokenizer beside the weights"):
+    with pytest.raises(models.ModelError, match="no tokenizer beside the weights"):
         checkpoint.prepare(trial, str(root / "hf"), text=str(root / "ids.npy"))
 
 
@@ -219,7 +219,7 @@ EXAMPLES = ("bert", "gpt2", "llama", "t5", "tiny_decoder")
 def test_each_loading_path_round_trips_through_its_saved_weights(example, tmp_path):
     """Each builder of examples/models at seed 7, saved (save_pretrained for a transformers model, a state dict
     otherwise), read back into the trial's seed-0 build: the checkpoint's readings are the seed-7 model's own."""
-    trial = model_trial.preflight(model_trial.resolve(f"examples.models.{example}:build_model"))
+    trial = models.preflight(models.resolve(f"examples.models.{example}:build_model"))
     model = trial.build(7)
     if hasattr(model, "save_pretrained"):
         model.save_pretrained(tmp_path / "w")

@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from harness import checkpoint, model_trial
+from harness.trial import checkpoint, model as models
 from tests.conftest import REPO, run_pytest
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
@@ -31,9 +31,9 @@ def _llama(head: bool = False, seed: int = 0, **over):
 
 
 def _trial(**over):
-    return model_trial.preflight(model_trial.resolve(config="LlamaConfig",
-                                                     overrides=[f"{k}={v}" for k, v in {**TINY, **over}.items()]),
-                                 cut_vocab=False)
+    return models.preflight(models.resolve(config="LlamaConfig",
+                                           overrides=[f"{k}={v}" for k, v in {**TINY, **over}.items()]),
+                            cut_vocab=False)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def trial():
 
 
 def _refused(trial, path, **kw) -> str:
-    with pytest.raises(model_trial.ModelError) as err:
+    with pytest.raises(models.ModelError) as err:
         checkpoint.prepare(trial, str(path), **kw)
     assert "\n" not in str(err.value)
     return str(err.value)
@@ -99,7 +99,7 @@ def test_an_output_head_and_declared_buffers_are_not_refused(trial, tmp_path):
     with_head = _llama(head=True)
     with_head.save_pretrained(tmp_path / "hf")
     assert checkpoint.prepare(trial, str(tmp_path / "hf")).unused == ["lm_head.weight"]
-    gpt2 = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=[
+    gpt2 = models.preflight(models.resolve(config="GPT2Config", overrides=[
         "n_embd=32", "n_layer=2", "n_head=2", "vocab_size=50", "n_positions=64"]), cut_vocab=False)
     base = transformers.GPT2Model(gpt2.base.config)
     torch.save({**base.state_dict(), "h.0.attn.bias": torch.ones(1, 1, 64, 64)}, tmp_path / "gpt2.pt")
@@ -146,7 +146,7 @@ def test_saves_that_hold_no_state_dict_say_why_in_one_line(trial, tmp_path):
 
 
 def test_nanogpts_linear_weights_against_gpt2s_conv1d_are_named_as_transposed(tmp_path):
-    gpt2 = model_trial.preflight(model_trial.resolve(config="GPT2Config", overrides=[
+    gpt2 = models.preflight(models.resolve(config="GPT2Config", overrides=[
         "n_embd=32", "n_layer=1", "n_head=2", "vocab_size=50", "n_positions=64"]), cut_vocab=False)
     state = {k: (v.T.contiguous() if k.endswith("c_attn.weight") else v) for k, v in gpt2.base.state_dict().items()}
     torch.save({"model": {f"transformer.{k}": v for k, v in state.items()}}, tmp_path / "nano.pt")
@@ -159,10 +159,10 @@ def test_model_config_reads_the_json_file_it_names_and_refuses_what_is_not_one(t
     _llama(num_hidden_layers=3).config.save_pretrained(tmp_path)
     other = _llama(num_hidden_layers=1).config.to_dict()
     (tmp_path / "other.json").write_text(json.dumps(other))
-    built = model_trial.preflight(model_trial.resolve(config=str(tmp_path / "other.json")), cut_vocab=False)
+    built = models.preflight(models.resolve(config=str(tmp_path / "other.json")), cut_vocab=False)
     assert built.base.config.num_hidden_layers == 1
-    assert model_trial.preflight(model_trial.resolve(config=str(tmp_path)),
-                                 cut_vocab=False).base.config.num_hidden_layers == 3
+    assert models.preflight(models.resolve(config=str(tmp_path)),
+                            cut_vocab=False).base.config.num_hidden_layers == 3
     _llama().save_pretrained(tmp_path / "w")
     for path, why in ((tmp_path / "w" / "model.safetensors", "a .safetensors file, not a .json; weights go to "
                                                              "--model-weights"),
@@ -170,8 +170,8 @@ def test_model_config_reads_the_json_file_it_names_and_refuses_what_is_not_one(t
                       (tmp_path / "bad.json", "Expecting value")):
         if path.suffix == ".json":
             path.write_text("{\"hidden_size\": 32}" if path.stem == "nokind" else "not json")
-        with pytest.raises(model_trial.ModelError) as err:
-            model_trial.resolve(config=str(path))
+        with pytest.raises(models.ModelError) as err:
+            models.resolve(config=str(path))
         assert str(err.value).startswith(f"--model-config {path}: not a transformers config (") and why in str(
             err.value)
 

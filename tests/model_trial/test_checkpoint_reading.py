@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness import checkpoint, model_trial
-from harness.measure import checkpoint as readings
+from harness.trial import checkpoint, model as models
+from harness.trial import checkpoint_probes as readings
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
                                 reason="the checkpoint tests build a transformers Llama (.[models])")
@@ -37,8 +37,8 @@ def planted(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        trial = model_trial.preflight(model_trial.resolve(config="LlamaConfig",
-                                                          overrides=[f"{k}={v}" for k, v in SHAPE.items()]))
+        trial = models.preflight(models.resolve(config="LlamaConfig",
+                                                overrides=[f"{k}={v}" for k, v in SHAPE.items()]))
         state = {k: v.clone() for k, v in trial.build(7).state_dict().items()}
     finally:
         torch.set_num_threads(threads)

@@ -1,4 +1,4 @@
-"""The model trial's tap, pre-flight and frame (issue 40, harness/measure/model_probes.py, harness/model_trial.py),
+"""The model trial's tap, pre-flight and frame (issue 40, harness/trial/model_probes.py, harness/trial/model.py),
 in-process on the small example builders."""
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 import torch
 from torch import nn
 
-from harness import model_trial
-from harness.measure import model_probes
+from harness.trial import model as models, model_reads as reads
+from harness.trial import model_probes
 
 transformers = pytest.importorskip("transformers", reason="the transformers examples need .[models]")
 
 
-def trial(name: str) -> model_trial.ModelUnderTrial:
-    return model_trial.preflight(model_trial.resolve(f"examples.models.{name}:build_model"))
+def trial(name: str) -> models.ModelUnderTrial:
+    return models.preflight(models.resolve(f"examples.models.{name}:build_model"))
 
 
 @pytest.mark.parametrize("name, backend", [("llama", "transformers"), ("t5", "transformers"),
@@ -43,10 +43,10 @@ def test_registered_in_the_attention_interface_only_a_llama_loses_its_mask():
 
 
 def test_a_model_with_no_attention_is_refused_in_one_line_naming_what_was_tried():
-    t = model_trial.ModelUnderTrial("mlp", lambda **_: nn.Sequential(nn.Embedding(16, 8), nn.Linear(8, 8)))
+    t = models.ModelUnderTrial("mlp", lambda **_: nn.Sequential(nn.Embedding(16, 8), nn.Linear(8, 8)))
     t.builder().vocab_size = 16
-    with pytest.raises(model_trial.ModelError, match="no vocab_size"):
-        model_trial.preflight(t)
+    with pytest.raises(models.ModelError, match="no vocab_size"):
+        models.preflight(t)
 
     class MLP(nn.Module):
         vocab_size = 16
@@ -58,79 +58,79 @@ def test_a_model_with_no_attention_is_refused_in_one_line_naming_what_was_tried(
         def forward(self, input_ids):
             return self.out(self.embed(input_ids))
 
-    with pytest.raises(model_trial.ModelError) as info:
-        model_trial.preflight(model_trial.ModelUnderTrial("mlp", lambda **_: MLP()))
+    with pytest.raises(models.ModelError) as info:
+        models.preflight(models.ModelUnderTrial("mlp", lambda **_: MLP()))
     assert "functions: no attention call captured" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_the_frame_reads_the_scale_the_law_and_the_mask():
     t = trial("llama")
-    df = model_trial.frame(t, [0], 2, 16)
+    df = reads.frame(t, [0], 2, 16)
     assert set(model_probes.COLUMNS) <= set(df.columns) and len(df) == 2 * 4       # 2 layers x 4 heads
     assert (df.scale * df.d_k.pow(0.5) - 1).abs().max() < 1e-9
     assert df.law_ratio.between(0.7, 1.4).all() and (df.future_weight_max == 0).all()
     leaky = trial("tiny_decoder_no_causal")
-    assert model_trial.future_dependency(leaky, [0], 2, 16)[0] > 1e-3
+    assert reads.future_dependency(leaky, [0], 2, 16)[0] > 1e-3
 
 
 def test_a_sweep_holds_the_rest_of_the_shape():
     t = trial("mistral")
     base = t.base.config
-    assert model_trial._transformers_sweep(base, "width", 128) == {
+    assert models._transformers_sweep(base, "width", 128) == {
         "hidden_size": 128, "num_attention_heads": 8, "num_key_value_heads": 4, "intermediate_size": 256}
-    assert model_trial._transformers_sweep(trial("gpt2").base.config, "head_dim", 32) == {"num_attention_heads": 2}
-    assert model_trial._transformers_sweep(trial("t5").base.config, "head_dim", 32) == {"d_kv": 32}
-    fam, why = model_trial.sweep(t, "head_dim", [8, 32], [0], 2, 16)
+    assert models._transformers_sweep(trial("gpt2").base.config, "head_dim", 32) == {"num_attention_heads": 2}
+    assert models._transformers_sweep(trial("t5").base.config, "head_dim", 32) == {"d_kv": 32}
+    fam, why = reads.sweep(t, "head_dim", [8, 32], [0], 2, 16)
     assert why == "" and sorted(fam.d_k) == [8, 32] and math.isclose(fam.scale.iloc[0], 8 ** -0.5)
 
 
 def test_a_builder_without_the_keyword_is_not_swept_and_says_why():
     from examples.models.tiny_decoder import TinyDecoder
 
-    t = model_trial.preflight(model_trial.ModelUnderTrial("fixed", lambda: TinyDecoder()))
-    fam, why = model_trial.sweep(t, "width", [64, 128], [0], 2, 8)
+    t = models.preflight(models.ModelUnderTrial("fixed", lambda: TinyDecoder()))
+    fam, why = reads.sweep(t, "width", [64, 128], [0], 2, 8)
     assert fam is None and why == "the builder fixed takes no width= keyword"
 
 
 @pytest.mark.parametrize("items, expected", [(["a=2", "b=x", "c=[1, 2]"], {"a": 2, "b": "x", "c": [1, 2]})])
 def test_overrides_read_as_literals(items, expected):
-    assert model_trial.parse_overrides(items) == expected
-    with pytest.raises(model_trial.ModelError, match="not key=value"):
-        model_trial.parse_overrides(["nokey"])
+    assert models.parse_overrides(items) == expected
+    with pytest.raises(models.ModelError, match="not key=value"):
+        models.parse_overrides(["nokey"])
 
 
 def test_unscaled_arm_sets_every_scale_to_one_and_a_read_only_softmax_refuses():
     for name in ("llama", "tiny_decoder"):
-        df = model_trial.frame(trial(name), [0], 2, 16, unscaled=True)
+        df = reads.frame(trial(name), [0], 2, 16, unscaled=True)
         assert (df.scale == 1.0).all()
     with pytest.raises(model_probes.TapError, match="cannot be unscaled"):
-        model_trial.frame(trial("gpt_neo"), [0], 2, 16, unscaled=True)
+        reads.frame(trial("gpt_neo"), [0], 2, 16, unscaled=True)
 
 
 def test_a_short_training_learns_is_shared_and_refuses_what_it_cannot_train():
     block = {"batch": 2, "length": 16, "train": {"steps": 30, "lr": 3e-3, "batch": 8, "length": 16}}
     t = trial("tiny_decoder")
-    df, losses, why = model_trial.trained(t, [0], block)
+    df, losses, why = reads.trained(t, [0], block)
     assert why == "" and losses[0][1] < losses[0][0] and len(df) == 2 * 4
-    again = model_trial.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16, probe_batch=2)
+    again = reads.train_lm(t, 0, steps=30, lr=3e-3, batch=8, length=16, probe_batch=2)
     assert again[0] is next(v for k, v in t.cache.items() if k[0] == "train")[0]
     # only the readings are kept: no trained model stays in the trial's cache (issue 48: 10-24 GB at released widths)
     assert not any(isinstance(x, torch.nn.Module) for v in t.cache.values()
                    for x in (v if isinstance(v, tuple) else (v,)))
-    assert model_trial.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
-    assert "encoder-decoder" in model_trial.trained(trial("t5"), [0], block)[2]
+    assert reads.trained(trial("bert"), [0], block)[2].startswith("next-token training needs a causal model")
+    assert "encoder-decoder" in reads.trained(trial("t5"), [0], block)[2]
 
 
 def test_a_config_class_or_a_config_json_builds_the_model(tmp_path):
     small = ["hidden_size=32", "intermediate_size=64", "num_hidden_layers=1", "num_attention_heads=2",
              "vocab_size=64"]
-    t = model_trial.preflight(model_trial.resolve(config="LlamaConfig", overrides=small))
+    t = models.preflight(models.resolve(config="LlamaConfig", overrides=small))
     assert t.model_class.endswith("LlamaModel") and t.backend == "transformers" and t.config_sha256
-    transformers.LlamaConfig(**model_trial.parse_overrides(small)).save_pretrained(tmp_path)
-    from_file = model_trial.preflight(model_trial.resolve(config=str(tmp_path / "config.json")))
+    transformers.LlamaConfig(**models.parse_overrides(small)).save_pretrained(tmp_path)
+    from_file = models.preflight(models.resolve(config=str(tmp_path / "config.json")))
     assert from_file.config_sha256 and from_file.base.config.hidden_size == 32
-    with pytest.raises(model_trial.ModelError, match="neither a transformers config class"):
-        model_trial.resolve(config="NoSuchConfig")
+    with pytest.raises(models.ModelError, match="neither a transformers config class"):
+        models.resolve(config="NoSuchConfig")
 
 
 def test_a_model_whose_tapped_output_differs_is_refused_in_one_line():
@@ -149,8 +149,8 @@ def test_a_model_whose_tapped_output_differs_is_refused_in_one_line():
             q, k, v = self.qkv(self.embed(input_ids))[:, None].chunk(3, dim=-1)
             return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
 
-    with pytest.raises(model_trial.ModelError) as info:
-        model_trial.preflight(model_trial.ModelUnderTrial("noisy", lambda **_: Noisy()))
+    with pytest.raises(models.ModelError) as info:
+        models.preflight(models.ModelUnderTrial("noisy", lambda **_: Noisy()))
     message = str(info.value)
     assert "functions: tapped output differs from the default by" in message and "\n" not in message
 
@@ -159,7 +159,7 @@ def test_a_builder_that_ignores_the_override_is_not_swept_and_says_why():
     """A sweep over identical models would read a flat slope whatever the scale: a check that could not fail."""
     from examples.models.tiny_decoder import TinyDecoder
 
-    t = model_trial.preflight(model_trial.ModelUnderTrial("deaf", lambda **_: TinyDecoder()))
+    t = models.preflight(models.ModelUnderTrial("deaf", lambda **_: TinyDecoder()))
     for dim in ("head_dim", "width"):
-        fam, why = model_trial.sweep(t, dim, [16, 32], [0], 2, 8)
+        fam, why = reads.sweep(t, dim, [16, 32], [0], 2, 8)
         assert fam is None and why.startswith(f"the builder ignored {dim}=")

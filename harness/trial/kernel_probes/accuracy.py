@@ -1,6 +1,6 @@
 """The kernel against the formula (R1): ``exactness`` under flash-attn's own test rule, in every dtype, and
-``dropout`` against its definition. The rule and the yardsticks are told in ``harness.measure.kernel_probes``'s
-docstring; the drawn cases are ``harness.measure.kernel_probes.cases``.
+``dropout`` against its definition. The rule and the yardsticks are told in ``harness.trial.kernel_probes``'s
+docstring; the drawn cases are ``harness.trial.kernel_probes.cases``.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from harness.kernel import causal_allowed
-from harness.measure.kernel_probes.cases import TILE_EDGES, Case, case_inputs, case_strategy
-from harness.measure.kernel_probes.reference import _atol, _first_line, _max_abs, reference_attention
+from harness.trial.kernel import causal_allowed
+from harness.trial.kernel_probes.cases import TILE_EDGES, Case, case_inputs, case_strategy
+from harness.trial.kernel_probes.reference import _atol, _first_line, _max_abs, reference_attention
 
 ERROR_FACTOR = 2.0                      # flash-attn's tests: kernel error <= 2 x PyTorch's own error in the dtype
 
@@ -226,7 +226,7 @@ def exactness(kernel: Callable, dtype: torch.dtype = torch.float32, *, cases: in
     one where the kernel breaks flash-attn's rule; Hypothesis shrinks the first it finds to the smallest. GQA cases
     are drawn where ``gqa``, value head dims other than d_k where ``dv`` (default: what the kernel took at
     pre-flight, ``Kernel.gqa``, ``Kernel.dv``), and so for ``features`` (``window``, ``softcap``, ``hf_is_causal``:
-    ``harness.kernel.OPTIONAL_FEATURES``)."""
+    ``harness.trial.kernel.OPTIONAL_FEATURES``)."""
     gqa = bool(getattr(kernel, "gqa", False)) if gqa is None else gqa
     dv = bool(getattr(kernel, "dv", False)) if dv is None else dv
     features = {f: bool(features.get(f, getattr(kernel, f, False))) for f in ("window", "softcap", "hf_is_causal")}

@@ -1,6 +1,6 @@
 """Probes of a black-box attention kernel (issue 27): numbers only, one measuring function per quantity.
 
-Every probe calls the kernel through ``harness.kernel.Kernel`` (``kernel(q, k, v, *, mask, is_causal, scale)`` ->
+Every probe calls the kernel through ``harness.trial.kernel.Kernel`` (``kernel(q, k, v, *, mask, is_causal, scale)`` ->
 ``(out, weights or None)``, (B, H, L, D)) and returns plain data (dataclasses, DataFrames) that a claim module turns
 into criteria. A probe cell the kernel rejects (it raises, or returns NaN where the reference is finite) is recorded
 on that cell with the kernel's own message, and the other cells go on.
@@ -38,19 +38,19 @@ Where each lives (this package re-exports every public name, so ``kernel_probes.
 """
 from __future__ import annotations
 
-from harness.measure.kernel_probes.reference import (ATOL_FLOOR, ATOL_SHIFT, GRAD_ATOL_FLOOR_FACTOR,
+from harness.trial.kernel_probes.reference import (ATOL_FLOOR, ATOL_SHIFT, GRAD_ATOL_FLOOR_FACTOR,
                                                      reference_attention)
-from harness.measure.kernel_probes.cases import (D_V, EXPLICIT_SCALES, KV_GROUPS, MASK_KINDS, SOFTCAPS, TILE_EDGES,
+from harness.trial.kernel_probes.cases import (D_V, EXPLICIT_SCALES, KV_GROUPS, MASK_KINDS, SOFTCAPS, TILE_EDGES,
                                                  WINDOWS, Case, case_inputs, case_strategy, length_strategy)
-from harness.measure.kernel_probes.accuracy import (DROPOUT_DRAWS, DROPOUT_P, DROPOUT_Z, ERROR_FACTOR, YARDSTICKS,
+from harness.trial.kernel_probes.accuracy import (DROPOUT_DRAWS, DROPOUT_P, DROPOUT_Z, ERROR_FACTOR, YARDSTICKS,
                                                     Bound, CaseResult, DropoutReport, Exactness, dropout, exactness,
                                                     measure_case, shorten)
-from harness.measure.kernel_probes.weights import read_weights, readout_queries, recovered_logits
-from harness.measure.kernel_probes.scaling import SATURATION_ARMS, Saturation, ScaleLaw, saturation, scale_law
-from harness.measure.kernel_probes.masking import (MASKED_WEIGHT_MAX, MaskReport, causal_alignment, fully_masked_row,
+from harness.trial.kernel_probes.weights import read_weights, readout_queries, recovered_logits
+from harness.trial.kernel_probes.scaling import SATURATION_ARMS, Saturation, ScaleLaw, saturation, scale_law
+from harness.trial.kernel_probes.masking import (MASKED_WEIGHT_MAX, MaskReport, causal_alignment, fully_masked_row,
                                                    mask_cases, masks)
-from harness.measure.kernel_probes.heads import HEAD_CHANGE_MIN, HeadsReport, heads_independent
-from harness.measure.kernel_probes.timing import log_ratios, speed
+from harness.trial.kernel_probes.heads import HEAD_CHANGE_MIN, HeadsReport, heads_independent
+from harness.trial.kernel_probes.timing import log_ratios, speed
 
 __all__ = [
     "ATOL_FLOOR", "ATOL_SHIFT", "GRAD_ATOL_FLOOR_FACTOR", "reference_attention",

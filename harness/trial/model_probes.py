@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from harness.kernel import causal_allowed
+from harness.trial.kernel import causal_allowed
 from harness.measure.probes import logit_std as pooled_std, qk_independence_ratio
 
 TAP_NAME = "attention_claims_tap"

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from harness.kernel import causal_allowed
+from harness.trial.kernel import causal_allowed
 
 ATOL_SHIFT = 0.3                        # flash-attn's atol: 2 max|(ref + 0.3) - 0.3 - ref|, the dtype's rounding
 # flash-attn's rule is written for fp16/bf16, where its atol is a bf16 ulp. In float32 that atol is 1e-7, and a
@@ -35,7 +35,7 @@ def reference_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, ma
     ``reorder_ops``) or the scores (the paper's order) is the same math with other roundings. A bool mask is True
     where a query may attend; causal is
     top-left (SDPA: query i sees keys j <= i) or bottom-right (flash-attn: j <= i + S - L), and a sliding ``window``
-    W > 0 keeps the W keys up to the query's position (``harness.kernel.causal_allowed``); ``softcap`` c > 0 caps
+    W > 0 keeps the W keys up to the query's position (``harness.trial.kernel.causal_allowed``); ``softcap`` c > 0 caps
     the scaled logits at c tanh(logits / c) before any mask (Gemma 2's, flash-attn's). A row with no allowed key
     gives zeros. Fewer key/value heads than query heads (GQA) serve consecutive groups of query heads."""
     if upcast:

@@ -16,7 +16,7 @@ sequences of ``PROBE_LENGTH`` tokens. Without either, uniform random ids: out of
 and the readings say so (``in_distribution`` False).
 
 ``read(trial, ckpt, ids)`` reads the same architecture at init (the trial's seed-0 build) and then the checkpoint,
-its weights copied into that one model tensor by tensor: ``harness.measure.checkpoint.readings`` of each.
+its weights copied into that one model tensor by tensor: ``harness.trial.checkpoint_probes.readings`` of each.
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from harness.measure import checkpoint as readings_of
-from harness.model_trial import ModelError, ModelUnderTrial, one_line
+from harness.trial import checkpoint_probes as readings_of
+from harness.trial.model import ModelError, ModelUnderTrial, one_line
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,9 +10,9 @@ from typing import Callable
 import pandas as pd
 import torch
 
-from harness.kernel import causal_allowed
-from harness.measure.kernel_probes.reference import _first_line
-from harness.measure.kernel_probes.weights import _unit_qk, read_weights
+from harness.trial.kernel import causal_allowed
+from harness.trial.kernel_probes.reference import _first_line
+from harness.trial.kernel_probes.weights import _unit_qk, read_weights
 
 MASKED_WEIGHT_MAX = 1e-6                # a masked key's weight; -inf (or finfo.min) masks give exactly 0
 

@@ -1,4 +1,4 @@
-"""The cases R1's exactness draws (``harness.measure.kernel_probes.accuracy``): shapes, masks, scales and the optional
+"""The cases R1's exactness draws (``harness.trial.kernel_probes.accuracy``): shapes, masks, scales and the optional
 features a kernel takes, as Hypothesis strategies, and each case's inputs.
 """
 from __future__ import annotations

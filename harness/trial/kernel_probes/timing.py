@@ -10,7 +10,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from harness.measure.kernel_probes.reference import _first_line
+from harness.trial.kernel_probes.reference import _first_line
 
 
 def _step(fn: Callable, q, k, v, backward: bool) -> Callable[[], None]:

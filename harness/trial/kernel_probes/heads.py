@@ -7,7 +7,7 @@ from typing import Callable
 import pandas as pd
 import torch
 
-from harness.measure.kernel_probes.reference import _first_line
+from harness.trial.kernel_probes.reference import _first_line
 
 HEAD_CHANGE_MIN = 1e-3                  # the perturbed head's output moves by O(1); others must not move at all
 

@@ -1,4 +1,4 @@
-"""What the kernel's scale does at each d_k, read from its weights (``harness.measure.kernel_probes.weights``):
+"""What the kernel's scale does at each d_k, read from its weights (``harness.trial.kernel_probes.weights``):
 ``scale_law`` (C4 a, R1), the effective scale and the scaled logits' variance, and ``saturation`` (C3 a, R2), the
 logit std, attention entropy and mean |dL/dlogits| at scale=None against scale=1.
 """
@@ -12,8 +12,8 @@ import pandas as pd
 import torch
 
 from harness.measure import stats
-from harness.measure.kernel_probes.reference import _first_line
-from harness.measure.kernel_probes.weights import _unit_qk, read_weights, readout_queries, recovered_logits
+from harness.trial.kernel_probes.reference import _first_line
+from harness.trial.kernel_probes.weights import _unit_qk, read_weights, readout_queries, recovered_logits
 
 
 @dataclass

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from harness.measure import model_probes
+from harness.trial import model_probes
 
 #: the readings per head a checkpoint is read for, in the order the report draws them
 READINGS = ("q_mean", "q_var", "k_mean", "k_var", "independence_ratio", "logit_std", "law_ratio", "std_over_sqrt_dk",
