@@ -378,6 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["lock"]:
         from harness.report import lock_file
         return lock_file.main(argv[1:])
+    if argv[:1] == ["times"]:
+        from harness.report import times
+        return times.main(argv[1:])
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
@@ -387,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "two results files (see `compare --help`); "
                                        "`python -m harness.report findings RESULTS [--write README.md]`: "
                                        "the findings table as Markdown (see `findings --help`); "
+                                       "`python -m harness.report times FILE... [--write F --marker NAME]`: "
+                                       "wall times as a Markdown block (runs, or .ci/run's stage table); "
                                        "`python -m harness.report rejudge RESULTS [--write]`: decide a "
                                        "stored run again under this checkout's rules (see `rejudge --help`); "
                                        "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
