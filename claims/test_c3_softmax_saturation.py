@@ -417,6 +417,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
 
     crit = ev.declare(MODEL_CRITERIA)["model_unscaled_saturates_at_init"]
     ev.counts_nothing("C3 is about d_k growing, and a model on trial has one d_k: its reading at init is reported")
+    progress = trials.at_init(ev, trial, seeds, "C3's reading with and without the scale", progress)
     progress(f"model {trial.spec}: its scale and none, at init, seeds {seeds}", force=True)
     scaled = trials.frame(trial, seeds, block["batch"], block["length"])
     try:

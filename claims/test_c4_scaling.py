@@ -654,6 +654,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness.trial import model_reads as trials
 
     crits = ev.declare(MODEL_CRITERIA, head_dims=block["head_dims"], min_slope=block["min_slope"])
+    progress = trials.at_init(ev, trial, seeds, "C4's variance law per call and its logit std over head_dim", progress)
     progress(f"model {trial.spec}: the variance law per call over seeds {seeds}", force=True)
     df = trials.frame(trial, seeds, block["batch"], block["length"])
     ev.table("model_attention", df)

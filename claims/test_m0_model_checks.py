@@ -363,6 +363,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness.trial.model_probes import PREFLIGHT_RTOL
 
     crits = ev.declare(MODEL_CRITERIA, rtol=PREFLIGHT_RTOL)
+    progress = trials.at_init(ev, trial, seeds, "M0's tap and causal mask", progress)
     crits["model_tap_faithful"].check(trial.preflight_diff <= PREFLIGHT_RTOL, measured=trial.preflight_diff,
                                       detail=f"{trial.calls} attention calls tapped through {trial.backend}; "
                                              f"max relative difference {trial.preflight_diff:.3g}")

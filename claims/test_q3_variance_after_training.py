@@ -263,12 +263,14 @@ UNIT_QUOTE = "Scaling by 1/√d_k returns it to unit variance"
 #: the scale half's band: log2 of the scaled logits' std within [-1, 1]
 UNIT_STD = decision.band(-1.0, 1.0, reason="log2 = +-1: Q3's factor 2, on the std of the logits the softmax sees "
                                            "(after the model's own scale) against the footnote's unit 1")
+#: the independence half's band on a checkpoint: Q3's factor 2, its reason without the suite's own seeds
+CHECKPOINT_FACTOR_TWO = decision.band(-1.0, 1.0, reason="log2 = +-1: within a factor 2 of the footnote's 1")
 #: declared per layer of the model on trial before its weights are read (the layer count is the architecture's); a
 #: layer is answered yes only where both halves of the footnote pass (``harness.record.verdict.answers``: a case is
 #: no if any of its criteria is refuted): its premise (independence) and its conclusion (unit scale, issue 55)
 CHECKPOINT_CRITERIA = {
     "checkpoint_independence": dict(
-        role="counted", rule=FACTOR_TWO, answers="layer {layer}", quote=LIMITATION,
+        role="counted", rule=CHECKPOINT_FACTOR_TWO, answers="layer {layer}", quote=LIMITATION,
         metric="log2 independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) at the checkpoint, "
                "mean over layer {layer}'s heads, one sample per probe sequence",
         prediction="in layer {layer} of the trained checkpoint the q.k variance is what independent components "
@@ -299,6 +301,26 @@ CHECKPOINT_READINGS = {
 }
 
 
+#: a reviewer's first objections answered for a checkpoint read (issue 55): nothing of the suite's own training runs
+CHECKPOINT_OBJECTIONS = {
+    "tuned_lr": ("not applicable", "nothing is trained here: the checkpoint is read as saved, beside the same "
+                 "architecture at init"),
+    "ceiling": ("not applicable", "log2 of a variance ratio and of the logits' std; no bounded metric decides"),
+    "selection": ("not applicable", "no arm or setting is chosen: every layer is answered"),
+    "second_task": ("open", "one set of probe sequences, one input distribution"),
+}
+
+
+def checkpoint_limitation(trial) -> str:
+    """The note's limitation with what a checkpoint read ran on: the weights, the probe sequences, one checkpoint."""
+    ckpt = trial.checkpoint
+    return ("The footnote assumes components of q and k independent, mean 0, variance 1: true at initialization "
+            f"rather than throughout training. Here: the weights {ckpt.path.name} read into {trial.spec}, on "
+            f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens"
+            f"{'' if ckpt.in_distribution else ' (uniform random ids: out of distribution)'}, beside the same "
+            "architecture at a random init (seed 0): one checkpoint of one training run.")
+
+
 def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     """Q3 on a user's trained checkpoint (``--model-weights``): per layer, do both halves of the footnote hold at
     the checkpoint, the independence ratio and the scaled logits' std each within Q3's factor 2 of 1? One sample per
@@ -315,6 +337,8 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
         for k, v in CHECKPOINT_CRITERIA[f"checkpoint_{half}"].items()})
         for layer in range(trial.calls) for half in ("independence", "scale")}
     reported = ev.declare(CHECKPOINT_READINGS, how=how)
+    ev.no_seeds(f"a checkpoint read: its samples are the {probes.split(',')[0]} of this one checkpoint, not "
+                "training runs; the init beside it is seed 0's build")
     ev.note(ckpt.note)
     ev.note(ckpt.ids_note)
     ev.note(f"Q3 answers each layer yes only where both halves of the footnote pass (independence: "
@@ -364,7 +388,9 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{by_name(trial.spec)}, weights {by_name(ckpt.path)}: "
                                                             f"checkpoint and init, layer x head{suffix}"))
     lines = checkpoints.regime_table(df)
-    ev.note("the footnote per layer: " + " | ".join(lines))
+    ev.note("the footnote per layer:\n" + "\n".join(lines))         # one line each: the report keeps them
+    ev.table("checkpoint_footnote", [{k: "+".join(v) if k == "why" else v for k, v in r.items() if k != "sink_heads"}
+                                     for r in checkpoints.footnote_rows(df)])
     if not ckpt.in_distribution:
         progress(checkpoints.RANDOM_NOTE, force=True)
     for line in lines:
@@ -399,17 +425,19 @@ def test_q3_variance_after_training(evidence, profile, device, seeds, progress, 
         pytest.skip("Q3 has no fast criteria: no fault of model.faults is Q3's to catch (issue 10)")
     block = profile.claim(CLAIM_ID)
     ev = evidence
+    read_checkpoint = model_on_trial is not None and model_on_trial.checkpoint is not None
     ev.claim(CLAIM_ID, title="Does the variance argument hold after training?",
              statement="The variance argument holds at initialization, where components are plausibly "
                        "independent with unit variance. Whether it holds after training is not addressed, and is "
                        "the assumption everything downstream inherits.",
              strength="open question", kind="question",
-             limitation="The footnote assumes components of q and k independent, mean 0, variance 1: true at "
-                        "initialization rather than throughout training. Here: a 2-layer encoder (d_model "
-                        f"{block['model']['d_model']}) on key-value lookup, d_k in {block['d_ks']}, "
-                        f"{block['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
-    ev.answer_objections(OBJECTIONS)
-    if model_on_trial is not None and model_on_trial.checkpoint is not None:
+             limitation=checkpoint_limitation(model_on_trial) if read_checkpoint else
+             "The footnote assumes components of q and k independent, mean 0, variance 1: true at "
+             "initialization rather than throughout training. Here: a 2-layer encoder (d_model "
+             f"{block['model']['d_model']}) on key-value lookup, d_k in {block['d_ks']}, "
+             f"{block['train']['steps']} Adam steps: a small model trained briefly, not a language model.")
+    ev.answer_objections(CHECKPOINT_OBJECTIONS if read_checkpoint else OBJECTIONS)
+    if read_checkpoint:
         return checkpoint_trial(ev, model_on_trial, progress)
     if model_on_trial is not None:
         return model_trial(ev, model_on_trial, profile.claim("model_trial"), seeds, progress)

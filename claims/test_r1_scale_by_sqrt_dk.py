@@ -496,6 +496,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, tol=SCALE_TOL, head_dims=block["head_dims"])["model_scale_is_inverse_sqrt_dk"]
+    progress = trials.at_init(ev, trial, seeds[:1], "R1's applied scaling", progress)
     progress(f"model {trial.spec}: the applied scaling, and over head_dim {block['head_dims']}", force=True)
     df = trials.frame(trial, seeds[:1], block["batch"], block["length"])  # the scale has no seed noise
     if df.scale.isna().any():

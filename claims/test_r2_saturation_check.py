@@ -285,9 +285,12 @@ def kernel_trial(ev, kernel, trial: dict, min_slope: float, seeds, device,
     ev.headline("saturation_kernel_logit_std_slope_scale=None")
 
 
-#: a model on trial's criterion (issue 40): R2's check along the model's width, through its own init and attention
+#: a model on trial's criterion (issue 40): R2's check along the model's width, through its own init and attention.
+#: Reported (issue 55): it reads the model's init through the check, as ``default_not_flagged`` reads the suite's
+#: own default, so a growth it flags is the check working, not evidence against the recommendation (``MODEL_RULE``)
 MODEL_CRITERIA = {
     "model_width_not_flagged": dict(
+        role="reported",
         quote=("When a compatibility function’s magnitude grows with a dimension, check what that does to the "
                "softmax’s gradients."),
         rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="the check's own band: flat is under 7% "
@@ -297,14 +300,64 @@ MODEL_CRITERIA = {
         prediction="at random init the model's compatibility function does not grow with its width over {widths} "
                    "(head dim held): the check says 'not flagged' (log-log slope within +-{min_slope:g})"),
 }
+#: the rule for a model on trial (issue 55), written into its record: why the width criterion counts nothing
+MODEL_RULE = ("R2 recommends a check: when a compatibility function's magnitude grows with a dimension, check what that "
+              "does to the softmax's gradients. On a model on trial the check is run along its width "
+              "(model_width_not_flagged, reported): it reads the model's init through the check, not the check, so a "
+              "growth it flags is the check doing its work and says nothing against the recommendation, however near "
+              "or far from saturation the config's own width is (the rule of default_not_flagged on the suite's own "
+              "model). Whether the flag foretells a softmax that trains badly would need training at the widths the "
+              "growth reaches, which is not done here")
+#: the scaled logit std the growth is extrapolated to: the top of the footnote's factor-2 band on the logits the
+#: softmax sees (Q3's scale half, log2 std <= 1: the band ``checkpoint_scale_layer<i>`` counts)
+SATURATING_STD = 2.0
+
+
+def saturating_width(fam: pd.DataFrame, slope: float, std: float = SATURATING_STD) -> float | None:
+    """The width at which the logit std reaches ``std`` along the fitted power law (``slope``, through the
+    geometric mean of the family's points), or None where it does not grow (a slope of at most 0)."""
+    if not slope > 0:
+        return None
+    lx, ly = np.log(fam.width.to_numpy(float)), np.log(fam.logit_std.to_numpy(float))
+    return float(np.exp(lx.mean() + (np.log(std) - ly.mean()) / slope))
+
+
+def growth_words(fam: pd.DataFrame, fit, grad, widths: list, min_slope: float, own: int | None) -> str:
+    """What the check found along width, in words: the exponent, what it does to the entropy and the softmax's
+    gradient at the largest width, and (where the logits grow) the width at which the growth reaches
+    ``SATURATING_STD``, against the config's own width ``own``."""
+    top = fam[fam.width == max(widths)]
+    at_top = (f"at width {max(widths)} the logit std is {top.logit_std.mean():.3g}, entropy / ln n "
+              f"{top.entropy_ratio.mean():.3f}, and mean |dL/dlogits| goes as width^{grad.slope:.3f} "
+              f"[{grad.lo:.3f}, {grad.hi:.3f}]")
+    found = f"width^{fit.slope:.3f} [{fit.lo:.3f}, {fit.hi:.3f}] over {widths} at random init (head dim held)"
+    if abs(fit.slope) <= min_slope:
+        return f"the check does not flag the model: its logit std goes as {found}, within +-{min_slope:g}; {at_top}"
+    if fit.slope < 0:
+        return (f"the check flags the model the other way: its logit std shrinks as {found}, so along the power law "
+                f"it never reaches saturation and attention goes towards uniform; {at_top}")
+    w = saturating_width(fam, fit.slope)
+    lx, ly = np.log(fam.width.to_numpy(float)), np.log(fam.logit_std.to_numpy(float))
+    where = ""
+    if own:
+        std_own = float(np.exp(ly.mean() + fit.slope * (np.log(own) - lx.mean())))
+        where = (f"; the config's own width {own} is {w / own:.3g} times below it (logit std {std_own:.3g} there, "
+                 "extrapolated)" if own < w else f"; the config's own width {own} is past it (logit std "
+                 f"{std_own:.3g} there, extrapolated)")
+    at = f"{w:.0f}" if w < 1e6 else f"{w:.3g}"
+    return (f"the check flags the model: its logit std grows as {found}; {at_top}. Along the fitted power law the "
+            f"logit std reaches {SATURATING_STD:g} (the top of the footnote's factor-2 band, which Q3 counts "
+            f"on a checkpoint's scaled logits) at width {at}{where}")
 
 
 def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False: None) -> None:
-    """R2 on a user's model (``--model``): the check along width, and what the growth does to the softmax's
-    gradient (reported beside it)."""
+    """R2 on a user's model (``--model``): the check along width, reported, with what the growth does to the
+    softmax's gradient and where it would reach saturation (``growth_words``); R2 counts nothing (``MODEL_RULE``)."""
     from harness.trial import model_reads as trials
 
     crit = ev.declare(MODEL_CRITERIA, widths=block["widths"], min_slope=block["min_slope"])["model_width_not_flagged"]
+    ev.counts_nothing(MODEL_RULE)
+    progress = trials.at_init(ev, trial, seeds, "R2's check along width", progress)
     progress(f"model {trial.spec}: logit std over width {block['widths']}", force=True)
     fam, why = trials.sweep(trial, "width", block["widths"], seeds, block["batch"], block["length"])
     if fam is None:
@@ -313,17 +366,16 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     ev.table("model_logit_std_vs_width", fam)
     fit = stats.replicate_slope(fam.width, fam.logit_std, fam.seed)
     grad = stats.replicate_slope(fam.width, fam.grad_mean_abs, fam.seed)
-    top = fam[fam.width == max(block["widths"])]
+    words = growth_words(fam, fit, grad, block["widths"], block["min_slope"], trial.width)
     crit.about("init scale", "" if abs(fit.slope) <= block["min_slope"] else
                f"logit std ~ width^{fit.slope:.2f} over {block['widths']}")
-    crit.fit(fit, detail=f"logit std ~ width^{fit.slope:.3f} [{fit.lo:.3f}, {fit.hi:.3f}]; mean |dL/dlogits| ~ "
-                         f"width^{grad.slope:.3f} [{grad.lo:.3f}, {grad.hi:.3f}]; at width {max(block['widths'])} the "
-                         f"logit std is {top.logit_std.mean():.3g} and entropy / ln n {top.entropy_ratio.mean():.3f}")
+    crit.fit(fit, detail=words)
     ev.metric("model_logit_std_slope/width", fit.slope)
     ev.metric("model_grad_slope/width", grad.slope)
-    ev.note("What the growth does to the softmax's gradients (R2's question), reported: mean |dL/dlogits| ~ "
-            f"width^{grad.slope:.2f} over {block['widths']} at random init. A logit std that grows as width^s reaches "
-            "the saturating range (std ~ 2, C3) at a width the slope extrapolates to; the report gives the table.")
+    if abs(fit.slope) > block["min_slope"] and fit.slope > 0:
+        ev.metric("model_saturating_width", saturating_width(fam, fit.slope))
+    ev.note(f"What the check found (R2's question, reported): {words}.")
+    progress(f"R2 on the model: {words}", force=True)
     ev.headline("model_logit_std_slope/width")
 
 

@@ -234,6 +234,7 @@ class Evidence:
         self.headline_metric: str | None = None
         self.seedless = ""              # why this claim used none of the run's seeds ('' when it did)
         self.nothing_counted = ""       # why this claim counts no criterion in this run ('' when it counts some)
+        self.at_init = ""               # what this claim read at random init beside trained weights (issue 55)
         self._first_measurement: str | None = None
 
     # -- declaration -------------------------------------------------------------------------
@@ -501,6 +502,14 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: counts_nothing() needs the reason")
         self.nothing_counted = " ".join(why.split())
 
+    def read_at_init(self, what: str) -> None:
+        """Say that this claim read a model at random init where trained weights were on trial beside it
+        (``--model-weights``), and what it read: its record's ``at_init`` carries the sentence, and its verdict
+        line in the terminal, the report and the findings says "at init"."""
+        if not isinstance(what, str) or not what.strip():
+            raise EvidenceError(f"claim {self.id}: read_at_init() needs what was read")
+        self.at_init = " ".join(what.split())
+
     # -- output ------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
         """The claim's results.json record, before the plugin adds verdict, duration and regression."""
@@ -516,6 +525,7 @@ class Evidence:
             "objection_answers": dict(self.objection_answers),
             **({"seedless": self.seedless} if self.seedless else {}),
             **({"nothing_counted": self.nothing_counted} if self.nothing_counted else {}),
+            **({"at_init": self.at_init} if self.at_init else {}),
         }
 
     # -- helpers -----------------------------------------------------------------------------

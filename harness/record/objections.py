@@ -42,7 +42,8 @@ OBJECTION_STATUSES = ("answered", "open", "not applicable")
 
 def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """The claim's objection rows ``{key, question, status, how}`` in ``OBJECTIONS`` order: what the module
-    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row, a ceiling row
+    declared (``record["objection_answers"]``, from ``ev.objection``), the harness's firmness row (over the samples
+    a seedless claim names, ``seedless``: a checkpoint read's probe sequences), a ceiling row
     re-opened by any counted criterion the decision found constant across seeds (``decision.CONSTANT_ARM``), and
     'open: not addressed' where the module is silent."""
     declared = record.get("objection_answers") or {}
@@ -60,7 +61,9 @@ def objections(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 how = f"firmness not estimated: {why}"
             else:
                 status = "open" if fragile(f) else "answered"
-                how = (firmness_text(record) + ": the replication probability, estimated from this run's seeds "
+                samples = (f"its samples, not seeds ({record['seedless']})" if record.get("seedless") else
+                           "this run's seeds")
+                how = (firmness_text(record) + f": the replication probability, estimated from {samples} "
                        "(predictive simulation)" + (", conditional on the tuned rates" if tuned(record) else
                                                     (", the tuned arms' rates chosen afresh in every simulated run"
                                                      if tuned_rates(record) else "")))

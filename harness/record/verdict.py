@@ -266,6 +266,17 @@ def answers(criteria: Sequence[Mapping[str, Any]], fast_only: bool = False) -> l
     return out
 
 
+#: what a claim's verdict line adds where it read a model at random init beside trained weights (``at_init``)
+AT_INIT = "at init"
+
+
+def verdict_shown(claim: Mapping[str, Any]) -> str:
+    """The verdict as a claim's lines show it: 'supported at init' where the claim read the architecture at random
+    init while trained weights were on trial (its record's ``at_init``, issue 55), else the verdict itself."""
+    v = claim.get("verdict")
+    return f"{v} {AT_INIT}" if v and claim.get("at_init") else str(v)
+
+
 def answers_text(per_case: Sequence[Mapping[str, Any]], firmness: bool = True) -> str:
     """'answered no for l2 (firmness 0.78); answered yes for rmsnorm (firmness 0.91)'; '' for no cases."""
     def firm(a: Mapping[str, Any]) -> str:

@@ -271,17 +271,18 @@ def strip_own_id(cid: str, text: str | None) -> str:
 
 def verdict_text(claim: Mapping[str, Any]) -> str:
     """'supported (firmness 0.97)', 'refuted (firmness not estimated)', 'supported (firmness 0.81 given the tuned
-    rates)'; a claim that counts nothing: 'not tested here'; a question answered per case (``answers``) names each
+    rates)'; 'supported at init (...)' where the claim read a model at init beside trained weights (``at_init``);
+    a claim that counts nothing: 'not tested here'; a question answered per case (``answers``) names each
     case's answer: 'answered no (firmness 0.78): answered no for l2 (firmness 0.78); answered yes for rmsnorm
     (firmness 0.91)'."""
     if claim.get("verdict") == verdicts.NOT_TESTED:
-        return "not tested here"
+        return "not tested here" + (f" {verdicts.AT_INIT}" if claim.get("at_init") else "")
     f = claim.get("firmness")
     firm = verdicts.firmness_short(claim) if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
     per_case = f": {verdicts.answers_text(claim['answers'])}" if claim.get("answers") else ""
     leaning = f", {verdicts.LEANING_REFUTED}" if verdicts.leaning_refuted(claim) else ""
-    return f"{claim.get('verdict')}{leaning} ({firm}){per_case}"
+    return f"{verdicts.verdict_shown(claim)}{leaning} ({firm}){per_case}"
 
 
 def premise_text(premise: Mapping[str, Any]) -> str:

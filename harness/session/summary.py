@@ -56,6 +56,8 @@ class TerminalSummary:
                 tr.write_line(_not_testable_line(claim, width), yellow=True)
             if claim.get("answers"):
                 tr.write_line(f"{'':<{width}}  answers: {verdicts.answers_text(claim['answers'])}")
+            if claim.get("at_init"):
+                tr.write_line(f"{'':<{width}}  {verdicts.AT_INIT}: {claim['at_init']}", yellow=True)
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
         if any(c.get("firmness") is not None and verdicts.tuned(c) for c in res["claims"].values()):
@@ -110,7 +112,7 @@ def _summary_line(cid: str, claim: dict[str, Any], settings: Settings, width: in
     budget = claim.get("budget_s")
     took = f"{claim.get('duration_s') or 0:6.1f} s" + (f" / {budget:.0f} s" if budget else "")
     over = " OVER BUDGET" if budget and (claim.get("duration_s") or 0) > budget else ""
-    return (f"{cid:<{width}}  {claim['verdict']:<26} {firmness:<32} {headline:<36} "
+    return (f"{cid:<{width}}  {verdicts.verdict_shown(claim):<26} {firmness:<32} {headline:<36} "
             f"{took:<17}{over}  {regression}")
 
 

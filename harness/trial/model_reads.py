@@ -35,6 +35,26 @@ AT_INIT_OBJECTIONS = {
 }
 
 
+
+def at_init(ev: Any, trial: ModelUnderTrial, seeds: list[int], what: str,
+            progress: Callable[..., None]) -> Callable[..., None]:
+    """Where trained weights are on trial beside the model (``--model-weights``, issue 55): the claim's record says
+    that it read ``what`` on the architecture at a random init of ``seeds``, not on those weights
+    (``ev.read_at_init``: its verdict lines say "at init"), and its terminal lines start "at init"; the returned
+    progress prefixes them. Without weights on trial, ``progress`` itself: every such claim reads at init, and its
+    objections say so (``AT_INIT_OBJECTIONS``)."""
+    ckpt = getattr(trial, "checkpoint", None)
+    if ckpt is None:
+        return progress
+    ev.read_at_init(f"{what} read on the architecture of {trial.spec} at a random init (seed"
+                    f"{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))}), not on the weights of "
+                    f"--model-weights {ckpt.path.name}: Q3 alone reads the checkpoint")
+
+    def labelled(msg: str, *args: Any, **kwargs: Any) -> None:
+        progress(f"at init (not the checkpoint): {msg}", *args, **kwargs)
+    return labelled
+
+
 #: why a model's causality is unknown, and how to declare it
 UNDECLARED = ("nothing in the model says whether it is causal: no is_causal attribute, and no tapped attention call "
               "passes SDPA is_causal=True; set is_causal = True on the model (or on its attention modules) to have it "

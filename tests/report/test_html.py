@@ -351,3 +351,22 @@ def test_a_criterion_that_quotes_nothing_shows_why_in_its_place(tmp_path):
     box = section(report.render_html(results(M0=m0), tmp_path), "claim-M0")
     assert f'<span class="meta">no words of the note quoted:</span> {why}' in box and '<q class="note">' not in box
     assert box.index(why) < box.index("<td colspan=\"7\">pred")
+
+
+def test_a_claim_read_at_init_beside_trained_weights_says_so_on_every_verdict_line(tmp_path):
+    """Issue 55, item 5: ``at_init`` labels the badge in the contents, the summary and the section, and says what
+    was read."""
+    what = "C4's variance law read on the architecture at a random init, not on the weights of x8.pt"
+    html = report.render_html(results(C4=claim("C4", at_init=what)), tmp_path)
+    assert html.count('<span class="badge ok">supported at init</span>') == 3
+    assert "<b>Verdict: supported at init</b>" in html and f"<b>At init:</b> {what.replace(chr(39), '&#39;')}." in html
+    assert "supported at init" not in report.render_html(results(C4=claim("C4")), tmp_path)
+
+
+def test_a_note_of_several_lines_keeps_its_lines(tmp_path):
+    """Issue 55, item 8: Q3's per-layer table of a checkpoint read is a note of several lines; the page keeps them
+    (it used to run them into one line)."""
+    note = "the footnote per layer:\nlayer  ratio\n    0   1.03\n    1   0.98"
+    box = section(report.render_html(results(Q3=claim("Q3", notes=[note, "one line"])), tmp_path), "claim-Q3")
+    assert '<li>the footnote per layer:<pre class="lines">layer  ratio\n    0   1.03\n    1   0.98</pre></li>' in box
+    assert "<li>one line</li>" in box
