@@ -327,7 +327,8 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     probe sequence; the same architecture at init beside it."""
     from harness.trial import checkpoint as checkpoints
     from harness.trial import checkpoint_probes as readings
-    from harness.report.checkpoint_plots import by_name, figure_heatmaps
+    from harness.trial import checkpoint_series as series
+    from harness.report.checkpoint_plots import by_name, figure_heatmaps, figure_series
 
     ckpt = trial.checkpoint
     probes = f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens, one batch each"
@@ -341,6 +342,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
                 "training runs; the init beside it is seed 0's build")
     ev.note(ckpt.note)
     ev.note(ckpt.ids_note)
+    ev.note(series.init_note(ckpt))
     ev.note(f"Q3 answers each layer yes only where both halves of the footnote pass (independence: "
             f"checkpoint_independence_layer<i>; scale: checkpoint_scale_layer<i>); {FIRMNESS_OVER}")
     progress(f"model {trial.spec}: reading {ckpt.path} and the init on {probes}", force=True)
@@ -387,10 +389,16 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.headline("checkpoint_independence_ratio/max_abs_log2")
     ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{by_name(trial.spec)}, weights {by_name(ckpt.path)}: "
                                                             f"checkpoint and init, layer x head{suffix}"))
+    # the saves of the run over the steps (issue 55, item 10): a single save is a series of one, beside its init
+    steps = series.series_table(trial, ckpt, ckpt.ids)
+    ev.table("checkpoint_series", steps)
+    ev.figure("checkpoint_series", figure_series(steps, f"{by_name(trial.spec)}: readings per layer over "
+                                                       f"{steps.save.nunique() - 1} save(s){suffix}"))
     lines = checkpoints.regime_table(df)
     ev.note("the footnote per layer:\n" + "\n".join(lines))         # one line each: the report keeps them
     ev.table("checkpoint_footnote", [{k: "+".join(v) if k == "why" else v for k, v in r.items() if k != "sink_heads"}
                                      for r in checkpoints.footnote_rows(df)])
+    lines += series.series_lines(steps)
     if not ckpt.in_distribution:
         progress(checkpoints.RANDOM_NOTE, force=True)
     for line in lines:

@@ -96,7 +96,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a directory to prepend to sys.path before resolving --model")
     group.addoption("--model-weights", default=None, metavar="PATH",
                     help="trained weights for the model (a save_pretrained folder, a .safetensors file or a state "
-                         "dict): Q3 reads them per layer beside the init (issue 49; docs/model-trial.md)")
+                         "dict): Q3 reads them per layer beside the init (issue 49; docs/checkpoint-trial.md); "
+                         "several saves of one run (a comma-separated list, a quoted glob, or a folder of "
+                         "checkpoint-<step> saves) are read in step order and drawn over the steps")
+    group.addoption("--model-init-weights", default=None, metavar="PATH",
+                    help="the run's own saved init, read as the 'at init' half in place of a random draw (loaded as "
+                         "--model-weights is)")
     group.addoption("--model-weights-allow-unused", action="store_true", default=False,
                     help="read --model-weights even where it holds tensors the built model does not use (other than "
                          "an output head's), leaving them out; without it they are a usage error")

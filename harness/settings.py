@@ -52,7 +52,7 @@ _DEVICE_RE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
 #: the options whose value is a path (``harness.plugin``): written ``--opt PATH``, pytest's first pass over the command
 #: line, made before this plugin's options exist, takes an existing PATH for a test path when it picks the rootdir
 PATH_OPTIONS = ("--report-dir", "--baseline", "--model-path", "--model-config", "--attention-path", "--model-weights",
-                "--probe-tokens", "--probe-text")
+                "--model-init-weights", "--probe-tokens", "--probe-text")
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ class Settings:
     probe_text: str | None = None           # --probe-text FILE: ... as text, tokenised beside the weights
     #: --model-weights-allow-unused: saved tensors the built model does not use are left out, not refused (issue 55)
     model_weights_allow_unused: bool = False
+    #: --model-init-weights PATH: the run's own saved init, read as the "at init" half in place of the random draw
+    model_init_weights: str | None = None
 
     @property
     def gate_active(self) -> bool:
@@ -157,6 +159,8 @@ def parse_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError("--probe-tokens and --probe-text need --model-weights")
     if getattr(opt, "model_weights_allow_unused", False) and not getattr(opt, "model_weights", None):
         raise pytest.UsageError("--model-weights-allow-unused needs --model-weights")
+    if getattr(opt, "model_init_weights", None) and not getattr(opt, "model_weights", None):
+        raise pytest.UsageError("--model-init-weights needs --model-weights (the trained save read beside it)")
     for flag, used in (("--fast", fast), ("--baseline", opt.baseline), ("--update-baseline", opt.update_baseline)):
         if dry_run and used:
             raise pytest.UsageError(f"--dry-run cannot be combined with {flag}: a dry run decides nothing to gate")
@@ -190,7 +194,8 @@ def parse_settings(config: pytest.Config) -> Settings:
                     model_path=getattr(opt, "model_path", None), seeds_from=seeds_from,
                     model_weights=getattr(opt, "model_weights", None),
                     probe_tokens=getattr(opt, "probe_tokens", None), probe_text=getattr(opt, "probe_text", None),
-                    model_weights_allow_unused=bool(getattr(opt, "model_weights_allow_unused", False)))
+                    model_weights_allow_unused=bool(getattr(opt, "model_weights_allow_unused", False)),
+                    model_init_weights=getattr(opt, "model_init_weights", None))
 
 
 #: the criteria lock the code's criteria are frozen in (``harness.record.lock``)
@@ -278,10 +283,11 @@ def load_model(settings: Settings):
                                overrides=list(settings.model_overrides), path=settings.model_path)
         trial = models.preflight(trial, cut_vocab=not settings.model_weights)
         if settings.model_weights:
-            from harness.trial import checkpoint
+            from harness.trial import checkpoint_series
 
-            checkpoint.prepare(trial, settings.model_weights, tokens=settings.probe_tokens,
-                               text=settings.probe_text, allow_unused=settings.model_weights_allow_unused)
+            checkpoint_series.prepare(trial, settings.model_weights, init=settings.model_init_weights,
+                                      tokens=settings.probe_tokens, text=settings.probe_text,
+                                      allow_unused=settings.model_weights_allow_unused)
         return trial
     except models.ModelError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -127,3 +127,40 @@ def figure_heatmaps(table: Any, title: str, readings: Sequence[tuple[str, str, s
             bar.set_ticks(sorted({0.0, 1.0, *(m for m in extra if m >= 0.05)}))
     fig.suptitle(by_name(title), fontsize=10)
     return fig
+
+
+#: the series' panels (issue 55, item 10): (column, label, scale) over the training steps, one line a layer
+SERIES_PANELS = (("logit_std", "scaled logit std (log; unit 1, band 1/2..2)", "log"),
+                 ("entropy_ratio", "attention entropy / ln n (collapsed under 0.1)", "share"),
+                 ("saturated_rows", "saturated rows (max > 0.99; 1% marked)", "share"))
+
+
+def figure_series(table: Any, title: str):
+    """The readings per layer over the saves of one run (``harness.trial.checkpoint_series.series_table``), as
+    Zhai et al. 2023 plot entropy collapse: x the step (parsed from the saves' names, or their place in the order
+    given; init at 0, hollow), one line a layer; the scaled logits' std on a log scale with 1 and its band marked,
+    entropy and saturated rows on [0, 1] with their thresholds marked."""
+    fig, axes = plt.subplots(1, len(SERIES_PANELS), figsize=(4.2 * len(SERIES_PANELS), 3.6), squeeze=False,
+                             layout="constrained")
+    by_name_ = str(table.step_from.iloc[0]) == "name"
+    for ax, (column, label, kind) in zip(axes[0], SERIES_PANELS):
+        for layer, part in table.groupby("layer"):
+            part = part.sort_values("step", kind="stable")
+            line, = ax.plot(part.step, part[column], marker="o", label=f"layer {layer}")
+            init = part[part.which == "init"]
+            ax.plot(init.step, init[column], marker="o", ls="none", mfc="white", color=line.get_color())
+        if kind == "log":
+            ax.set_yscale("log")
+            ax.axhline(1.0, color="k", lw=1.2)
+            ax.axhspan(0.5, 2.0, color="0.85", zorder=0)
+        else:
+            ax.set_ylim(-0.02, 1.02)
+            for mark in ((0.1,) if column == "entropy_ratio" else (0.01,)):
+                ax.axhline(mark, color="k", lw=1.0, ls="--")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("training step (from the saves' names)" if by_name_ else "save (in the order given)",
+                      fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, title="hollow: init", title_fontsize=7)
+    fig.suptitle(by_name(title), fontsize=10)
+    return fig

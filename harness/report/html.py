@@ -45,7 +45,7 @@ import jinja2
 from harness.record import baseline as baseline_gate
 from harness.record import lock
 from harness import fp_path
-from harness.report import findings
+from harness.report import checkpoint_compare, findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
@@ -276,12 +276,13 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[dict[s
     for side, run in (("old", o), ("new", n)):
         if not run.get("complete", True):
             warnings.append(f"the {side} file is an incomplete run")
-    for key, field_, what, own in (("attention", "name", "attentions", "this project's own MultiHeadAttention"),
-                                   ("model", "spec", "models", "this project's own model")):
-        judged = [(r.get(key) or {}).get(field_) for r in (old, new)]
-        if judged[0] != judged[1]:
-            warnings.append(f"different {what} judged: " + " against ".join(
-                name or own for name in judged) + "; verdicts are not comparable")
+    judged = [(r.get("attention") or {}).get("name") for r in (old, new)]
+    if judged[0] != judged[1]:
+        warnings.append("different attentions judged: " + " against ".join(
+            name or "this project's own MultiHeadAttention" for name in judged) + "; verdicts are not comparable")
+    other_model = checkpoint_compare.model_mismatch(old, new)     # by config content, not the weights' path
+    if other_model:
+        warnings.append(other_model)
     other_path = fp_path.mismatch(n, o)
     if other_path:
         warnings.append(other_path)
@@ -332,9 +333,13 @@ def compare_main(argv: list[str]) -> int:
     for w in warnings:
         print(f"WARNING: {w}")
     print(moves_text(rows, not_run))
+    readings = checkpoint_compare.checkpoint_moves(old, new)
+    if readings:
+        print("\n".join(readings))
     if args.output is not None:
         results_io.write_text_atomic(args.output, _ENV.get_template("compare.j2").render(
-            css=_css(), moves=rows, not_run=not_run, warnings=warnings, old_label=old_label, new_label=new_label))
+            css=_css(), moves=rows, not_run=not_run, warnings=warnings, old_label=old_label, new_label=new_label,
+            readings=readings))
         print(f"wrote {args.output}")
     return 1 if any(r["regressed"] for r in rows) else 0
 

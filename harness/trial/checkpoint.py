@@ -15,8 +15,10 @@ Probe inputs (``probe_ids``): ``--probe-tokens FILE`` (``.npy`` of ids, or one s
 sequences of ``PROBE_LENGTH`` tokens. Without either, uniform random ids: out of distribution for a trained model,
 and the readings say so (``in_distribution`` False).
 
-``read(trial, ckpt, ids)`` reads the same architecture at init (the trial's seed-0 build) and then the checkpoint,
-its weights copied into that one model tensor by tensor: ``harness.trial.checkpoint_probes.readings`` of each.
+``read(trial, ckpt, ids)`` reads the same architecture at init (the trial's seed-0 build, or the user's saved init
+copied into it: ``Checkpoint.init``, ``--model-init-weights``) and then the checkpoint, its weights copied into that
+one model tensor by tensor: ``harness.trial.checkpoint_probes.readings`` of each. ``read_saves`` reads a series of
+saves of one run the same way (``harness.trial.checkpoint_series``).
 """
 from __future__ import annotations
 
@@ -62,6 +64,12 @@ class Checkpoint:
     ids: torch.Tensor | None = field(default=None, repr=False)
     ids_note: str = ""
     in_distribution: bool = False
+    #: the "at init" half (``--model-init-weights``): the user's own saved init, or None for the seed-0 random draw
+    init: "Checkpoint | None" = field(default=None, repr=False)
+    #: the saves of one run read in one command (``harness.trial.checkpoint_series``), in step order, this one
+    #: last; empty for a single save (a series of one); ``step``: parsed from the save's name, or None
+    saves: list["Checkpoint"] = field(default_factory=list, repr=False)
+    step: int | None = None
 
     @property
     def note(self) -> str:
@@ -76,7 +84,11 @@ class Checkpoint:
         return {"path": str(self.path), "files": [str(f) for f in self.files], "dtypes": self.dtypes,
                 "prefix": self.prefix, "unused": len(self.unused), "tensors": self.n_tensors,
                 "probe": self.ids_note, "probe_in_distribution": self.in_distribution,
-                "probe_shape": list(self.ids.shape) if self.ids is not None else None}
+                "probe_shape": list(self.ids.shape) if self.ids is not None else None,
+                "init": ({"source": "saved", "path": str(self.init.path), "files": [str(f) for f in self.init.files],
+                          "tensors": self.init.n_tensors} if self.init is not None
+                         else {"source": "random", "seed": 0}),
+                "series": [{"path": str(s.path), "step": s.step} for s in self.saves or [self]]}
 
 
 def weight_files(path: str | os.PathLike) -> list[Path]:
@@ -387,25 +399,41 @@ def _tokenise(path: str, weights: str | None) -> list[int]:
 
 # ------------------------------------------------------------------------------------------------------ reading
 def read(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> "pd.DataFrame":
-    """``readings`` of the checkpoint and of the same architecture at init (``seed``'s build): one model, read at
-    init and then with the checkpoint's weights copied in; one row per (which, batch, layer, head). Cached on the
-    trial per (weights, ids, seed)."""
+    """``readings`` of the checkpoint and of the same architecture at init (``read_saves``' first and last): one
+    row per (which, batch, layer, head)."""
     import pandas as pd
 
-    key = ("checkpoint", str(ckpt.path), tuple(ids.shape), int(ids.sum()), seed)
+    frames = read_saves(trial, ckpt, ids, seed)
+    return pd.concat([frames[-1], frames[0]], ignore_index=True)
+
+
+def read_saves(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> list["pd.DataFrame"]:
+    """``readings`` at init (``which`` "init"), then of each save of the checkpoint's series in order (``which``
+    "checkpoint"; ``ckpt`` alone where it has no series), one model read at init and then with each save's weights
+    copied in. At init: the user's saved init (``ckpt.init``, ``--model-init-weights``) copied into ``seed``'s build,
+    or that build as drawn. Cached on the trial per (saves, init, ids, seed)."""
+    saves = ckpt.saves or [ckpt]
+    key = ("checkpoint", tuple(str(s.path) for s in saves), str(ckpt.init.path) if ckpt.init else None,
+           tuple(ids.shape), int(ids.sum()), seed)
     if key not in trial.cache:
-        model = trial.build(seed)                    # one model: read at init, then with the weights copied in
+        model = trial.build(seed)                    # one model: read at init, then with each save copied in
         own = trial.causal is True and not getattr(getattr(model, "config", None), "is_encoder_decoder", False)
-        init_head = _embedding(model) if own else None
-        init = readings_of.readings(model, trial.backend, ids, "init", seed, head=init_head,
-                                    head_name="the init's embedding as its head")
-        copy_into(model, ckpt)
-        head, name = head_weight(model, ckpt) if own else (None, "")
-        trained = readings_of.readings(model, trial.backend, ids, "checkpoint", seed, head=head, head_name=name)
+        if ckpt.init is not None:
+            copy_into(model, ckpt.init)
+            head, name = head_weight(model, ckpt.init) if own else (None, "")
+            name = name.replace("the checkpoint's", "the saved init's")
+        else:
+            head, name = (_embedding(model) if own else None), "the init's embedding as its head"
+        frames = [readings_of.readings(model, trial.backend, ids, "init", seed, head=head, head_name=name)]
+        for save in saves:
+            copy_into(model, save)
+            head, name = head_weight(model, save) if own else (None, "")
+            frames.append(readings_of.readings(model, trial.backend, ids, "checkpoint", seed, head=head,
+                                               head_name=name))
         del model
         gc.collect()                                 # freed, its reference cycles too, before the claim goes on
-        trial.cache[key] = pd.concat([trained, init], ignore_index=True)
-    return trial.cache[key].copy()
+        trial.cache[key] = frames
+    return [f.copy() for f in trial.cache[key]]
 
 
 #: the names a saved output head goes by (beside the base model's tensors, which carry a prefix)

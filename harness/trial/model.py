@@ -292,7 +292,8 @@ def _config_sha256(model: nn.Module) -> str | None:
     config = getattr(model, "config", None)
     if config is None or not hasattr(config, "to_dict"):
         return None
-    text = json.dumps(config.to_dict(), sort_keys=True, default=str)
+    content = {k: v for k, v in config.to_dict().items() if k != "_name_or_path"}   # the content, not its path
+    text = json.dumps(content, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
