@@ -16,6 +16,9 @@ from harness.profiles.merge import DROP, overrides
 # Smoke's large d_k is 256 (unscaled logit std ~8 at init, deep in saturation): at 512 scaled dot hovers at
 # 0.88-0.95 after 300 steps, so steps-to-90% was censored for one seed in three, and additive attention at 512
 # costs twice what it does at 256. standard/full train longer and keep 512.
+# stack (issue 57, a "sweep" block key, unset = 1): seeds per training step (harness.train.stacked). Unset on these
+# CPU profiles: on the 2-core box stacking was no faster (benchmarks/stacked_seeds.py: 0.63-1.28x by arm and k, the
+# additive arm slower at every k), and a stacked run differs from the loop's by float32 rounding.
 # foreach in every sweep train block: Adam's multi-tensor path, the same numbers bitwise as the loop on CPU,
 # ~15% less at d_k 8; num_threads: the train block's torch threads.
 # Issue 17: tuning: each (arm, d_k, task) at its own rate from a grid of `points` rates over `span`x centred on

@@ -28,7 +28,12 @@ Budget (a profile block, ``block`` below), every key optional except ``train``::
      "grad_steps": 50,                                   # K: steps whose dL/dlogits are recorded
      "target_accuracy": 0.9,                             # steps_to_target threshold on held-out accuracy
      "probe_size": 256,                                  # held-out examples for the init/final probes
-     "test_size": 512}                                   # test part of the held-out split (default eval_size)
+     "test_size": 512,                                   # test part of the held-out split (default eval_size)
+     "stack": 1}                                         # seeds per training step (harness.train.stacked; 1: loop)
+
+``stack`` k > 1 trains each (arm, d_k)'s seeds k at a time, each with its own init, data and Adam state; the
+rows equal the loop's within float32 rounding (tests/train/test_stacked.py). It is part of the memo key, so a
+stacked run never stands in for a loop run.
 
 Held-out split (issue 26): the training loop's evaluations (and ``val_loss``, which tuning chooses by) read a
 validation part of ``train.eval_size`` held-out examples; ``final_loss`` and ``final_accuracy``, what the claims
@@ -54,8 +59,10 @@ from harness.trial.kernel import identity as kernel_identity
 from harness.data import make_task
 from harness.data.tasks import Task, validation_test_split
 from harness.train.loop import TrainConfig, build_for_task, evaluate, train
+from harness.train.stacked import train_stacked
 
-BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size")
+BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size",
+               "stack")
 DEFAULT_TASK = {"name": "kv_lookup", "n_pairs": 16}
 LOGIT_TAPS = "*.logits"
 SOFTMAX_TAPS = ("*.logits", "*.weights", "*.q", "*.k")
@@ -122,6 +129,9 @@ def _check_budget(block: Mapping[str, Any]) -> None:
     k = block.get("grad_steps", 0)
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
         raise ValueError(f"attention_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
+    stack = block.get("stack", 1)
+    if not isinstance(stack, int) or isinstance(stack, bool) or stack < 1:
+        raise ValueError(f"attention_sweep budget 'stack' must be a positive integer, got {stack!r}")
     t = block.get("target_accuracy", 0.9)
     if not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
         raise ValueError(f"attention_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
@@ -169,77 +179,115 @@ def _run_key(model: nn.Module, cfg: ModelConfig, block: Mapping[str, Any], seed:
 
 
 # --------------------------------------------------------------------------------------------- sweep
-def _one_run(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, block: Mapping[str, Any],
-             task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
+def _runs(arm: str, overrides: Mapping[str, Any], d_k: int, seeds: Sequence[int], block: Mapping[str, Any],
+          task: Task, device: str, progress: Callable[[str], Any] | None) -> list[dict[str, Any]]:
     # subnormal floats flushed to zero: a saturated softmax (unscaled attention at large d_k) fills exp() with
     # subnormals, which the CPU computes ~3x slower; the results move below 1e-38 only (issue 17's budget)
     torch.set_flush_denormal(True)
     try:
-        return _one_run_flushed(arm, overrides, d_k, seed, block, task, device, progress)
+        return _runs_flushed(arm, overrides, d_k, seeds, block, task, device, progress)
     finally:
         torch.set_flush_denormal(False)
 
 
-def _one_run_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seed: int, block: Mapping[str, Any],
-                     task: Task, device: str, progress: Callable[[str], Any] | None) -> dict[str, Any]:
+def _runs_flushed(arm: str, overrides: Mapping[str, Any], d_k: int, seeds: Sequence[int], block: Mapping[str, Any],
+                  task: Task, device: str, progress: Callable[[str], Any] | None) -> list[dict[str, Any]]:
+    """One row per seed of one (arm, d_k): memoised rows as they are, the others trained ``block["stack"]`` seeds
+    at a time (``harness.train.stacked``; one at a time in the loop when it is 1, or under a kernel)."""
     cfg = sweep_model_config(block, d_k, overrides, arm)
-    model = build_for_task(block.get("model_name", "encoder_tagger"), task, cfg, seed)
-    key = _run_key(model, cfg, block, seed, device)
-    if key in _RUN_CACHE:
-        return {**_RUN_CACHE[key], "arm": arm, "cached": True}
-
     tcfg = TrainConfig.from_dict({**block["train"], "device": device}).replace(
         target_metric="accuracy", target_value=float(block.get("target_accuracy", 0.9)), stop_at_target=False)
-    K = int(block.get("grad_steps", 0))
-    probe_batch = task.heldout(int(block.get("probe_size", 256))).to(device)
-    model.to(device)
-    init = probe_softmax_state(model, probe_batch, task.tgt_vocab)
+    rows, pending = {}, []
+    for seed in seeds:
+        model = build_for_task(block.get("model_name", "encoder_tagger"), task, cfg, seed)
+        key = _run_key(model, cfg, block, seed, device)
+        if key in _RUN_CACHE:
+            rows[seed] = {**_RUN_CACHE[key], "arm": arm, "cached": True}
+        else:
+            pending.append(_Run(arm, int(d_k), int(seed), key, model, cfg, block, task, device))
+    k = _stack(block, cfg)
+    for group in (pending[i: i + k] for i in range(0, len(pending), k)):
+        t0 = time.perf_counter()
+        val, test = validation_test_split(task, tcfg.eval_size, int(block.get("test_size", tcfg.eval_size)))
+        kw = dict(taps=[LOGIT_TAPS], tap_steps=group[0].K) if group[0].K else {}
+        if len(group) == 1:
+            r = group[0]
+            results = [train(r.model, task, tcfg, r.seed, on_step=r.on_step if r.K else None, progress=progress,
+                             heldout=val, retain_grad=bool(r.K), **kw)]
+        else:
+            results = train_stacked([r.model for r in group], task, tcfg, [r.seed for r in group],
+                                    on_step=[r.on_step if r.K else None for r in group], progress=progress,
+                                    heldout=val, **kw)
+        done = [r.row(res, test, tcfg) for r, res in zip(group, results)]
+        wall = (time.perf_counter() - t0) / len(group)            # a stacked run's share of its group's time
+        for r, row in zip(group, done):
+            rows[r.seed] = _RUN_CACHE[r.key] = {**row, "wall_time_s": wall}
+    return [rows[seed] for seed in seeds]
 
-    grads, stds, absmax = [], [], []
 
-    def on_step(step, model, batch, loss, cache=None):
+def _stack(block: Mapping[str, Any], cfg: ModelConfig) -> int:
+    """Seeds per training step: the budget's ``stack`` (default 1, the loop); 1 under a kernel on trial, which
+    need not run under ``vmap``."""
+    if cfg.kernel is not None or active_kernel() is not None:
+        return 1
+    return int(block.get("stack", 1))
+
+
+class _Run:
+    """One (arm, d_k, seed) of the sweep: its model, the softmax state at init, and what ``on_step`` records over
+    the first K steps (read from the ``*.logits`` taps); ``row`` turns its training result into the sweep's row."""
+
+    def __init__(self, arm: str, d_k: int, seed: int, key: str, model: nn.Module, cfg: ModelConfig,
+                 block: Mapping[str, Any], task: Task, device: str) -> None:
+        self.arm, self.d_k, self.seed, self.key = arm, d_k, seed, key
+        self.model, self.cfg, self.task, self.device = model, cfg, task, device
+        self.K = int(block.get("grad_steps", 0))
+        self.probe_batch = task.heldout(int(block.get("probe_size", 256))).to(device)
+        model.to(device)
+        self.init = probe_softmax_state(model, self.probe_batch, task.tgt_vocab)
+        self.grads: list[float] = []
+        self.stds: list[float] = []
+        self.absmax: list[float] = []
+
+    def on_step(self, step, model, batch, loss, cache=None) -> None:
         names = cache.names(LOGIT_TAPS) if cache is not None else []
         if not names:               # no taps this step, or a kernel that exposes no logits (the columns stay NaN)
             return
-        grads.append(float(np.mean([_grad_abs_mean(cache, n) for n in names])))
-        stds.append(float(np.mean([probes.logit_std(cache[n]) for n in names])))
-        absmax.append(max(float(cache[n].abs().max()) for n in names))      # Q1: logit growth
+        self.grads.append(float(np.mean([_grad_abs_mean(cache, n) for n in names])))
+        self.stds.append(float(np.mean([probes.logit_std(cache[n]) for n in names])))
+        self.absmax.append(max(float(cache[n].abs().max()) for n in names))      # Q1: logit growth
 
-    t0 = time.perf_counter()
-    kw = dict(taps=[LOGIT_TAPS], tap_steps=K, retain_grad=True) if K else {}
-    val, test = validation_test_split(task, tcfg.eval_size, int(block.get("test_size", tcfg.eval_size)))
-    res = train(model, task, tcfg, seed, on_step=on_step if K else None, progress=progress, heldout=val, **kw)
-    tested = evaluate(model, task, batch=test, batch_size=tcfg.eval_batch_size, device=device)
-    final = probe_softmax_state(model, probe_batch, task.tgt_vocab)
-    steps = [int(c["step"]) for c in res.curve]
-    row = {
-        "arm": arm, "d_k": int(d_k), "seed": int(seed),
-        "score": cfg.score, "scale": float(np.mean(effective_scales(model))),
-        "final_accuracy": float(tested.get("accuracy", math.nan)),
-        "final_loss": float(tested.get("loss", math.nan)),
-        "val_loss": float(res.final.get("loss", math.nan)),
-        "val_accuracy": float(res.final.get("accuracy", math.nan)),
-        "test_size": len(test),
-        "steps_to_target": float(res.steps_to_target) if res.steps_to_target is not None else math.nan,
-        # unreached -> the budget: conservative for "X reaches the target sooner than Y" when Y misses it
-        "steps_to_target_censored": float(res.steps_to_target if res.steps_to_target is not None else res.steps_run),
-        "reached_target": res.steps_to_target is not None,
-        "diverged": bool(res.diverged),
-        **{f"{k}_init": v for k, v in init.items()},
-        **{f"{k}_final": v for k, v in final.items()},
-        "grad_abs_mean_first_k": float(np.mean(grads)) if grads else math.nan,
-        "logit_std_first_k": float(np.mean(stds)) if stds else math.nan,
-        "logit_absmax_first_k": float(np.max(absmax)) if absmax else math.nan,
-        "grad_steps": len(grads),
-        "curve_step": steps,
-        "curve_accuracy": [float(c.get("accuracy", math.nan)) for c in res.curve],
-        "grad_curve": grads,
-        "train_time_s": float(res.train_time_s),
-        "wall_time_s": time.perf_counter() - t0,
-        "cached": False,
-    }
-    _RUN_CACHE[key] = row
-    return row
+    def row(self, res, test, tcfg: TrainConfig) -> dict[str, Any]:
+        model, task, grads, stds, absmax = self.model, self.task, self.grads, self.stds, self.absmax
+        tested = evaluate(model, task, batch=test, batch_size=tcfg.eval_batch_size, device=self.device)
+        final = probe_softmax_state(model, self.probe_batch, task.tgt_vocab)
+        steps = [int(c["step"]) for c in res.curve]
+        return {
+            "arm": self.arm, "d_k": self.d_k, "seed": self.seed,
+            "score": self.cfg.score, "scale": float(np.mean(effective_scales(model))),
+            "final_accuracy": float(tested.get("accuracy", math.nan)),
+            "final_loss": float(tested.get("loss", math.nan)),
+            "val_loss": float(res.final.get("loss", math.nan)),
+            "val_accuracy": float(res.final.get("accuracy", math.nan)),
+            "test_size": len(test),
+            "steps_to_target": float(res.steps_to_target) if res.steps_to_target is not None else math.nan,
+            # unreached -> the budget: conservative for "X reaches the target sooner than Y" when Y misses it
+            "steps_to_target_censored": float(res.steps_to_target if res.steps_to_target is not None
+                                              else res.steps_run),
+            "reached_target": res.steps_to_target is not None,
+            "diverged": bool(res.diverged),
+            **{f"{k}_init": v for k, v in self.init.items()},
+            **{f"{k}_final": v for k, v in final.items()},
+            "grad_abs_mean_first_k": float(np.mean(grads)) if grads else math.nan,
+            "logit_std_first_k": float(np.mean(stds)) if stds else math.nan,
+            "logit_absmax_first_k": float(np.max(absmax)) if absmax else math.nan,
+            "grad_steps": len(grads),
+            "curve_step": steps,
+            "curve_accuracy": [float(c.get("accuracy", math.nan)) for c in res.curve],
+            "grad_curve": grads,
+            "train_time_s": float(res.train_time_s),
+            "cached": False,
+        }
 
 
 def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
@@ -267,11 +315,11 @@ def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
     rows, n, i = [], len(arms) * len(d_ks) * len(seeds), 0
     for d_k in d_ks:
         for arm, overrides in arms.items():
-            for seed in seeds:
+            for seed in seeds:          # announced per run as the cell starts (its seeds may train together)
                 i += 1
                 if progress is not None:
                     _announce(progress, f"sweep {i}/{n}: {arm} d_k={d_k} seed {seed}")
-                rows.append(_one_run(arm, overrides, int(d_k), int(seed), block, task, device, progress))
+            rows += _runs(arm, overrides, int(d_k), [int(s) for s in seeds], block, task, device, progress)
     return pd.DataFrame(rows)
 
 

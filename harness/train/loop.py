@@ -292,11 +292,18 @@ def width_for_params(name: str, task: Task, cfg: ModelConfig, target_params: int
     return best[1], best[2]
 
 
+def model_inputs(batch: Batch) -> tuple[tuple[torch.Tensor, ...], dict[str, Any]]:
+    """A batch as the model's (args, kwargs): seq2seq ``(src, tgt_in), {src_pad_mask}``, taggers
+    ``(x,), {pad_mask}`` (``forward_batch`` calls the model with them; the stacked trainer, ``functional_call``)."""
+    if batch.kind == "seq2seq":
+        return (batch.src, batch.tgt_in), {"src_pad_mask": batch.src_pad_mask}
+    return (batch.x,), {"pad_mask": batch.pad_mask}
+
+
 def forward_batch(model: nn.Module, batch: Batch) -> torch.Tensor:
     """Logits for a batch: seq2seq ``model(src, tgt_in, src_pad_mask)``, taggers ``model(x, pad_mask)``."""
-    if batch.kind == "seq2seq":
-        return model(batch.src, batch.tgt_in, src_pad_mask=batch.src_pad_mask)
-    return model(batch.x, pad_mask=batch.pad_mask)
+    args, kwargs = model_inputs(batch)
+    return model(*args, **kwargs)
 
 
 def align_logits(logits: torch.Tensor, targets: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -492,31 +499,47 @@ def train(model: nn.Module, task: Task, cfg: TrainConfig, seed: int,
                 elif not taps:
                     on_step(step, model, batch, loss_value)
             if step % eval_every == 0 or step == cfg.steps:
-                metrics = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
-                                   max_decode_len=cfg.max_decode_len, device=device, decode=cfg.eval_decode)
-                result.curve.append({"step": step, "train_loss": float(np.mean(since_eval)),
-                                     "lr": cfg.lr_at(step, d_model), "train_time_s": train_time, **metrics})
+                stop = record_evaluation(result, model, task, cfg, heldout, step, since_eval, train_time, d_model, log)
                 since_eval = []
-                result.final = metrics
-                hit = (cfg.target_metric is not None and result.steps_to_target is None
-                       and _reached(metrics[cfg.target_metric], cfg.target_metric, cfg.target_value))
-                if hit:
-                    result.steps_to_target, result.time_to_target_s = step, train_time
-                log(f"step {step}/{cfg.steps} loss {loss_value:.4g} em {metrics['exact_match']:.3f}"
-                    + (f" -> target {cfg.target_metric} {cfg.target_value} reached" if hit else ""))
-                if hit and cfg.stop_at_target:
+                if stop:
                     break
             elif step % log_every == 0:
                 log(f"step {step}/{cfg.steps} loss {loss_value:.4g}")
-        if result.diverged or not result.final:
-            result.final = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
-                                    max_decode_len=cfg.max_decode_len, device=device, decode=cfg.eval_decode)
+        finish_evaluation(result, model, task, cfg, heldout)
     finally:
         if cfg.num_threads:
             torch.set_num_threads(prev_threads)
     result.train_time_s = train_time
     result.wall_time_s = time.perf_counter() - t_start
     return result
+
+
+def record_evaluation(result: RunResult, model: nn.Module, task: Task, cfg: TrainConfig, heldout: Batch | None,
+                      step: int, since_eval: list[float], train_time: float, d_model: int | None,
+                      log: Callable[[str], Any]) -> bool:
+    """The held-out evaluation at ``step``: a curve row (training loss averaged over ``since_eval``), ``final``,
+    steps and time to target. Returns True when the run stops here (target reached, ``stop_at_target``)."""
+    metrics = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
+                       max_decode_len=cfg.max_decode_len, device=torch.device(cfg.device), decode=cfg.eval_decode)
+    result.curve.append({"step": step, "train_loss": float(np.mean(since_eval)), "lr": cfg.lr_at(step, d_model),
+                         "train_time_s": train_time, **metrics})
+    result.final = metrics
+    hit = (cfg.target_metric is not None and result.steps_to_target is None
+           and _reached(metrics[cfg.target_metric], cfg.target_metric, cfg.target_value))
+    if hit:
+        result.steps_to_target, result.time_to_target_s = step, train_time
+    log(f"step {step}/{cfg.steps} loss {since_eval[-1]:.4g} em {metrics['exact_match']:.3f}"
+        + (f" -> target {cfg.target_metric} {cfg.target_value} reached" if hit else ""))
+    return hit and cfg.stop_at_target
+
+
+def finish_evaluation(result: RunResult, model: nn.Module, task: Task, cfg: TrainConfig, heldout: Batch | None
+                      ) -> None:
+    """``final``: the last evaluation's metrics, or a fresh evaluation for a run that diverged or never evaluated."""
+    if result.diverged or not result.final:
+        result.final = evaluate(model, task, heldout, n=cfg.eval_size, batch_size=cfg.eval_batch_size,
+                                max_decode_len=cfg.max_decode_len, device=torch.device(cfg.device),
+                                decode=cfg.eval_decode)
 
 
 def _reached(value: float, metric: str, target: float) -> bool:

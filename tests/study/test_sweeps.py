@@ -119,3 +119,17 @@ def test_tuning_reads_a_validation_part_and_results_a_disjoint_test_part():
     seen = {tuple(r) for r in task.split_keys(val).tolist()}
     assert not any(tuple(r) in seen for r in task.split_keys(test).tolist())
     assert len(val) == 32 and int(df.test_size.iloc[0]) == len(test)
+
+
+def test_stacked_seeds_give_the_loop_rows():
+    """``stack``: the seeds of a cell trained together (harness.train.stacked) give the loop's rows within the
+    stacked trainer's tolerance (tests/train/test_stacked.py), its taps included; it is part of the memo key."""
+    seeds = [0, 1, 2]
+    loop = attention_sweep(VARIANTS, [8], BUDGET, seeds)
+    stacked = attention_sweep(VARIANTS, [8], {**BUDGET, "stack": 2}, seeds)
+    assert not stacked.cached.any() and list(stacked.seed) == list(loop.seed)
+    for col in ("final_loss", "val_loss", "grad_abs_mean_first_k", "entropy_final", "logit_std_init"):
+        assert stacked[col].to_numpy() == pytest.approx(loop[col].to_numpy(), rel=1e-4), col
+    assert list(stacked.grad_steps) == list(loop.grad_steps) and list(stacked.curve_step) == list(loop.curve_step)
+    with pytest.raises(ValueError, match="stack"):
+        attention_sweep(VARIANTS, [8], {**BUDGET, "stack": 0}, seeds)
