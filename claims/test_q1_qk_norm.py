@@ -319,6 +319,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"], rate_high=high)["model_no_entropy_collapse"]
     ev.counts_nothing("on a model on trial Q1 reads entropy collapse after a short training at untuned rates: "
                       "reported, never counted")
+    progress = trials.trained_from_init(ev, trial, seeds, "Q1's logit growth and entropy", progress)
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

@@ -283,6 +283,7 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     crit = ev.declare(MODEL_CRITERIA, steps=block["train"]["steps"])["model_sink_tracks_entropy"]
     ev.counts_nothing("on a model on trial Q2 reads one relation after a short training at an untuned rate: "
                       "reported, never counted")
+    progress = trials.trained_from_init(ev, trial, seeds, "Q2's sinks against entropy", progress)
     found = trials.read_trained(crit, trial, seeds, block, progress)
     if found is None:
         return

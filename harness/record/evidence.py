@@ -235,6 +235,7 @@ class Evidence:
         self.seedless = ""              # why this claim used none of the run's seeds ('' when it did)
         self.nothing_counted = ""       # why this claim counts no criterion in this run ('' when it counts some)
         self.at_init = ""               # what this claim read at random init beside trained weights (issue 55)
+        self.at_init_label = ""         # its verdict's label where not "at init" (trained here from init)
         self._first_measurement: str | None = None
 
     # -- declaration -------------------------------------------------------------------------
@@ -502,13 +503,15 @@ class Evidence:
             raise EvidenceError(f"claim {self.id}: counts_nothing() needs the reason")
         self.nothing_counted = " ".join(why.split())
 
-    def read_at_init(self, what: str) -> None:
+    def read_at_init(self, what: str, label: str = "") -> None:
         """Say that this claim read a model at random init where trained weights were on trial beside it
         (``--model-weights``), and what it read: its record's ``at_init`` carries the sentence, and its verdict
-        line in the terminal, the report and the findings says "at init"."""
+        line in the terminal, the report and the findings says "at init", or ``label`` where given (a claim that
+        trained the architecture here from a random init says "trained from init": ``at_init_label``)."""
         if not isinstance(what, str) or not what.strip():
             raise EvidenceError(f"claim {self.id}: read_at_init() needs what was read")
         self.at_init = " ".join(what.split())
+        self.at_init_label = " ".join(label.split())
 
     # -- output ------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
@@ -526,6 +529,7 @@ class Evidence:
             **({"seedless": self.seedless} if self.seedless else {}),
             **({"nothing_counted": self.nothing_counted} if self.nothing_counted else {}),
             **({"at_init": self.at_init} if self.at_init else {}),
+            **({"at_init_label": self.at_init_label} if self.at_init and self.at_init_label else {}),
         }
 
     # -- helpers -----------------------------------------------------------------------------

@@ -8,7 +8,8 @@ a reader without it takes it from ``counts``: ``harness.record.verdict.role_of``
 ``not_testable`` (why a premise makes it inconclusive, '' when none does). Issue 47: each criterion's ``quote``
 (the note's words it tests), and a claim's ``nothing_counted`` (its module's reason for counting nothing) and
 ``not_tested`` (why its verdict is "not tested": nothing counted in the run), present only when non-empty. Issue 55:
-a claim's ``at_init`` (what it read at random init while trained weights were on trial, ``--model-weights``) and
+a claim's ``at_init`` (what it read at random init while trained weights were on trial, ``--model-weights``;
+``at_init_label`` its verdict's label where not "at init", e.g. "trained from init") and
 ``seedless`` (why it used none of the run's seeds, what its samples are instead), present only when non-empty.
 """
 from __future__ import annotations
@@ -221,7 +222,7 @@ def _merge_one(cid: str, parts: list[Mapping[str, Any]]) -> dict[str, Any]:
     why_nothing = next((p["nothing_counted"] for p in parts if p.get("nothing_counted")), "")
     if why_nothing:
         claim["nothing_counted"] = why_nothing
-    for key in ("at_init", "seedless"):
+    for key in ("at_init", "at_init_label", "seedless"):
         said = next((p[key] for p in parts if p.get(key)), "")
         if said:
             claim[key] = said

@@ -274,7 +274,13 @@ def verdict_shown(claim: Mapping[str, Any]) -> str:
     """The verdict as a claim's lines show it: 'supported at init' where the claim read the architecture at random
     init while trained weights were on trial (its record's ``at_init``, issue 55), else the verdict itself."""
     v = claim.get("verdict")
-    return f"{v} {AT_INIT}" if v and claim.get("at_init") else str(v)
+    return f"{v} {at_init_label(claim)}" if v and claim.get("at_init") else str(v)
+
+
+def at_init_label(claim: Mapping[str, Any]) -> str:
+    """How a claim that read the architecture, not the trained weights on trial, labels its verdict: "at init",
+    or its record's ``at_init_label`` ("trained from init" where it trained the architecture here)."""
+    return claim.get("at_init_label") or AT_INIT
 
 
 def answers_text(per_case: Sequence[Mapping[str, Any]], firmness: bool = True) -> str:

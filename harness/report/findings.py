@@ -276,7 +276,7 @@ def verdict_text(claim: Mapping[str, Any]) -> str:
     case's answer: 'answered no (firmness 0.78): answered no for l2 (firmness 0.78); answered yes for rmsnorm
     (firmness 0.91)'."""
     if claim.get("verdict") == verdicts.NOT_TESTED:
-        return "not tested here" + (f" {verdicts.AT_INIT}" if claim.get("at_init") else "")
+        return "not tested here" + (f" {verdicts.at_init_label(claim)}" if claim.get("at_init") else "")
     f = claim.get("firmness")
     firm = verdicts.firmness_short(claim) if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")

@@ -57,7 +57,7 @@ class TerminalSummary:
             if claim.get("answers"):
                 tr.write_line(f"{'':<{width}}  answers: {verdicts.answers_text(claim['answers'])}")
             if claim.get("at_init"):
-                tr.write_line(f"{'':<{width}}  {verdicts.AT_INIT}: {claim['at_init']}", yellow=True)
+                tr.write_line(f"{'':<{width}}  {verdicts.at_init_label(claim)}: {claim['at_init']}", yellow=True)
         if not res["claims"]:
             tr.write_line("no claim recorded in this run")
         if any(c.get("firmness") is not None and verdicts.tuned(c) for c in res["claims"].values()):

@@ -55,6 +55,28 @@ def at_init(ev: Any, trial: ModelUnderTrial, seeds: list[int], what: str,
     return labelled
 
 
+#: the label of a claim that trained the architecture here, from a random init, beside trained weights on trial
+TRAINED_FROM_INIT = "trained from init"
+
+
+def trained_from_init(ev: Any, trial: ModelUnderTrial, seeds: list[int], what: str,
+                      progress: Callable[..., None]) -> Callable[..., None]:
+    """``at_init``'s sibling for the claims that train the architecture briefly here (C5, Q1, Q2 under
+    ``--model``): where trained weights are on trial (``--model-weights``), their record says that ``what`` was read
+    after a short training from a random init of ``seeds``, not on those weights, and their verdict and terminal
+    lines say "trained from init". Without weights on trial, ``progress`` itself."""
+    ckpt = getattr(trial, "checkpoint", None)
+    if ckpt is None:
+        return progress
+    ev.read_at_init(f"{what} read after a short training of the architecture of {trial.spec} from a random init "
+                    f"(seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))}), not on the weights of "
+                    f"--model-weights {ckpt.path.name}: Q3 alone reads the checkpoint", label=TRAINED_FROM_INIT)
+
+    def labelled(msg: str, *args: Any, **kwargs: Any) -> None:
+        progress(f"{TRAINED_FROM_INIT} (not the checkpoint): {msg}", *args, **kwargs)
+    return labelled
+
+
 #: why a model's causality is unknown, and how to declare it
 UNDECLARED = ("nothing in the model says whether it is causal: no is_causal attribute, and no tapped attention call "
               "passes SDPA is_causal=True; set is_causal = True on the model (or on its attention modules) to have it "

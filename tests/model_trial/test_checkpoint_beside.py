@@ -160,3 +160,34 @@ def test_r2_on_a_model_counts_nothing_and_its_growing_llama_is_not_refuted(x8, t
     assert got["metrics"]["model_logit_std_slope/width"] > 0.9 and got["metrics"]["model_saturating_width"] > 1000
     assert "Along the fitted power law the logit std reaches 2" in crit["detail"]
     assert np.isfinite(got["metrics"]["model_grad_slope/width"])
+
+
+def test_c5_q1_and_q2_train_the_architecture_from_init_beside_a_checkpoint_and_every_line_says_so(x8, tmp_path):
+    """C5, Q1 and Q2 train the architecture briefly from a random init, never the checkpoint: with the checkpoint
+    attached their readings equal those without it, and their verdict and terminal lines say "trained from init"."""
+    from claims import test_c5_multihead_resolution as c5, test_q1_qk_norm as q1, test_q2_resolution_entropy as q2
+
+    from harness.report import findings
+    from harness.trial.model_reads import TRAINED_FROM_INIT
+
+    weighted, bare, path = x8
+    block = {**BLOCK, "train": {"steps": 10, "lr": 1e-3, "rate_high": 10.0, "batch": 4, "length": 16, "width": 64}}
+    for module in (c5, q1, q2):
+        said, plain = [], []
+        cid = module.__name__.split("_")[1].upper()
+        recs = []
+        for trial, sink, where in ((weighted, said, "w"), (bare, plain, "b")):
+            ev = Evidence(tmp_path / where / cid, cid)
+            ev.claim(cid, title="t", statement="s", strength="strong", kind="claim")
+            module.model_trial(ev, trial, block, SEEDS, progress=lambda msg, force=False, s=sink: s.append(msg))
+            recs.append(R.merge_claim([{**ev.to_record(), "nodeid": f"claims/{cid}::t", "seeds": SEEDS}]))
+        got, ref = recs
+        assert got["metrics"] == ref["metrics"], cid                  # the same training, whatever the weights
+        assert "at_init" not in ref and got["at_init_label"] == TRAINED_FROM_INIT, cid
+        assert "after a short training" in got["at_init"] and got["at_init"].endswith(
+            f"--model-weights {path.name}: Q3 alone reads the checkpoint"), cid
+        assert said and all(m.startswith(f"{TRAINED_FROM_INIT} (not the checkpoint): ") for m in said), (cid, said)
+        assert not any(m.startswith(TRAINED_FROM_INIT) for m in plain)
+        assert verdicts.verdict_shown(got) == f"{got['verdict']} {TRAINED_FROM_INIT}"
+        assert findings.verdict_text(got).startswith(f"not tested here {TRAINED_FROM_INIT}") or \
+            findings.verdict_text(got).startswith(f"{got['verdict']} {TRAINED_FROM_INIT}")
