@@ -296,7 +296,6 @@ MODEL_CRITERIA = {
         rule=lambda min_slope: decision.band(-min_slope, min_slope, reason="the check's own band: flat is under 7% "
                                              "a doubling (min_slope)"),
         metric="log-log slope of the model-wide logit std against width (seeds as replicates)",
-        falsified_by=("tiny_decoder_fixed_init",),
         prediction="at random init the model's compatibility function does not grow with its width over {widths} "
                    "(head dim held): the check says 'not flagged' (log-log slope within +-{min_slope:g})"),
 }
