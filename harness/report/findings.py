@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness.record import decision
@@ -409,6 +410,25 @@ def replace_between_markers(text: str, block: str, name: str = "findings") -> st
     if start < 0 or end < start:
         raise MarkersMissing(f"no '{begin}' ... '{end_mark}' markers")
     return text[:start + len(begin)] + "\n" + block + text[end:]
+
+
+def print_or_write(block: str, write: "Path | None", marker: str, said: str) -> int:
+    """A generated block's command-line end: print ``block``, or (``write``) put it between ``marker``'s markers in
+    that file and print ``said``; an unreadable file or missing markers is one line on stderr, exit 1."""
+    import sys
+
+    from harness.record import results as results_io
+    if write is None:
+        print(block, end="")
+        return 0
+    try:
+        new = replace_between_markers(write.read_text(encoding="utf-8"), block, marker)
+    except (OSError, MarkersMissing) as exc:
+        print(f"error: {write}: {exc}", file=sys.stderr)
+        return 1
+    results_io.write_text_atomic(write, new)
+    print(said)
+    return 0
 
 
 def between_markers(text: str, name: str = "findings") -> str | None:

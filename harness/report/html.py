@@ -361,17 +361,8 @@ def findings_main(argv: list[str]) -> int:
     except results_io.ResultsFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE_EXIT
-    if args.write is None:
-        print(table, end="")
-        return 0
-    try:
-        text = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), table, args.marker)
-    except (OSError, findings.MarkersMissing) as exc:
-        print(f"error: {args.write}: {exc}", file=sys.stderr)
-        return 1
-    results_io.write_text_atomic(args.write, text)
-    print(f"wrote the findings of {args.results} into {args.write}")
-    return 0
+    return findings.print_or_write(table, args.write, args.marker,
+                                   f"wrote the findings of {args.results} into {args.write}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -131,14 +131,5 @@ def main(argv: list[str]) -> int:
     except results_io.ResultsFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE_EXIT
-    if args.write is None:
-        print(text, end="")
-        return 0
-    try:
-        new = findings.replace_between_markers(args.write.read_text(encoding="utf-8"), text, args.marker)
-    except (OSError, findings.MarkersMissing) as exc:
-        print(f"error: {args.write}: {exc}", file=sys.stderr)
-        return 1
-    results_io.write_text_atomic(args.write, new)
-    print(f"wrote the times of {', '.join(map(str, args.files))} into {args.write} ({args.marker})")
-    return 0
+    return findings.print_or_write(text, args.write, args.marker, f"wrote the times of "
+                                   f"{', '.join(map(str, args.files))} into {args.write} ({args.marker})")
