@@ -49,17 +49,17 @@ configuration on a user's parallel corpus (``test_c1_corpus_bleu``, ``harness.st
   budget says how fast it converges on that task. Counting one would need a falsifier, a live foil and a claim of
   speed the note does not make. Near the floor 0.05 nats admits a Transformer 20x worse (0.002 against 0.04), which
   the ratio shows, but only where it has a loss to scale: see the floor, next.
-* **The loss floor** (issue 47; ``LOSS_FLOOR`` = 0 within ``FLOOR_TOL`` = 0.01 nats, ``decision.dead_foil``). The
-  target is a function of the source, so the loss can reach 0; within 0.01 nats every reference token has
-  geometric-mean probability >= 0.99, greedy decoding is exact, and what remains of the loss is how confident a
-  solved task became, not its quality. So, in the reported comparisons, ``quality_vs_lstm``'s part on a task is not
-  testable (invalid, inconclusive) where its foil, the LSTM, is at the floor on every seed and at every rate its
-  tuning tried (the live-foil rule), and ``quality_ratio_vs_lstm``'s where *either* arm is at the floor on every
-  seed: a ratio of two floors (0.00036 against 0.00008 nats, exact match 1.0 each) would read a Transformer "4x
+* **The loss floor** (issue 47; ``transduction.LOSS_FLOOR`` = 0 within ``FLOOR_TOL`` = 0.01 nats,
+  ``decision.dead_foil``). The target is a function of the source, so the loss can reach 0; within 0.01 nats every
+  reference token has geometric-mean probability >= 0.99, greedy decoding is exact, and what remains of the loss is
+  how confident a solved task became, not its quality. So, in the reported comparisons, ``quality_vs_lstm``'s part on
+  a task is not testable (invalid, inconclusive) where its foil, the LSTM, is at the floor on every seed and at every
+  rate its tuning tried (the live-foil rule), and ``quality_ratio_vs_lstm``'s where *either* arm is at the floor on
+  every seed: a ratio of two floors (0.00036 against 0.00008 nats, exact match 1.0 each) would read a Transformer "4x
   worse" on no difference in quality. The area needs no such rule: its early points lie far above the floor. The
-  ``ceiling`` objection (``ceiling_objection``) is answered: what counts is a level (generalises), which a loss at
-  the floor meets rather than hides, and an exact check; it names the comparisons' tasks and arms at the floor, or
-  gives their loss ranges.
+  ``ceiling`` objection (``ceiling_objection``) is answered: what counts is a level (generalises), which a loss at the
+  floor meets rather than hides, and an exact check; it names the comparisons' tasks and arms at the floor, or gives
+  their loss ranges.
 * **The budget** (issue 54). One number of steps and one evaluation interval for every comparison task and both
   arms: smoke 300 steps evaluated every 25, standard 250 every 50, full 20000 every 250. It serves the counted
   criterion first: standard's 250 is the smallest budget probed at which, on development master seed 900 (its tuning
@@ -97,28 +97,24 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from harness.record import decision, margins
-from harness.measure.bench import step_time_slopes, step_time_vs_length
+from harness.measure.bench import step_time_slopes
 from harness.measure.probes import FUTURE_LEAK_TOL
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study.corpus import (corpus_paths, corpus_status, cpu_has_native_bf16, load_corpus, measure_corpus_bleu,
                             write_generated_corpus)
 from harness.train.loop import TrainConfig
-from harness.study.transduction import ARCH, measure, one_budget, setup_task
-from harness.study.tuning import Tuned, edge_reasons, fixed_rate_table, rate_choice_of, tuned_table
+from harness.study.transduction import (FLOOR_TOL, arch_rate, at_floor, convergence_area, fixed_lr_table, floor_reason,
+                                        generalisation, leak_reason, leaking, lr_tuning_table, measure, one_budget,
+                                        step_time_parts, step_times, times_steps, wall_time)
+from harness.study.tuning import Tuned, edge_reasons
 from model import ModelConfig
 
 pytestmark = pytest.mark.claim("C1")
 
 CLAIM_ID = "C1"
 TASKS = ("reverse", "sort", "number_words_de")       # the profile's ``tasks`` block names those it runs
-#: the loss floor (``decision.dead_foil``): the target is a function of the source, so the loss can reach 0; an arm
-#: within FLOOR_TOL of it on every seed has every reference token at geometric-mean probability >= e^-0.01 = 0.99,
-#: greedy decoding exact, and what is left of its loss is how confident a solved task became, not its quality
-LOSS_FLOOR = 0.0
-FLOOR_TOL = 0.01
 
 #: name -> rule, prediction, metric, arms, how, counts, fast: the whole pre-registration of C1 ("generalises" is
 #: declared once per task, as "generalises/<task>": ``per_task``; corpus_bleu's rule is the profile's ``bleu_min``).
@@ -215,9 +211,6 @@ CRITERIA: dict[str, dict[str, Any]] = {
 COMPARISONS = ("quality_vs_lstm", "quality_ratio_vs_lstm", "convergence_area_vs_lstm")
 #: the tuning stage's choice (module docstring): the mean validation loss at the fixed budget on the tuning seeds
 TUNING_SCORE = ("val_loss",)
-#: the tuning table's per-rate columns beside the choosing score (pandas named aggregations of the tuning runs)
-TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_to_95_s", "mean"),
-                "reached_95": ("reached_95", "sum"), "runs": ("seed", "size")}
 
 
 # -------------------------------------------------------------------------------------------- objections
@@ -242,22 +235,6 @@ TESTS_THE_CLAIM = ("What C1 counts tests the note's claim, sufficiency (\"Attent
                    "convergence_area_vs_lstm, say how fast each arm converges, not whether attention suffices).")
 
 
-def lr_tuning_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Per (task, arch, rate): ``harness.study.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
-    rate and its edge) with their mean steps and seconds to 95% and how many reached it."""
-    return pd.concat([tuned_table(by_arch, tuning[tuning.task == name], TUNING_TABLE).drop(columns="d_k")
-                      .assign(task=name) for name, by_arch in tuned.items()], ignore_index=True)
-
-
-def fixed_lr_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
-    """Both arms at each rate their grids share (``harness.study.tuning.fixed_rate_table``): mean steps, seconds and ln
-    seconds to 95% on the tuning seeds; ln(LSTM / Transformer) seconds is the difference of the ln columns."""
-    tuning = tuning.assign(ln_time_to_95_s=np.log(tuning.time_to_95_s.to_numpy(float)))
-    return pd.concat([fixed_rate_table(tuning[tuning.task == name], by_arch,
-                                       ("steps_to_95", "time_to_95_s", "ln_time_to_95_s")).assign(task=name)
-                      for name, by_arch in tuned.items()], ignore_index=True)
-
-
 # ------------------------------------------------------------------------------- what the criteria read
 def forbidden_in(df: pd.DataFrame) -> tuple[bool, int, str]:
     """(a): (no Transformer holds a forbidden module, how many do, detail with what the walk finds in the LSTM)."""
@@ -280,53 +257,6 @@ def causal_decoders(df: pd.DataFrame) -> tuple[bool, float, str]:
               + (f" (e.g. {bad.iloc[0].task} seed {bad.iloc[0].seed}, first at position {bad.iloc[0].future_leak_at})"
                  if len(bad) else "") + (f"; the LSTMs: {lstm.future_leak.max():.3g}" if len(lstm) else ""))
     return len(tr) > 0 and bad.empty, float(tr.future_leak.max()), detail
-
-
-def leaking(rows: pd.DataFrame) -> pd.DataFrame:
-    """The Transformer runs among ``rows`` whose decoder reads later target tokens (none without the probe's
-    column)."""
-    if "future_leak" not in rows:
-        return rows.iloc[:0]
-    return rows[(rows.get("arch", "transformer") == "transformer") & (rows.future_leak > FUTURE_LEAK_TOL)]
-
-
-def leak_reason(rows: pd.DataFrame) -> str:
-    """Why a loss measured on these rows is invalid: a Transformer among them reads later target tokens."""
-    leaks = leaking(rows)
-    return (f"the Transformer's decoder reads later target tokens (decoder_is_causal) on seeds {leaks.seed.tolist()}: "
-            "its teacher-forced loss scores copying, not transduction") if len(leaks) else ""
-
-
-def generalisation(rows: pd.DataFrame, rates: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
-    """(b) on one task's Transformer rows: the per-seed test loss as a measurement (invalid where the decoder
-    leaks), and the reported detail. ``rates``: the Transformer's rate choice on a comparison task
-    (``arch_rate``), ``[]`` where it ran at the profile's rate."""
-    rows = rows.sort_values("seed")
-    detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
-              f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "
-              f"{rows.steps_run.tolist()}" + (f"; BLEU {rows.bleu.mean():.2f}" if "bleu" in rows and
-                                               rows.bleu.notna().any() else ""))
-    return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0]),
-                            invalid=leak_reason(rows), rates=rates), detail
-
-
-def arch_rate(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]], rows: pd.DataFrame, task_name: str,
-              arch: str, sign: float = 1.0, log: bool = False) -> dict[str, Any]:
-    """One architecture's rate choice on one comparison task (``tuning.rate_choice_of``), for a measurement that
-    reads its test loss (``log``: its log) with ``sign``: the tuning runs' validation loss chose the rate and stands
-    for the test loss (the same quantity on a disjoint split)."""
-    return rate_choice_of(f"C1/{task_name}/{arch}", tuned[task_name][arch],
-                          tuning[(tuning.task == task_name) & (tuning.arm == arch)], rows, "test_loss", sign,
-                          np.log if log else None, tuning_column="val_loss")
-
-
-def floor_reason(rows: pd.DataFrame, arch: str, tuned: Tuned | None = None) -> str:
-    """``decision.dead_foil`` at the loss floor (``LOSS_FLOOR`` +- ``FLOOR_TOL``) for one arm of one task: its
-    held-out test loss on every seed, and, with ``tuned``, its tuning seeds' mean validation loss at every rate tried
-    (the live-foil rule); '' when it is off the floor."""
-    loss = rows[rows.arch == arch].sort_values("seed").test_loss.to_numpy(float)
-    return decision.dead_foil(loss, floor=LOSS_FLOOR, tol=FLOOR_TOL, arm=f"the {arch} ({rows.task.iloc[0]})",
-                              tried=tuned.mean_loss if tuned is not None else ())
 
 
 def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None, log: bool = False,
@@ -361,37 +291,6 @@ def quality(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = 
     return parts, "; ".join(text)
 
 
-def convergence_area(curves: pd.DataFrame, runs: pd.DataFrame, steps: int, every: int,
-                     tuned: Mapping[str, Mapping[str, Tuned]] | None = None) -> tuple[list[dict[str, Any]], str]:
-    """``convergence_area_vs_lstm``: per comparison task, each run's mean validation loss over the evaluation points
-    of the one budget (every ``every`` steps and the last, ``steps``), seed-paired (LSTM, Transformer), and the
-    detail. A part is invalid where a Transformer leaks (``leak_reason``), an arm sits at an edge of its grid, or a
-    run stopped short of the budget (diverged): its curve lacks points the others have."""
-    points = sorted({*range(every, steps + 1, every), steps})
-    parts, text = [], []
-    for task_name, g in curves[curves.task.isin(runs.task.unique())].groupby("task", sort=False):
-        area, short = {}, []
-        for arch in ("lstm", "transformer"):
-            by_seed = g[g.arch == arch].groupby("seed")
-            short += [f"{arch} seed {seed}" for seed, c in by_seed if sorted(c.step) != points]
-            area[arch] = by_seed.apply(lambda c: float(c.set_index("step").loss.reindex(points).mean()))
-        at = runs[runs.task == task_name]
-        invalid = "; ".join(r for r in (leak_reason(at) or edge_reasons((tuned or {}).get(task_name, {}).values()),
-                                        f"stopped short of the budget: {', '.join(short)}" if short else "") if r)
-        parts.append(decision.samples(area["lstm"].to_numpy(float), area["transformer"].to_numpy(float), paired=True,
-                                      label=task_name, invalid=invalid))
-        text.append(f"{task_name}: transformer {np.round(area['transformer'], 4).tolist()} vs lstm "
-                    f"{np.round(area['lstm'], 4).tolist()}")
-    return parts, (f"mean validation loss over steps {points[0]}..{points[-1]} ({len(points)} points, every {every}), "
-                   "per seed: " + "; ".join(text))
-
-
-def at_floor(df: pd.DataFrame) -> list[str]:
-    """The comparison tasks where some arm's held-out loss sits at the floor on every seed (the ceiling objection)."""
-    return [f"{name} ({', '.join(a for a in ('transformer', 'lstm') if floor_reason(g, a))})"
-            for name, g in df.groupby("task", sort=False) if floor_reason(g, "transformer") or floor_reason(g, "lstm")]
-
-
 def ceiling_objection(cmp: pd.DataFrame) -> tuple[str, str]:
     """The ``ceiling`` objection as this run measured it (``ev.objection``'s status and how). The deciding metrics are
     generalises' held-out loss, a level (below 0.1 nats), which a loss at the floor meets rather than hides, and an
@@ -410,28 +309,6 @@ def ceiling_objection(cmp: pd.DataFrame) -> tuple[str, str]:
         "quality_ratio_vs_lstm is not testable" if floored else
         f"no arm of any task sits at the loss floor (within {FLOOR_TOL:g} nats on every seed)")
         + f": test loss {spans} nats per token over the seeds")
-
-
-def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
-              ) -> tuple[list[dict[str, Any]], str]:
-    """(c): per comparison task, the seed-paired ln wall time to 95% (LSTM, Transformer), and the detail (rates,
-    times, steps, censored runs). ``tuned``: task -> arch -> its tuned rate; an arm at an edge of its grid makes
-    that task's part invalid (inconclusive, the reason naming the arm and the edge)."""
-    parts, text = [], []
-    for task_name, g in df.groupby("task", sort=False):
-        t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
-        rates = (tuned or {}).get(task_name, {})
-        parts.append(decision.samples(np.log(lstm.time_to_95_s.to_numpy(float)),
-                                      np.log(t.time_to_95_s.to_numpy(float)), paired=True, label=task_name,
-                                      invalid=edge_reasons(rates.values())))
-        text.append(f"{task_name}: "
-                    + (f"tuned rates transformer {rates['transformer'].lr:.3g}, lstm {rates['lstm'].lr:.3g}; "
-                       if {"transformer", "lstm"} <= set(rates) else "")
-                    + f"transformer {np.round(t.time_to_95_s, 1).tolist()} s vs lstm "
-                    f"{np.round(lstm.time_to_95_s, 1).tolist()} s; steps to 95% {t.steps_to_95.tolist()} vs "
-                    f"{lstm.steps_to_95.tolist()}")
-    censored = df[~df.reached_95].groupby("arch").size().to_dict()
-    return parts, "; ".join(text) + f"; runs that never reached 95% (censored): {censored or 'none'}"
 
 
 # --------------------------------------------------------------------------------------------- figures
@@ -501,31 +378,6 @@ def _declare_claim(ev) -> None:
              limitation="2017 translation benchmarks. Here: small synthetic transduction tasks (and a user's corpus "
                         "in the full profile only) at CPU scale, against one recurrent baseline.")
     ev.answer_objections(OBJECTIONS)
-
-
-def times_steps(block: dict[str, Any], device: torch.device | str) -> bool:
-    """Whether ``step_time_vs_length`` is declared: a block with ``step_time`` (full) under --device cuda."""
-    return bool(block.get("step_time")) and torch.device(device).type == "cuda"
-
-
-def step_times(block: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
-    """``harness.measure.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
-    matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
-    spec, setup = block["step_time"], setup_task(block, "reverse", ("transformer", "lstm"))
-    return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],
-                               int(spec["tokens_per_batch"]), int(spec["repeats"]), int(spec["steps"]),
-                               device=device, warmup=int(spec["warmup_steps"]), train=block["train"])
-
-
-def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
-    """``step_time_vs_length``'s measurement: the per-repeat log-log slopes (LSTM, Transformer), paired."""
-    slopes = step_time_slopes(times)
-    by = {a: slopes[slopes.arm == a].sort_values("repeat").slope.to_numpy(float) for a in ("transformer", "lstm")}
-    med = times.groupby(["arm", "n"]).s_per_step.median().unstack("n")
-    detail = (f"slopes per repeat transformer {np.round(by['transformer'], 3).tolist()}, lstm "
-              f"{np.round(by['lstm'], 3).tolist()}; median ms per step at n = {list(med.columns)}: "
-              + "; ".join(f"{a} {np.round(1e3 * med.loc[a].to_numpy(float), 2).tolist()}" for a in med.index))
-    return [decision.samples(by["lstm"], by["transformer"], paired=True, label="reverse")], detail
 
 
 def per_task(criteria: Mapping[str, dict[str, Any]], tasks: tuple[str, ...]) -> dict[str, dict[str, Any]]:

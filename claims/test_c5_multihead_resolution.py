@@ -23,8 +23,8 @@ own rate, the lowest mean validation loss over ``position.tuning.lr_grid`` on tu
 evaluation seeds (``harness.study.tuning.choose_rates``; a diverged run never wins); a rate at its grid's edge makes each
 comparison using that arm inconclusive (``Tuned.edge_reason``). Each tuning run also probes the resolution as the
 evaluation does (``multihead.tuning_run``; it chooses nothing), so ``resolution_gain`` carries both arms' rate
-choices (``rate_choices``) and its firmness simulates a fresh choice of each. The token binding keeps the paper's
-warmup schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
+choices (``multihead.rate_choices``) and its firmness simulates a fresh choice of each. The token binding keeps the
+paper's warmup schedule for both arms (untuned: its comparisons are fixed-rate, reported). ``--fast`` decides
 ``resolution_rises`` at the profile's shared rate: a fault check, not the verdict.
 
 **Effective resolution** (``harness.measure.resolution.positional_resolution``): per slot, the base-rate-corrected accuracy
@@ -110,18 +110,15 @@ import pytest
 
 from harness.record import decision
 from harness.report.plots import figure_loss_vs_lr, plt
-from harness.study.multihead import (MAJORITY, Arm, arm_seeds, arms_for, by_seed, measure, paired_by_seed,
-                               resolution_slope, select, task_name, tune_arms)
-from harness.study.tuning import Tuned, rate_choice_of, tuned_table
+from harness.study.multihead import (MAJORITY, SELECTING_SHARE, Arm, _by_h, arm_seeds, arms_for, by_seed, entropy_band,
+                                     entropy_position, exact_note, means_by_h, measure, paired_by_seed, rate_choices,
+                                     resolution_slope, select, selecting_fraction, task_name, tune_arms)
+from harness.study.tuning import Tuned, tuned_table
 
 pytestmark = pytest.mark.claim("C5")
 
 CLAIM_ID = "C5"
 BINDINGS = ("token", "position")
-SELECTING_SHARE = 0.9      # a head whose most-attended slot holds > 90% of its slot mass selects one slot (measured:
-                           # selecting single heads ~1.0, diffuse ones 0.71-0.75, multi-head heads 0.91-0.99)
-
-
 MIN_DISTINCT_SLOTS = 3     # distinct_slots: a seed counts when >= 3 of the M = 4 slots each hold most of some head's
                            # slot mass (issue 17: "at least 3 for h = 4")
 #: single_head_loses_slots: the most of the M slots one head may resolve and still have lost a slot: 1 - 1/M (M = 4:
@@ -236,48 +233,6 @@ OBJECTIONS = {
 
 
 # ============================================================================================ evaluate
-def entropy_band(M: int, n_keys: int) -> tuple[float, float]:
-    """Entropies nearer ln M than to 0 (one position) or to ln n_keys (every position)."""
-    return math.log(M) / 2.0, (math.log(M) + math.log(n_keys)) / 2.0
-
-
-def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
-    """H's place in ``entropy_band(M, n_keys)``: (2H - ln M) / ln S, 0 at its low edge and 1 at its high edge
-    (a linear map of H, so the band [0, 1] decides exactly what [ln M / 2, (ln M + ln S) / 2] would)."""
-    return (2.0 * np.asarray(entropy, float) - math.log(M)) / math.log(n_keys)
-
-
-def exact_note(m: dict[str, Any]) -> str:
-    """'; an exact point: why' when ``resolution_slope`` handed over an exact point, else ''."""
-    return f"; an exact point: {m['exact']}" if m.get("exact") else ""
-
-
-def rate_choices(tuning_runs: pd.DataFrame, tuned: dict[Arm, Tuned], df: pd.DataFrame, signs: dict[int, float],
-                 column: str = "resolution") -> list[dict[str, Any]]:
-    """The position arms' rate choices (``tuning.rate_choice_of``) for a comparison that reads ``column`` of the
-    h in ``signs`` with those signs: each tuning run probes ``column`` as the evaluation does, so the firmness
-    simulates a fresh choice of each arm's rate (issue 47)."""
-    out = []
-    for h, sign in signs.items():
-        arm = Arm("position", 4, h)
-        runs = tuning_runs[tuning_runs["arm"] == arm.label]
-        out.append(rate_choice_of(f"C5/{arm.label}", tuned[arm], runs, select(df, "position", 4, h), column, sign))
-    return out
-
-
-def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:
-    return f"{binding} binding, M={M}, mean {col} by h: " + ", ".join(
-        f"h={h} {select(df, binding, M, h)[col].mean():.3f}" for h in heads)
-
-
-def selecting_fraction(single: pd.DataFrame) -> float:
-    """The fraction of the rows (runs) whose heads put > SELECTING_SHARE of their slot mass on one slot; NaN
-    without the column or rows."""
-    if "top_slot_share" not in single or single.empty or single["top_slot_share"].isna().all():
-        return math.nan
-    return float((single["top_slot_share"] > SELECTING_SHARE).mean())
-
-
 def describe_single_heads(single: pd.DataFrame) -> str:
     """'k/n select one slot (...)' with each run's entropy and top-slot share: head_sharpness's detail and the
     report's note on the single head's two states (docs/c5-resolution.md)."""
@@ -297,10 +252,6 @@ def describe_distinct_slots(counts: np.ndarray) -> str:
 
 
 # ============================================================================================ figures
-def _by_h(df: pd.DataFrame, M: int = 4) -> pd.DataFrame:
-    return df[(df["M"] == M) & ~df["long"]]
-
-
 def figure_exact_match(df: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for binding, g in _by_h(df).groupby("binding"):

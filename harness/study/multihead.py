@@ -7,9 +7,12 @@ and measures it on the test part of the held-out split: exact match and loss, th
 row, the attention entropy, the mass on the slots and each head's slot shares (when the attention returns weights),
 and ``harness.measure.resolution.positional_resolution`` on the heads' outputs. ``tune_arms`` is the tuning stage
 (``harness.study.tuning.choose_rates`` over the binding's ``tuning`` block, scored on the validation part alone);
-``measure`` runs every arm on its seeds (``arm_seeds``) at its tuned rate. ``select``, ``by_seed`` and
-``paired_by_seed`` read the runs table; ``resolution_slope`` is one slope of resolution against log2 h per seed.
-Budgets are the profile's C5 block; what is decided from these numbers is the claim module's.
+``measure`` runs every arm on its seeds (``arm_seeds``) at its tuned rate. ``select``, ``by_seed``,
+``paired_by_seed``, ``_by_h``, ``means_by_h`` and ``selecting_fraction`` (heads above ``SELECTING_SHARE``) read the
+runs table; ``resolution_slope`` is one slope of resolution against log2 h per seed (``exact_note``: its exact point,
+in words); ``entropy_band`` and ``entropy_position`` place a query-row entropy between one position and all;
+``rate_choices`` are the position arms' rate choices for a comparison (issue 47). Budgets are the profile's C5 block;
+what is decided from these numbers is the claim module's.
 """
 from __future__ import annotations
 
@@ -29,11 +32,13 @@ from harness.measure.probes import attention_entropy, run_with_taps
 from harness.measure.resolution import distinct_majority_slots, positional_resolution, slot_shares, slot_weights, top_slot_share
 from harness.data.tasks import MultiPositionRetrieval, validation_test_split
 from harness.train.loop import TrainConfig, build_for_task, evaluate, torch_threads, train
-from harness.study.tuning import Tuned, choose_rates, tuning_seeds, val_loss_scores
+from harness.study.tuning import Tuned, choose_rates, rate_choice_of, tuning_seeds, val_loss_scores
 
 WEIGHTS_TAP = "encoder.layers.0.self_attn.weights"
 OUT_TAP = "encoder.layers.0.self_attn.out"
 MAJORITY = 0.5             # a slot receives "most" of a head's slot mass: a share above one half
+SELECTING_SHARE = 0.9      # a head whose most-attended slot holds > 90% of its slot mass selects one slot (measured:
+                           # selecting single heads ~1.0, diffuse ones 0.71-0.75, multi-head heads 0.91-0.99)
 #: the runs' columns read off the attention weights (NaN under a kernel that returns none, issue 27)
 WEIGHT_COLUMNS = ("entropy", "entropy_per_head", "effective_positions", "mass_on_slots", "top_slot_share",
                   "top_slot_share_per_head", "slot_share_per_head", "distinct_slots")
@@ -273,3 +278,49 @@ def resolution_slope(df: pd.DataFrame, heads: list[int], binding: str = "positio
              "resolution), while each h's resolution varies across seeds (no arm at a ceiling)"
              if fit.n >= 2 and fit.stderr == 0 and not ceiling else "")
     return decision.from_fit(fit, exact=exact)
+
+
+def entropy_band(M: int, n_keys: int) -> tuple[float, float]:
+    """Entropies nearer ln M than to 0 (one position) or to ln n_keys (every position)."""
+    return math.log(M) / 2.0, (math.log(M) + math.log(n_keys)) / 2.0
+
+
+def entropy_position(entropy: np.ndarray, M: int, n_keys: int) -> np.ndarray:
+    """H's place in ``entropy_band(M, n_keys)``: (2H - ln M) / ln S, 0 at its low edge and 1 at its high edge
+    (a linear map of H, so the band [0, 1] decides exactly what [ln M / 2, (ln M + ln S) / 2] would)."""
+    return (2.0 * np.asarray(entropy, float) - math.log(M)) / math.log(n_keys)
+
+
+def exact_note(m: dict[str, Any]) -> str:
+    """'; an exact point: why' when ``resolution_slope`` handed over an exact point, else ''."""
+    return f"; an exact point: {m['exact']}" if m.get("exact") else ""
+
+
+def rate_choices(tuning_runs: pd.DataFrame, tuned: dict[Arm, Tuned], df: pd.DataFrame, signs: dict[int, float],
+                 column: str = "resolution") -> list[dict[str, Any]]:
+    """The position arms' rate choices (``tuning.rate_choice_of``) for a comparison that reads ``column`` of the
+    h in ``signs`` with those signs: each tuning run probes ``column`` as the evaluation does, so the firmness
+    simulates a fresh choice of each arm's rate (issue 47)."""
+    out = []
+    for h, sign in signs.items():
+        arm = Arm("position", 4, h)
+        runs = tuning_runs[tuning_runs["arm"] == arm.label]
+        out.append(rate_choice_of(f"C5/{arm.label}", tuned[arm], runs, select(df, "position", 4, h), column, sign))
+    return out
+
+
+def means_by_h(df: pd.DataFrame, col: str, heads: list[int], binding: str, M: int = 4) -> str:
+    return f"{binding} binding, M={M}, mean {col} by h: " + ", ".join(
+        f"h={h} {select(df, binding, M, h)[col].mean():.3f}" for h in heads)
+
+
+def selecting_fraction(single: pd.DataFrame) -> float:
+    """The fraction of the rows (runs) whose heads put > SELECTING_SHARE of their slot mass on one slot; NaN
+    without the column or rows."""
+    if "top_slot_share" not in single or single.empty or single["top_slot_share"].isna().all():
+        return math.nan
+    return float((single["top_slot_share"] > SELECTING_SHARE).mean())
+
+
+def _by_h(df: pd.DataFrame, M: int = 4) -> pd.DataFrame:
+    return df[(df["M"] == M) & ~df["long"]]

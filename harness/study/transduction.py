@@ -6,26 +6,44 @@ the LSTM's width matched to the Transformer's parameter count. ``measure`` first
 seeds disjoint from the evaluation seeds (``harness.study.tuning.choose_rates`` over ``tuning_run``), then trains each
 on the evaluation seeds at its tuned rate, seeds outer and architectures inner so machine-load drift hits all
 alike, and measures it on the test part (``train_and_test``). Budgets are the profile's C1 block.
+
+What C1 reads of the runs, handed back as measurements for the claim module to record: the tuning tables
+(``lr_tuning_table``, ``fixed_lr_table``), a leaking decoder (``leaking``, ``leak_reason``), the held-out loss per
+seed (``generalisation``), an arm's rate choice (``arch_rate``), the loss floor (``floor_reason``, ``at_floor``),
+the learning curve's area (``convergence_area``), wall time to 95% (``wall_time``) and the time per step against
+length (``times_steps``, ``step_times``, ``step_time_parts``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 
 from model import ModelConfig, param_count
 
-from harness.measure.probes import corpus_bleu, forbidden_modules, future_target_leak, greedy_texts
+from harness.record import decision
+from harness.measure.bench import step_time_slopes, step_time_vs_length
+from harness.measure.probes import FUTURE_LEAK_TOL, corpus_bleu, forbidden_modules, future_target_leak, greedy_texts
 from harness.data import make_task
 from harness.data.tasks import Batch, Task, rows_in_training_split, validation_test_split
 from harness.train.loop import (TrainConfig, build_for_task, evaluate, to_target, torch_threads, train, width_for_params)
-from harness.study.tuning import Tuned, choose_rates, tuning_seeds
+from harness.study.tuning import (Tuned, choose_rates, edge_reasons, fixed_rate_table, rate_choice_of, tuned_table,
+                                   tuning_seeds)
 
 #: an architecture's name in the comparison -> its name in the model registry
 ARCH = {"transformer": "transformer", "lstm": "lstm_seq2seq"}
+#: the loss floor (``decision.dead_foil``): the target is a function of the source, so the loss can reach 0; an arm
+#: within FLOOR_TOL of it on every seed has every reference token at geometric-mean probability >= e^-0.01 = 0.99,
+#: greedy decoding exact, and what is left of its loss is how confident a solved task became, not its quality
+LOSS_FLOOR = 0.0
+FLOOR_TOL = 0.01
+#: the tuning table's per-rate columns beside the choosing score (pandas named aggregations of the tuning runs)
+TUNING_TABLE = {"steps_to_95": ("steps_to_95", "mean"), "time_to_95_s": ("time_to_95_s", "mean"),
+                "reached_95": ("reached_95", "sum"), "runs": ("seed", "size")}
 
 
 def train_config(block: dict[str, Any], task_name: str, device: torch.device | str, arch: str = "transformer",
@@ -212,3 +230,146 @@ def measure(block: dict[str, Any], tasks: tuple[str, ...], compare: tuple[str, .
         curves.append(cv)
     return Measured(pd.concat(frames, ignore_index=True), pd.concat(curves, ignore_index=True),
                     pd.concat(tuning, ignore_index=True) if tuning else pd.DataFrame(), tuned)
+
+
+# ------------------------------------------------------------------------------------ what C1 reads of the runs
+def lr_tuning_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
+    """Per (task, arch, rate): ``harness.study.tuning.tuned_table`` (the tuning seeds' mean validation loss, the chosen
+    rate and its edge) with their mean steps and seconds to 95% and how many reached it."""
+    return pd.concat([tuned_table(by_arch, tuning[tuning.task == name], TUNING_TABLE).drop(columns="d_k")
+                      .assign(task=name) for name, by_arch in tuned.items()], ignore_index=True)
+
+
+def fixed_lr_table(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]]) -> pd.DataFrame:
+    """Both arms at each rate their grids share (``harness.study.tuning.fixed_rate_table``): mean steps, seconds and ln
+    seconds to 95% on the tuning seeds; ln(LSTM / Transformer) seconds is the difference of the ln columns."""
+    tuning = tuning.assign(ln_time_to_95_s=np.log(tuning.time_to_95_s.to_numpy(float)))
+    return pd.concat([fixed_rate_table(tuning[tuning.task == name], by_arch,
+                                       ("steps_to_95", "time_to_95_s", "ln_time_to_95_s")).assign(task=name)
+                      for name, by_arch in tuned.items()], ignore_index=True)
+
+
+def leaking(rows: pd.DataFrame) -> pd.DataFrame:
+    """The Transformer runs among ``rows`` whose decoder reads later target tokens (none without the probe's
+    column)."""
+    if "future_leak" not in rows:
+        return rows.iloc[:0]
+    return rows[(rows.get("arch", "transformer") == "transformer") & (rows.future_leak > FUTURE_LEAK_TOL)]
+
+
+def leak_reason(rows: pd.DataFrame) -> str:
+    """Why a loss measured on these rows is invalid: a Transformer among them reads later target tokens."""
+    leaks = leaking(rows)
+    return (f"the Transformer's decoder reads later target tokens (decoder_is_causal) on seeds {leaks.seed.tolist()}: "
+            "its teacher-forced loss scores copying, not transduction") if len(leaks) else ""
+
+
+def generalisation(rows: pd.DataFrame, rates: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], str]:
+    """(b) on one task's Transformer rows: the per-seed test loss as a measurement (invalid where the decoder
+    leaks), and the reported detail. ``rates``: the Transformer's rate choice on a comparison task
+    (``arch_rate``), ``[]`` where it ran at the profile's rate."""
+    rows = rows.sort_values("seed")
+    detail = (f"exact match per seed {np.round(rows.test_exact_match.to_numpy(float), 4).tolist()}, token accuracy "
+              f"{rows.test_token_accuracy.mean():.4f}; {int(rows.test_size.iloc[0])} test examples; steps "
+              f"{rows.steps_run.tolist()}" + (f"; BLEU {rows.bleu.mean():.2f}" if "bleu" in rows and
+                                               rows.bleu.notna().any() else ""))
+    return decision.samples(rows.test_loss.to_numpy(float), label=str(rows.task.iloc[0]),
+                            invalid=leak_reason(rows), rates=rates), detail
+
+
+
+def arch_rate(tuning: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]], rows: pd.DataFrame, task_name: str,
+              arch: str, sign: float = 1.0, log: bool = False) -> dict[str, Any]:
+    """One architecture's rate choice on one comparison task (``tuning.rate_choice_of``), for a measurement that
+    reads its test loss (``log``: its log) with ``sign``: the tuning runs' validation loss chose the rate and stands
+    for the test loss (the same quantity on a disjoint split)."""
+    return rate_choice_of(f"C1/{task_name}/{arch}", tuned[task_name][arch],
+                          tuning[(tuning.task == task_name) & (tuning.arm == arch)], rows, "test_loss", sign,
+                          np.log if log else None, tuning_column="val_loss")
+
+
+def floor_reason(rows: pd.DataFrame, arch: str, tuned: Tuned | None = None) -> str:
+    """``decision.dead_foil`` at the loss floor (``LOSS_FLOOR`` +- ``FLOOR_TOL``) for one arm of one task: its
+    held-out test loss on every seed, and, with ``tuned``, its tuning seeds' mean validation loss at every rate tried
+    (the live-foil rule); '' when it is off the floor."""
+    loss = rows[rows.arch == arch].sort_values("seed").test_loss.to_numpy(float)
+    return decision.dead_foil(loss, floor=LOSS_FLOOR, tol=FLOOR_TOL, arm=f"the {arch} ({rows.task.iloc[0]})",
+                              tried=tuned.mean_loss if tuned is not None else ())
+
+
+def convergence_area(curves: pd.DataFrame, runs: pd.DataFrame, steps: int, every: int,
+                     tuned: Mapping[str, Mapping[str, Tuned]] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """``convergence_area_vs_lstm``: per comparison task, each run's mean validation loss over the evaluation points
+    of the one budget (every ``every`` steps and the last, ``steps``), seed-paired (LSTM, Transformer), and the
+    detail. A part is invalid where a Transformer leaks (``leak_reason``), an arm sits at an edge of its grid, or a
+    run stopped short of the budget (diverged): its curve lacks points the others have."""
+    points = sorted({*range(every, steps + 1, every), steps})
+    parts, text = [], []
+    for task_name, g in curves[curves.task.isin(runs.task.unique())].groupby("task", sort=False):
+        area, short = {}, []
+        for arch in ("lstm", "transformer"):
+            by_seed = g[g.arch == arch].groupby("seed")
+            short += [f"{arch} seed {seed}" for seed, c in by_seed if sorted(c.step) != points]
+            area[arch] = by_seed.apply(lambda c: float(c.set_index("step").loss.reindex(points).mean()))
+        at = runs[runs.task == task_name]
+        invalid = "; ".join(r for r in (leak_reason(at) or edge_reasons((tuned or {}).get(task_name, {}).values()),
+                                        f"stopped short of the budget: {', '.join(short)}" if short else "") if r)
+        parts.append(decision.samples(area["lstm"].to_numpy(float), area["transformer"].to_numpy(float), paired=True,
+                                      label=task_name, invalid=invalid))
+        text.append(f"{task_name}: transformer {np.round(area['transformer'], 4).tolist()} vs lstm "
+                    f"{np.round(area['lstm'], 4).tolist()}")
+    return parts, (f"mean validation loss over steps {points[0]}..{points[-1]} ({len(points)} points, every {every}), "
+                   "per seed: " + "; ".join(text))
+
+
+def at_floor(df: pd.DataFrame) -> list[str]:
+    """The comparison tasks where some arm's held-out loss sits at the floor on every seed (the ceiling objection)."""
+    return [f"{name} ({', '.join(a for a in ('transformer', 'lstm') if floor_reason(g, a))})"
+            for name, g in df.groupby("task", sort=False) if floor_reason(g, "transformer") or floor_reason(g, "lstm")]
+
+
+def wall_time(df: pd.DataFrame, tuned: Mapping[str, Mapping[str, Tuned]] | None = None
+              ) -> tuple[list[dict[str, Any]], str]:
+    """(c): per comparison task, the seed-paired ln wall time to 95% (LSTM, Transformer), and the detail (rates,
+    times, steps, censored runs). ``tuned``: task -> arch -> its tuned rate; an arm at an edge of its grid makes
+    that task's part invalid (inconclusive, the reason naming the arm and the edge)."""
+    parts, text = [], []
+    for task_name, g in df.groupby("task", sort=False):
+        t, lstm = (g[g.arch == a].sort_values("seed") for a in ("transformer", "lstm"))
+        rates = (tuned or {}).get(task_name, {})
+        parts.append(decision.samples(np.log(lstm.time_to_95_s.to_numpy(float)),
+                                      np.log(t.time_to_95_s.to_numpy(float)), paired=True, label=task_name,
+                                      invalid=edge_reasons(rates.values())))
+        text.append(f"{task_name}: "
+                    + (f"tuned rates transformer {rates['transformer'].lr:.3g}, lstm {rates['lstm'].lr:.3g}; "
+                       if {"transformer", "lstm"} <= set(rates) else "")
+                    + f"transformer {np.round(t.time_to_95_s, 1).tolist()} s vs lstm "
+                    f"{np.round(lstm.time_to_95_s, 1).tolist()} s; steps to 95% {t.steps_to_95.tolist()} vs "
+                    f"{lstm.steps_to_95.tolist()}")
+    censored = df[~df.reached_95].groupby("arch").size().to_dict()
+    return parts, "; ".join(text) + f"; runs that never reached 95% (censored): {censored or 'none'}"
+
+
+def times_steps(block: dict[str, Any], device: torch.device | str) -> bool:
+    """Whether ``step_time_vs_length`` is declared: a block with ``step_time`` (full) under --device cuda."""
+    return bool(block.get("step_time")) and torch.device(device).type == "cuda"
+
+
+def step_times(block: dict[str, Any], device: torch.device | str) -> pd.DataFrame:
+    """``harness.measure.bench.step_time_vs_length`` of both architectures at the profile's model sizes (the LSTM's width
+    matched on reverse), over ``step_time``'s lengths at its tokens per batch."""
+    spec, setup = block["step_time"], setup_task(block, "reverse", ("transformer", "lstm"))
+    return step_time_vs_length({a: (ARCH[a], setup.mcfg[a]) for a in ("transformer", "lstm")}, spec["lengths"],
+                               int(spec["tokens_per_batch"]), int(spec["repeats"]), int(spec["steps"]),
+                               device=device, warmup=int(spec["warmup_steps"]), train=block["train"])
+
+
+def step_time_parts(times: pd.DataFrame) -> tuple[list[dict[str, Any]], str]:
+    """``step_time_vs_length``'s measurement: the per-repeat log-log slopes (LSTM, Transformer), paired."""
+    slopes = step_time_slopes(times)
+    by = {a: slopes[slopes.arm == a].sort_values("repeat").slope.to_numpy(float) for a in ("transformer", "lstm")}
+    med = times.groupby(["arm", "n"]).s_per_step.median().unstack("n")
+    detail = (f"slopes per repeat transformer {np.round(by['transformer'], 3).tolist()}, lstm "
+              f"{np.round(by['lstm'], 3).tolist()}; median ms per step at n = {list(med.columns)}: "
+              + "; ".join(f"{a} {np.round(1e3 * med.loc[a].to_numpy(float), 2).tolist()}" for a in med.index))
+    return [decision.samples(by["lstm"], by["transformer"], paired=True, label="reverse")], detail

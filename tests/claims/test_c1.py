@@ -107,13 +107,14 @@ def test_a_leaking_decoder_refutes_causality_and_invalidates_the_losses():
     holds, leak, detail = c1.causal_decoders(rows)
     assert not holds and leak == 0.4 and "first at position 0" in detail
     assert decision.decide_alone(c1.CRITERIA["decoder_is_causal"]["rule"], [], holds=holds)["outcome"] == "refuted"
-    m, _ = c1.generalisation(rows[rows.arch == "transformer"])
+    m, _ = transduction.generalisation(rows[rows.arch == "transformer"])
     assert "decoder_is_causal" in m["invalid"] and _decide(GENERALISES, [m]) == "inconclusive"
     parts, _ = c1.quality(rows)
     assert all("decoder_is_causal" in p["invalid"] for p in parts)
     clean = rows.assign(future_leak=0.0, future_leak_at=-1)
-    assert c1.causal_decoders(clean)[0] and not c1.generalisation(clean[clean.arch == "transformer"])[0].get("invalid")
-    assert _decide(GENERALISES, [c1.generalisation(clean[clean.arch == "transformer"])[0]]) == "passed"
+    assert c1.causal_decoders(clean)[0]
+    assert not transduction.generalisation(clean[clean.arch == "transformer"])[0].get("invalid")
+    assert _decide(GENERALISES, [transduction.generalisation(clean[clean.arch == "transformer"])[0]]) == "passed"
 
 
 def _losses(transformer, lstm):
@@ -131,7 +132,7 @@ def test_above_the_floor_the_ratio_refutes_what_the_nats_margin_lets_pass():
     assert decision.decide_alone(ratio, c1.quality(worse, log=True)[0])["outcome"] == "refuted"
     same = _losses([0.020, 0.021, 0.019], [0.021, 0.020, 0.020])
     assert decision.decide_alone(ratio, c1.quality(same, log=True)[0])["outcome"] == "passed"
-    assert c1.at_floor(worse) == [] and c1.at_floor(same) == []
+    assert transduction.at_floor(worse) == [] and transduction.at_floor(same) == []
 
 
 def test_at_the_loss_floor_the_comparisons_are_not_testable():
@@ -144,16 +145,16 @@ def test_at_the_loss_floor_the_comparisons_are_not_testable():
         (part,), _ = c1.quality(floors, log=log)
         assert ("not testable" in part["invalid"]) if log else part["foil_dead"].startswith("the lstm (reverse) is at")
         assert decision.decide_alone(rule, [part])["outcome"] == "inconclusive"
-    assert c1.at_floor(floors) == ["reverse (transformer, lstm)"]
+    assert transduction.at_floor(floors) == ["reverse (transformer, lstm)"]
     one = _losses([0.040, 0.042, 0.038], [0.0020, 0.0021, 0.0019])
     assert decision.decide_alone(ratio, c1.quality(one, log=True)[0])["outcome"] == "inconclusive"
-    assert c1.at_floor(one) == ["reverse (lstm)"]
+    assert transduction.at_floor(one) == ["reverse (lstm)"]
     # a Transformer at the floor against an LSTM above it: the ratio is not testable, the nats margin passes
     better = _losses([0.0020, 0.0021, 0.0019], [0.040, 0.042, 0.038])
     assert decision.decide_alone(ratio, c1.quality(better, log=True)[0])["outcome"] == "inconclusive"
     assert decision.decide_alone(nats, c1.quality(better)[0])["outcome"] == "passed"
     # the floor is a loss of 0 within 0.01 nats (every reference token at >= 0.99 geometric-mean probability)
-    assert (c1.LOSS_FLOOR, c1.FLOOR_TOL) == (0.0, 0.01)
+    assert (transduction.LOSS_FLOOR, transduction.FLOOR_TOL) == (0.0, 0.01)
 
 
 def test_the_ceiling_objection_is_answered_by_a_level_and_names_the_reported_floors():
@@ -217,18 +218,19 @@ def test_the_convergence_area_reads_the_whole_learning_curve_both_ways():
     rule = c1.CRITERIA["convergence_area_vs_lstm"]["rule"]
     runs = _losses([0.01, 0.01, 0.01], [0.01, 0.01, 0.01])
     slower_lstm = _curves({"transformer": [0.20, 0.22, 0.21], "lstm": [0.60, 0.65, 0.55]})
-    parts, detail = c1.convergence_area(slower_lstm, runs, 75, 25)
+    parts, detail = transduction.convergence_area(slower_lstm, runs, 75, 25)
     assert _decide(rule, parts) == "passed" and "3 points" in detail
     assert decision.decide_alone(rule, parts)["measured"] == pytest.approx(0.39)
-    assert _decide(rule, c1.convergence_area(_curves({"transformer": [0.60, 0.65, 0.55], "lstm": [0.20, 0.22, 0.21]}),
-                                             runs, 75, 25)[0]) == "refuted"
+    assert _decide(rule, transduction.convergence_area(
+        _curves({"transformer": [0.60, 0.65, 0.55], "lstm": [0.20, 0.22, 0.21]}), runs, 75, 25)[0]) == "refuted"
     short = slower_lstm[~((slower_lstm.arch == "lstm") & (slower_lstm.seed == 1) & (slower_lstm.step == 75))]
-    (part,), _ = c1.convergence_area(short, runs, 75, 25)
+    (part,), _ = transduction.convergence_area(short, runs, 75, 25)
     assert "lstm seed 1" in part["invalid"] and _decide(rule, [part]) == "inconclusive"
     # the mean is over the points: a curve falling 1.0, 0.5, 0.0 has area 0.5
     falling = pd.concat([_curves({"transformer": [x] * 3, "lstm": [0.5] * 3}, points=(p,)) for p, x in
                          ((25, 1.0), (50, 0.5), (75, 0.0))])
-    assert decision.decide_alone(rule, c1.convergence_area(falling, runs, 75, 25)[0])["measured"] == pytest.approx(0)
+    (part,), _ = transduction.convergence_area(falling, runs, 75, 25)
+    assert decision.decide_alone(rule, [part])["measured"] == pytest.approx(0)
 
 
 def test_heldout_split_is_disjoint_and_held_out():
@@ -251,13 +253,13 @@ def _timings(t, lstm, reached=True):
 def test_wall_time_criterion_both_ways():
     rule = c1.CRITERIA["wall_time_to_95"]["rule"]
     assert rule.paired and rule.kind == "superiority"
-    assert _decide(rule, c1.wall_time(_timings([10, 11, 12], [30, 33, 29]))[0]) == "passed"
-    parts, detail = c1.wall_time(_timings([30, 33, 29], [10, 11, 12], reached=False))
+    assert _decide(rule, transduction.wall_time(_timings([10, 11, 12], [30, 33, 29]))[0]) == "passed"
+    parts, detail = transduction.wall_time(_timings([30, 33, 29], [10, 11, 12], reached=False))
     assert _decide(rule, parts) == "refuted" and "censored" in detail and "transformer" in detail
-    assert _decide(rule, c1.wall_time(_timings([10, 30, 20], [12, 28, 21]))[0]) == "inconclusive"
+    assert _decide(rule, transduction.wall_time(_timings([10, 30, 20], [12, 28, 21]))[0]) == "inconclusive"
     # 20% slower on every seed is not the quarter the margin asks for, however consistent: smaller than the
     # margin, so not shown, and not refuted either (issue 26: refuted means no advantage at all)
-    assert _decide(rule, c1.wall_time(_timings([10, 20, 30], [12.0, 24.1, 35.9]))[0]) == "inconclusive"
+    assert _decide(rule, transduction.wall_time(_timings([10, 20, 30], [12.0, 24.1, 35.9]))[0]) == "inconclusive"
 
 
 def test_corpus_environment(tmp_path, monkeypatch):
@@ -299,9 +301,9 @@ def _loss_rows(losses, em=1.0):
 
 def test_generalisation_decides_on_the_loss_not_the_ceiling():
     # exact match 1.000 on every seed (a ceiling) does not stop the loss from deciding
-    assert _decide(GENERALISES, [c1.generalisation(_loss_rows([0.010, 0.012, 0.009]))[0]]) == "passed"
-    assert _decide(GENERALISES, [c1.generalisation(_loss_rows([0.02, 0.09, 0.16]))[0]]) == "inconclusive"
-    assert _decide(GENERALISES, [c1.generalisation(_loss_rows([1.2, 1.3, 1.25], em=0.0))[0]]) == "refuted"
+    assert _decide(GENERALISES, [transduction.generalisation(_loss_rows([0.010, 0.012, 0.009]))[0]]) == "passed"
+    assert _decide(GENERALISES, [transduction.generalisation(_loss_rows([0.02, 0.09, 0.16]))[0]]) == "inconclusive"
+    assert _decide(GENERALISES, [transduction.generalisation(_loss_rows([1.2, 1.3, 1.25], em=0.0))[0]]) == "refuted"
 
 
 def test_a_test_row_in_the_training_split_stops_the_run(monkeypatch):
@@ -328,8 +330,8 @@ def _tuned(lstm_lr, grid=(4e-3, 8e-3, 1.6e-2)):
 def test_an_lstm_rate_at_the_grid_edge_makes_wall_time_inconclusive():
     rule = c1.CRITERIA["wall_time_to_95"]["rule"]
     clear = _timings([10, 11, 12], [30, 33, 29])                     # passes at interior rates
-    assert _decide(rule, c1.wall_time(clear, _tuned(8e-3))[0]) == "passed"
-    parts, detail = c1.wall_time(clear, _tuned(1.6e-2))
+    assert _decide(rule, transduction.wall_time(clear, _tuned(8e-3))[0]) == "passed"
+    parts, detail = transduction.wall_time(clear, _tuned(1.6e-2))
     decided = decision.decide_alone(rule, parts)
     assert decided["outcome"] == "inconclusive" and "0.016" in detail
     assert "lstm" in decided["decision_note"] and "highest" in decided["decision_note"]
@@ -364,9 +366,9 @@ def test_tuning_seeds_never_overlap_the_evaluation_seeds_and_evaluation_uses_the
     assert sorted({s for _, s, _ in evaluated}) == seeds
     assert {(a, lr) for a, _, lr in evaluated} == {("transformer", 4e-3), ("lstm", 8e-3)}
     assert {a: t.lr for a, t in m.tuned["reverse"].items()} == best
-    table = c1.lr_tuning_table(m.tuning, m.tuned)
+    table = transduction.lr_tuning_table(m.tuning, m.tuned)
     assert table.chosen.sum() == 2 and (table.edge == "").all() and (table.runs == 2).all()
-    fixed = c1.fixed_lr_table(m.tuning, m.tuned)
+    fixed = transduction.fixed_lr_table(m.tuning, m.tuned)
     at = {a: fixed[fixed.arm == a] for a in ("transformer", "lstm")}
     assert at["transformer"].lr.tolist() == at["lstm"].lr.tolist() == [4e-3, 8e-3]
     assert at["transformer"].tuned_rate.tolist() == [True, False] and at["lstm"].tuned_rate.tolist() == [False, True]
@@ -382,7 +384,7 @@ def test_step_time_vs_length_runs_on_cpu_at_tiny_sizes():
     assert len(times) == 2 * 3 * 2 and (times.s_per_step > 0).all() and (times.tokens == 64).all()
     assert times[times.n == 16].batch_size.unique().tolist() == [4]
     assert len(step_time_slopes(times)) == 4
-    parts, detail = c1.step_time_parts(times)
+    parts, detail = transduction.step_time_parts(times)
     assert parts[0]["paired"] and "lstm" in detail
     # the outcome of CPU timings at tiny sizes is noise; that the rule reads the paired per-repeat slopes, LSTM minus
     # Transformer, is not
@@ -397,8 +399,9 @@ def test_step_time_criterion_is_declared_only_under_cuda_and_reported(tmp_path):
     """Reported since issue 38: a counted criterion needs a fault shown to refute it, and that needs a GPU."""
     from harness.record.evidence import Evidence
     full, smoke = get_profile("full").claim("C1"), get_profile("smoke").claim("C1")
-    assert c1.times_steps(full, "cuda") and not c1.times_steps(full, "cpu") and not c1.times_steps(smoke, "cuda")
-    for timing, declared in ((c1.times_steps(full, "cpu"), False), (c1.times_steps(full, "cuda"), True)):
+    times_steps = transduction.times_steps
+    assert times_steps(full, "cuda") and not times_steps(full, "cpu") and not times_steps(smoke, "cuda")
+    for timing, declared in ((times_steps(full, "cpu"), False), (times_steps(full, "cuda"), True)):
         ev = Evidence(tmp_path)
         c1.declare(ev, ("reverse",), ("reverse",), fast=False, timing=timing)
         crit = [c for c in ev.criteria if c.name == "step_time_vs_length"]

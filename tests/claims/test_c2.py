@@ -25,10 +25,13 @@ import pytest
 import torch
 
 import claims.test_c2_path_length as c2
+import harness.study.path_length as path_length
 from harness.record import decision
 from harness.profiles import get_profile
+from harness.study.tuning import TUNING_SCORE
 from harness.train.loop import torch_threads
-from model import faults
+from model import ModelConfig, faults
+from model.registry import param_count
 from tests.conftest import assert_firm
 
 @pytest.fixture(autouse=True)
@@ -45,7 +48,7 @@ def local_attention():
         yield
 
 
-BASE = c2.ModelConfig(src_vocab=19, d_model=16, n_heads=2, d_ff=32, dropout=0.0)
+BASE = ModelConfig(src_vocab=19, d_model=16, n_heads=2, d_ff=32, dropout=0.0)
 
 
 def _decide(name, measurements=None, holds=None):
@@ -57,66 +60,66 @@ def _structural(df):
 
 
 def _slope(df, arch, name):
-    return _decide(name, [decision.from_fit(c2.gradient_slope(df, arch)[0])])
+    return _decide(name, [decision.from_fit(path_length.gradient_slope(df, arch)[0])])
 
 
 # ------------------------------------------------------------------------------------------- formulas
-@pytest.mark.parametrize("arch", c2.CONVS)
+@pytest.mark.parametrize("arch", path_length.CONVS)
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 128])
 def test_formula_is_the_smallest_depth_whose_reach_covers_d(arch, d):
-    n = c2.expected_path_length(arch, d)
-    assert c2.reach(arch, n) >= d and (n == 1 or c2.reach(arch, n - 1) < d)
+    n = path_length.expected_path_length(arch, d)
+    assert path_length.reach(arch, n) >= d and (n == 1 or path_length.reach(arch, n - 1) < d)
 
 
 def test_unknown_architecture_is_a_value_error():
     with pytest.raises(ValueError, match="unknown architecture"):
-        c2.expected_path_length("transformer_xl", 4)
+        path_length.expected_path_length("transformer_xl", 4)
     with pytest.raises(ValueError, match="unknown architecture"):
-        c2.build_arch("transformer_xl", BASE)
+        path_length.build_arch("transformer_xl", BASE)
 
 
 def test_matched_width_is_within_tolerance():
     base = BASE.replace(d_model=32, n_heads=4, d_ff=64, max_len=5)
-    target = c2.param_count(c2.build_arch("self_attention", base))
+    target = param_count(path_length.build_arch("self_attention", base))
     for arch in ("conv_k3", "conv_k5", "dilated_conv_k2", "recurrent"):
-        _, p = c2.matched_width(arch, c2.match_task(4, 16), base, 2, target)
-        assert abs(p / target - 1) <= c2.PARAM_TOLERANCE
+        _, p = path_length.matched_width(arch, path_length.match_task(4, 16), base, 2, target)
+        assert abs(p / target - 1) <= path_length.PARAM_TOLERANCE
     with pytest.raises(ValueError, match="not within"):
-        c2.matched_width("conv_k3", c2.match_task(4, 16), base, 2, target, tolerance=1e-6)
+        path_length.matched_width("conv_k3", path_length.match_task(4, 16), base, 2, target, tolerance=1e-6)
 
 
 def test_heldout_slices_are_disjoint_distinct_balanced_and_exclude_validation():
-    task = c2.match_task(4, 16)          # d=4: "equal" rows repeat in a held-out draw
-    slices = c2.heldout_slices(task, 64, 300, 3)
+    task = path_length.match_task(4, 16)          # d=4: "equal" rows repeat in a held-out draw
+    slices = path_length.heldout_slices(task, 64, 300, 3)
     rows = torch.cat([s.x for s in slices] + [task.heldout(64).x])
     assert all(len(s) == 300 for s in slices)
     assert len(torch.unique(rows, dim=0)) == len(rows)
     assert all(int(s.y[:, -1].sum()) == 150 for s in slices)
     with pytest.raises(ValueError, match="distinct held-out examples"):
-        c2.heldout_slices(c2.match_task(1, 2), 8, 100, 3)
+        path_length.heldout_slices(path_length.match_task(1, 2), 8, 100, 3)
 
 
 # ------------------------------------------------------------------------------------------ structural
 def test_structural_passes_on_the_real_architectures():
-    df = c2.measure_path_lengths([1, 2, 4, 8], [0], BASE)
+    df = path_length.measure_path_lengths([1, 2, 4, 8], [0], BASE)
     assert _structural(df) == "passed", df
 
 
 def test_structural_fails_for_local_window_attention(local_attention):
-    df = c2.measure_path_lengths([1, 2, 4, 8], [0], BASE, archs=["self_attention"])
+    df = path_length.measure_path_lengths([1, 2, 4, 8], [0], BASE, archs=["self_attention"])
     measured = dict(zip(df["d"], df["measured"]))
     assert measured[1] == measured[4] == 1 and measured[8] == 2      # path length grows with d
     assert _structural(df) == "refuted"
 
 
 def test_gradient_flat_fails_for_local_window_attention(local_attention):
-    df = c2.measure_gradient_vs_distance({"self_attention": BASE}, [1, 2, 4, 8, 16, 32], [0, 1, 2], batch=2)
-    assert c2.gradient_slope(df, "self_attention")[1] == [16, 32]    # no path beyond two windows' reach
+    df = path_length.measure_gradient_vs_distance({"self_attention": BASE}, [1, 2, 4, 8, 16, 32], [0, 1, 2], batch=2)
+    assert path_length.gradient_slope(df, "self_attention")[1] == [16, 32]    # no path beyond two windows' reach
     assert _slope(df, "self_attention", "gradient_flat_attention") == "refuted"
 
 
 def test_gradient_criteria_on_the_real_architectures():
-    df = c2.measure_gradient_vs_distance({"self_attention": BASE, "recurrent": BASE}, [1, 2, 4, 8, 16, 32],
+    df = path_length.measure_gradient_vs_distance({"self_attention": BASE, "recurrent": BASE}, [1, 2, 4, 8, 16, 32],
                                          [0, 1, 2], batch=2)
     assert _slope(df, "self_attention", "gradient_flat_attention") == "passed"
     assert _slope(df, "recurrent", "gradient_decays_recurrent") == "passed"
@@ -132,7 +135,7 @@ def _cells(accs, arch="conv_k3") -> pd.DataFrame:
 
 
 def _at_chance(df):
-    return _decide("convs_at_chance", [decision.samples(v, label=k) for k, v in c2.by_cell(df, "test_accuracy",
+    return _decide("convs_at_chance", [decision.samples(v, label=k) for k, v in path_length.by_cell(df, "test_accuracy",
                                                                                            0.5).items()])
 
 
@@ -157,9 +160,9 @@ def _fast_learning(fault: str | None) -> tuple[dict, pd.DataFrame]:
     block = get_profile("smoke").claim("C2")
     learn = block["learning"]
     with faults.inject(fault):
-        df = c2.measure_learning(["self_attention"], block["fast_distances"], LEARNING_SEEDS, block["model"],
+        df = path_length.measure_learning(["self_attention"], block["fast_distances"], LEARNING_SEEDS, block["model"],
                                  {**learn["train"], "steps": LEARNING_STEPS}, 200)
-    parts = [decision.samples(v, label=k) for k, v in c2.by_cell(df, "test_loss").items()]
+    parts = [decision.samples(v, label=k) for k, v in path_length.by_cell(df, "test_loss").items()]
     return decision.decide_alone(c2.CRITERIA["attention_learns"]["rule"], parts, firmness=True), df
 
 
@@ -232,7 +235,7 @@ def _tuning(tuned, losses=None):
     """Tuning runs (one seed) of every cell of ``tuned``: steps to 0.95 at each rate (its tuned means, which the
     choice read) and the validation loss ``losses[cell]`` at each rate (default 0.1)."""
     losses = losses or {}
-    return pd.DataFrame([{"arm": a, "d": d, "lr": lr, "seed": 0, c2.STEPS_SCORE: steps, c2.TUNING_SCORE: loss}
+    return pd.DataFrame([{"arm": a, "d": d, "lr": lr, "seed": 0, path_length.STEPS_SCORE: steps, TUNING_SCORE: loss}
                          for (a, d), t in tuned.items()
                          for lr, steps, loss in zip(t.grid, t.mean_loss, losses.get((a, d), (0.1,) * len(t.grid)))])
 
@@ -252,13 +255,13 @@ def test_a_dead_lstm_makes_helps_vs_recurrent_invalid_not_a_pass():
     """Issue 38, finding 3: an LSTM at chance on every seed (0.500 accuracy) and at every rate of its grid is a dead
     foil. Attention beats it by 0.67 nats, and the comparison is still inconclusive, with no firmness, saying why."""
     runs = _runs({("recurrent", 16): [0.6931, 0.6934, 0.6940], ("self_attention", 16): ATT})
-    res = _judge("helps_vs_recurrent", c2.helps_measurements(runs, {("recurrent", 16): DEAD_LSTM,
+    res = _judge("helps_vs_recurrent", path_length.helps_measurements(runs, {("recurrent", 16): DEAD_LSTM,
                                                                    ("self_attention", 16): INTERIOR_ATT}, [16]))
     assert res["outcome"] == "inconclusive" and res["firmness"] is None
     assert "dead foil" in res["decision_note"] and "recurrent at d=16 is at chance" in res["decision_note"]
     # the same numbers from an LSTM that learnt at one rate of its grid: a live foil, the ordinary decision
     alive = _tuned("recurrent", [0.6933, 0.55, 0.6955], 1)
-    res = _judge("helps_vs_recurrent", c2.helps_measurements(runs, {("recurrent", 16): alive,
+    res = _judge("helps_vs_recurrent", path_length.helps_measurements(runs, {("recurrent", 16): alive,
                                                                    ("self_attention", 16): INTERIOR_ATT}, [16]))
     assert res["outcome"] == "passed"
 
@@ -268,11 +271,12 @@ def test_no_waiver_an_arm_at_its_grid_edge_invalidates_whether_or_not_it_learnt(
     assert not hasattr(c2, "learnt_nothing") and not hasattr(c2, "helps_invalid")
     live = _runs({("recurrent", 16): [0.40, 0.45, 0.42], ("self_attention", 16): ATT})
     for lstm in (FLAT_AT_EDGE, LEARNING_AT_EDGE):
-        (m,) = c2.helps_measurements(live, {("recurrent", 16): lstm, ("self_attention", 16): INTERIOR_ATT}, [16])
+        (m,) = path_length.helps_measurements(live, {("recurrent", 16): lstm, ("self_attention", 16): INTERIOR_ATT},
+                                              [16])
         assert "recurrent at d=16" in m["invalid"] and "lowest" in m["invalid"]
     # an LSTM at the loss floor on every seed is a dead foil for the level comparison too
     floor = _runs({("recurrent", 16): [0.001, 0.002, 0.0], ("self_attention", 16): ATT})
-    (m,) = c2.helps_measurements(floor, {("recurrent", 16): _tuned("recurrent", [0.004, 0.001, 0.002], 1),
+    (m,) = path_length.helps_measurements(floor, {("recurrent", 16): _tuned("recurrent", [0.004, 0.001, 0.002], 1),
                                          ("self_attention", 16): INTERIOR_ATT}, [16])
     assert "at the floor" in m["foil_dead"]
 
@@ -298,7 +302,7 @@ def _interaction(lstm_short, lstm_long, att_short=(0.001, 0.002, 0.001), att_lon
     runs = _runs({("recurrent", 4): lstm_short, ("self_attention", 4): att_short,
                   ("recurrent", 16): lstm_long, ("self_attention", 16): att_long})
     return _judge("advantage_grows_with_distance",
-                  c2.interaction_measurements(runs, tuned or SHORT_TUNED, [16], 4))
+                  path_length.interaction_measurements(runs, tuned or SHORT_TUNED, [16], 4))
 
 
 def test_the_interaction_passes_where_the_advantage_grows_with_distance():
@@ -324,18 +328,18 @@ def test_a_long_d_where_the_lstm_learnt_nothing_is_not_testable():
                   ("recurrent", 16): [0.6931, 0.6950, 0.6940], ("self_attention", 16): ATT})
     dead = {("recurrent", 16): DEAD_LSTM, ("self_attention", 16): INTERIOR_ATT}
     res = _judge("advantage_grows_with_distance",
-                 c2.interaction_measurements(runs, SHORT_TUNED, [16], 4, long_tuned=dead))
+                 path_length.interaction_measurements(runs, SHORT_TUNED, [16], 4, long_tuned=dead))
     assert res["outcome"] == "inconclusive" and res["firmness"] is None
     assert "dead foil" in res["decision_note"] and "recurrent at d=16 is at chance" in res["decision_note"]
     alive = {**dead, ("recurrent", 16): _tuned("recurrent", [0.6933, 0.55, 0.6955], 1)}
     res = _judge("advantage_grows_with_distance",
-                 c2.interaction_measurements(runs, SHORT_TUNED, [16], 4, long_tuned=alive))
+                 path_length.interaction_measurements(runs, SHORT_TUNED, [16], 4, long_tuned=alive))
     assert res["outcome"] == "passed"
     # under the falsifier with a dead LSTM at the long d: attention at chance there too, and still not refuted
     att_dead = _runs({("recurrent", 4): [0.29, 0.25, 0.33], ("self_attention", 4): (0.001, 0.002, 0.001),
                       ("recurrent", 16): [0.6931, 0.6950, 0.6940], ("self_attention", 16): (0.69, 0.70, 0.695)})
     res = _judge("advantage_grows_with_distance",
-                 c2.interaction_measurements(att_dead, SHORT_TUNED, [16], 4, long_tuned=dead))
+                 path_length.interaction_measurements(att_dead, SHORT_TUNED, [16], 4, long_tuned=dead))
     assert res["outcome"] == "inconclusive"
 
 
@@ -359,7 +363,7 @@ def _deep(conv_steps, att_steps, conv_loss, conv_tried, block=800):
     tuned = {("dilated_conv_k2", 16): _tuned("dilated_conv_k2", [300.0, 200.0, 250.0], 1),
              ("self_attention", 16): _tuned("self_attention", [250.0, 150.0, 200.0], 1)}
     tuning = _tuning(tuned, {("dilated_conv_k2", 16): conv_tried})
-    return _judge("deep_convs", c2.deep_measurements(runs, tuned, tuning, block))
+    return _judge("deep_convs", path_length.deep_measurements(runs, tuned, tuning, block))
 
 
 def test_deep_convs_pass_when_the_conv_is_slower_and_are_refuted_when_it_is_faster():
@@ -384,7 +388,7 @@ def _lags(conv_short, att_short, conv_long, att_long, conv_loss_long=(0.1, 0.12,
              for d in (4, 16) for a in ("dilated_conv_k2", "self_attention")}
     tuning = _tuning(tuned, {("dilated_conv_k2", 4): (0.3, 0.1, 0.2), ("dilated_conv_k2", 16): conv_tried_long})
     return _judge("deep_conv_advantage_grows_with_distance",
-                  c2.deep_interaction_measurements(runs, tuned, tuning, 800, 4))
+                  path_length.deep_interaction_measurements(runs, tuned, tuning, 800, 4))
 
 
 def test_the_conv_interaction_passes_where_the_lag_grows_and_is_refuted_where_it_shrinks():
@@ -413,11 +417,11 @@ def test_local_window_refutes_the_conv_interaction(local_attention):
     model = {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2, "vocab": 16}
     steps, seeds = 200, [0, 1, 2]        # the conv reaches 0.95 at d = 16 in 60-80 steps at this size
     train_cfg = {"steps": steps, "batch_size": 64, "num_threads": 1, "schedule": "warmup_constant", "warmup": 30,
-                 "eval_every": 10, "eval_size": 128, "target_metric": "accuracy", "target_value": c2.DEEP_TARGET,
-                 "stop_at_target": True}
-    layers = lambda a, d: c2.expected_path_length(a, d) if a in c2.CONVS else 2  # noqa: E731
+                 "eval_every": 10, "eval_size": 128, "target_metric": "accuracy",
+                 "target_value": path_length.DEEP_TARGET, "stop_at_target": True}
+    layers = lambda a, d: path_length.expected_path_length(a, d) if a in path_length.CONVS else 2  # noqa: E731
     rates = {"self_attention": 3e-3, "dilated_conv_k2": 1e-2}
-    runs = pd.concat([c2.measure_learning([a], [d], seeds, model, {**train_cfg, "lr": lr}, 200, layers=layers,
+    runs = pd.concat([path_length.measure_learning([a], [d], seeds, model, {**train_cfg, "lr": lr}, 200, layers=layers,
                                           curve_on_test=True)
                       for d in (4, 16) for a, lr in rates.items()], ignore_index=True)
     tuned = {(a, d): _tuned(a, [300.0, 150.0, 250.0], 1, d=d) for d in (4, 16) for a in rates}
@@ -425,7 +429,7 @@ def test_local_window_refutes_the_conv_interaction(local_attention):
                                                 ["test_loss"].mean()),) * 3 for d in (4, 16)}
     tuning = _tuning(tuned, conv_loss)
     res = _judge("deep_conv_advantage_grows_with_distance",
-                 c2.deep_interaction_measurements(runs, tuned, tuning, steps, 4))
+                 path_length.deep_interaction_measurements(runs, tuned, tuning, steps, 4))
     assert res["outcome"] == "refuted", (res, runs[["arch", "d", "seed", "steps_to_target", "test_loss"]])
 
 
@@ -437,7 +441,7 @@ def test_the_deep_parts_carry_each_cells_rate_choice_by_steps():
                  "steps_to_target").assign(test_loss=0.1)
     tuned = {(a, d): _tuned(a, [300.0, 150.0, 250.0], 1, d=d) for d in (4, 16)
              for a in ("dilated_conv_k2", "self_attention")}
-    (part,) = c2.deep_interaction_measurements(runs, tuned, _tuning(tuned), 800, 4)
+    (part,) = path_length.deep_interaction_measurements(runs, tuned, _tuning(tuned), 800, 4)
     signs = {r["key"]: r["sign"] for r in part["rates"]}
     assert signs == {"C2/deep/dilated_conv_k2/d=16": 1.0, "C2/deep/self_attention/d=16": -1.0,
                      "C2/deep/dilated_conv_k2/d=4": -1.0, "C2/deep/self_attention/d=4": 1.0}
@@ -453,18 +457,18 @@ def test_the_distance_interaction_carries_each_arms_short_d_choice_moved_to_the_
                   ("recurrent", 16): [0.60, 0.62, 0.61], ("self_attention", 16): [0.12, 0.13, 0.11]})
     runs["val_loss"] = runs["test_loss"] + 0.01
     short = {(a, 4): _tuned(a, [0.5, 0.3, 0.4], 1, d=4) for a in ("recurrent", "self_attention")}
-    rows = lambda d, losses: [{"arm": a, "d": d, "lr": lr, "seed": 9, c2.TUNING_SCORE: v}  # noqa: E731
+    rows = lambda d, losses: [{"arm": a, "d": d, "lr": lr, "seed": 9, TUNING_SCORE: v}  # noqa: E731
                               for a in ("recurrent", "self_attention") for lr, v in zip(grid, losses)]
     tuning = pd.DataFrame(rows(4, (0.5, 0.3, 0.4)))
     long_tuning = pd.DataFrame(rows(16, (0.7, 0.6)))          # its grid never reached 1e-2
-    (part,) = c2.interaction_measurements(runs, short, [16], 4, tuning=tuning, long_tuning=long_tuning)
+    (part,) = path_length.interaction_measurements(runs, short, [16], 4, tuning=tuning, long_tuning=long_tuning)
     by_key = {r["key"]: r for r in part["rates"]}
     assert {k: r["sign"] for k, r in by_key.items()} == {"C2/helps/recurrent/d=4": 1.0,
                                                          "C2/helps/self_attention/d=4": -1.0}
     value = by_key["C2/helps/recurrent/d=4"]["value"]
     assert value[:2] == pytest.approx([0.2, 0.3]) and math.isnan(value[2])
     assert by_key["C2/helps/recurrent/d=4"]["choice"] == pytest.approx([0.5, 0.3, 0.4])
-    assert "rates" not in c2.interaction_measurements(runs, short, [16], 4)[0]
+    assert "rates" not in path_length.interaction_measurements(runs, short, [16], 4)[0]
 
 
 def test_an_e_cell_read_by_attention_learns_carries_its_own_rate_choice():
@@ -472,7 +476,8 @@ def test_an_e_cell_read_by_attention_learns_carries_its_own_rate_choice():
     choice, by the tuning runs' validation loss, which also stands for the held-out loss the part reads."""
     rows = _runs({("self_attention", 64): [0.02, 0.03, 0.025]}).assign(val_loss=[0.021, 0.029, 0.026])
     tuned = {("self_attention", 64): _tuned("self_attention", [0.4, 0.02, 0.3], 1, d=64)}
-    r = c2.helps_rate(rows, tuned, _tuning(tuned, {("self_attention", 64): (0.4, 0.02, 0.3)}), "self_attention", 64)
+    r = path_length.helps_rate(rows, tuned, _tuning(tuned, {("self_attention", 64): (0.4, 0.02, 0.3)}),
+                               "self_attention", 64)
     assert r["key"] == "C2/helps/self_attention/d=64" and r["sign"] == 1.0 and r["chosen"] == 3e-3
     assert r["choice"] == r["value"] == pytest.approx([0.4, 0.02, 0.3])
 
@@ -486,15 +491,15 @@ def test_the_contiguous_control_is_a_premise_with_the_rule_of_the_conv_interacti
 
 def test_deep_cells_add_the_controls_cells_and_refuse_a_control_that_cannot_control():
     block = get_profile("standard").claim("C2")["deep"]
-    cells, control = c2.deep_cells(block, block["distances"])
+    cells, control = path_length.deep_cells(block, block["distances"])
     assert cells == [(a, d) for d in (4, 16, 64) for a in ("self_attention", "dilated_conv_k2")]
     assert control == [("self_attention", 4), ("conv_k5", 4), ("self_attention", 8), ("conv_k5", 8)]
     assert block["tuning_seeds"] >= 2                                  # (d) steadied on two tuning seeds
-    assert c2.deep_cells({**block, "control": None}, [4, 16])[1] == []
+    assert path_length.deep_cells({**block, "control": None}, [4, 16])[1] == []
     with pytest.raises(ValueError, match="contiguous"):
-        c2.deep_cells({**block, "control": {"arch": "dilated_conv_k2", "distances": [4, 8]}}, [4, 16])
+        path_length.deep_cells({**block, "control": {"arch": "dilated_conv_k2", "distances": [4, 8]}}, [4, 16])
     with pytest.raises(ValueError, match="short_distance"):
-        c2.deep_cells({**block, "control": {"arch": "conv_k5", "distances": [8, 12]}}, [4, 16])
+        path_length.deep_cells({**block, "control": {"arch": "conv_k5", "distances": [8, 12]}}, [4, 16])
 
 
 def test_the_control_is_declared_only_where_deep_runs(tmp_path):

@@ -1,5 +1,6 @@
 """Sensitivity of C4's and R2's criteria (issues 5 and 10): each fails under the fault it is about and passes
-without it, measured by the modules' own functions at tiny budgets."""
+without it, measured by the modules' own functions (C4's measurements in ``harness.study.scaling``)
+at tiny budgets."""
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 from claims import test_c4_scaling as c4
 from claims import test_r2_saturation_check as r2
 from harness.record import decision
-from harness.study import tuning
+from harness.study import scaling, tuning
 from model import faults
 
 TINY_MODEL = dict(dims=[8, 32, 128, 512], seeds=[0, 1, 2], heads=2, fixed_d_model=16, n_layers=1, batch=4,
@@ -27,25 +28,25 @@ def _fits(parts) -> list:
 
 # ------------------------------------------------------------------------------------------- C4 (b)
 def test_c4_model_scaled_slope_catches_a_changed_default_scale():
-    ok = c4.model_slopes(c4.measure_model_init(**TINY_MODEL))
-    assert _c4("model_scaled_slope", _fits(c4.slope_parts(ok, "scaled", True))) == "passed"
-    assert _c4("model_unscaled_slope", _fits(c4.slope_parts(ok, "unscaled", True))) == "passed"
+    ok = scaling.model_slopes(scaling.measure_model_init(**TINY_MODEL))
+    assert _c4("model_scaled_slope", _fits(scaling.slope_parts(ok, "scaled", True))) == "passed"
+    assert _c4("model_unscaled_slope", _fits(scaling.slope_parts(ok, "unscaled", True))) == "passed"
     for fault, slope in (("no_scale", 1.0), ("scale_by_dk", -1.0)):
         with faults.inject(fault):
-            df = c4.measure_model_init(**TINY_MODEL)
-        broken = c4.model_slopes(df)
-        assert _c4("model_scaled_slope", _fits(c4.slope_parts(broken, "scaled", True))) == "refuted"
-        assert c4.model_summary(df, broken)["slope_scaled"] == pytest.approx(slope, abs=0.15)
+            df = scaling.measure_model_init(**TINY_MODEL)
+        broken = scaling.model_slopes(df)
+        assert _c4("model_scaled_slope", _fits(scaling.slope_parts(broken, "scaled", True))) == "refuted"
+        assert scaling.model_summary(df, broken)["slope_scaled"] == pytest.approx(slope, abs=0.15)
         # the q.k taps do not depend on the scale: only the default moved
-        assert _c4("model_unscaled_slope", _fits(c4.slope_parts(broken, "unscaled", True))) == "passed"
+        assert _c4("model_unscaled_slope", _fits(scaling.slope_parts(broken, "unscaled", True))) == "passed"
 
 
 def test_c4_model_law_fails_when_components_are_not_what_the_taps_say():
-    df = c4.measure_model_init(**TINY_MODEL)
-    assert _c4("model_variance_law", _fits(c4.slope_parts(c4.model_slopes(df), "law"))) == "passed"
+    df = scaling.measure_model_init(**TINY_MODEL)
+    assert _c4("model_variance_law", _fits(scaling.slope_parts(scaling.model_slopes(df), "law"))) == "passed"
     df = df.assign(var_qk=df["var_qk"] * df["d_k"] ** 0.5)        # a model whose q.k grows faster than the law
     df["var_qk_normalised"] = df["var_qk"] / (df["var_q"] * df["var_k"])
-    assert _c4("model_variance_law", _fits(c4.slope_parts(c4.model_slopes(df), "law"))) == "refuted"
+    assert _c4("model_variance_law", _fits(scaling.slope_parts(scaling.model_slopes(df), "law"))) == "refuted"
 
 
 # ------------------------------------------------------------------------------------------- C4 (a)
@@ -59,18 +60,18 @@ def _variance_two(g, shape):
 
 
 def _iid(m):
-    slopes = {k[0]: f for k, f in c4._slopes(m.per_seed, ["distribution"], "var_qk").items()}
+    slopes = {k[0]: f for k, f in scaling._slopes(m.per_seed, ["distribution"], "var_qk").items()}
     return (_c4("iid_unscaled_slope", _fits(slopes)),
-            _c4("iid_scaled_unit_variance", c4.iid_scaled_estimates(m.per_dk, 2)), slopes)
+            _c4("iid_scaled_unit_variance", scaling.iid_scaled_estimates(m.per_dk, 2)), slopes)
 
 
 def test_c4_iid_criteria_pass_on_the_premise_and_fail_off_it():
     dims, seeds = [8, 32, 128], [0, 1]
-    slope, scaled, _ = _iid(c4.measure_iid_variance(dims, 16384, seeds, {"normal": c4._normal}))
+    slope, scaled, _ = _iid(scaling.measure_iid_variance(dims, 16384, seeds, {"normal": scaling._normal}))
     assert slope == "passed" and scaled == "passed"
-    slope, _, fits = _iid(c4.measure_iid_variance(dims, 4096, seeds, {"dependent": _all_equal}))
+    slope, _, fits = _iid(scaling.measure_iid_variance(dims, 4096, seeds, {"dependent": _all_equal}))
     assert slope == "refuted" and fits["dependent"].slope == pytest.approx(2.0, abs=0.1)
-    slope, scaled, _ = _iid(c4.measure_iid_variance(dims, 4096, seeds, {"variance 2": _variance_two}))
+    slope, scaled, _ = _iid(scaling.measure_iid_variance(dims, 4096, seeds, {"variance 2": _variance_two}))
     assert slope == "passed"                # the slope cannot see the constant...
     assert scaled == "refuted"              # ...the scaled variance can: 4, not 1
 
@@ -81,13 +82,13 @@ def _tuned(loss: dict[tuple[int, float], list[float]], tune_loss=None, task="kv_
     paired differences constant, which the protocol refuses to test); ``tune_loss``: the tuning seeds' mean loss
     per (d_k, alpha) (default: the evaluation mean), which is what chooses the best other alpha."""
     rng = np.random.default_rng(0)
-    runs = pd.DataFrame([{"arm": c4.alpha_arm(a), "d_k": d, "seed": s, "final_loss": v + rng.uniform(0, 0.01),
+    runs = pd.DataFrame([{"arm": scaling.alpha_arm(a), "d_k": d, "seed": s, "final_loss": v + rng.uniform(0, 0.01),
                           "final_accuracy": 1.0 - v} for (d, a), vals in loss.items() for s, v in enumerate(vals)])
     sw = tuning.TunedSweep.from_runs(task, runs, edge=edge)
     for (d, a), vals in loss.items():
-        t = sw.tuned[(c4.alpha_arm(a), d)]
+        t = sw.tuned[(scaling.alpha_arm(a), d)]
         m = (tune_loss or {}).get((d, a), float(np.mean(vals)))
-        sw.tuned[(c4.alpha_arm(a), d)] = tuning.Tuned(t.arm, t.d_k, t.lr, t.grid, (m + 1, m, m + 1))
+        sw.tuned[(scaling.alpha_arm(a), d)] = tuning.Tuned(t.arm, t.d_k, t.lr, t.grid, (m + 1, m, m + 1))
     return sw
 
 
@@ -95,7 +96,7 @@ ALPHAS = [0.0, 0.25, 0.5, 1.0]
 
 
 def _alpha_outcomes(sweeps_) -> dict:
-    parts, chosen = c4.alpha_measurements(sweeps_, ALPHAS)
+    parts, chosen = scaling.alpha_measurements(sweeps_, ALPHAS)
     out = {name: decision.judge([{"rule": c4.CRITERIA[name]["rule"].as_dict(), "recorded": True, "counts": True,
                                   "parts_agree": True, "exact_holds": None,
                                   "measurements": [m for ms in p.values() for m in ms]}], [True],

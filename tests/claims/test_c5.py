@@ -61,8 +61,8 @@ def _paired(name, df, binding, h_a, h_b, col):
 
 
 def _single_entropy(df, M, n_keys, binding="token"):
-    return _decide("single_head_entropy",
-                   [decision.samples(c5.entropy_position(multihead.by_seed(df, binding, M, 1, "entropy"), M, n_keys))])
+    entropy = multihead.by_seed(df, binding, M, 1, "entropy")
+    return _decide("single_head_entropy", [decision.samples(multihead.entropy_position(entropy, M, n_keys))])
 
 
 def test_single_head_fault_leaves_a_one_head_model_as_it_was():
@@ -151,8 +151,8 @@ def test_exact_match_passes_fails_and_is_refuted():
 
 
 def test_single_head_entropy_band():
-    assert c5.entropy_band(4, 17) == pytest.approx((math.log(4) / 2, (math.log(4) + math.log(17)) / 2))
-    assert c5.entropy_position(np.array(c5.entropy_band(4, 17)), 4, 17) == pytest.approx([0.0, 1.0])
+    assert multihead.entropy_band(4, 17) == pytest.approx((math.log(4) / 2, (math.log(4) + math.log(17)) / 2))
+    assert multihead.entropy_position(np.array(multihead.entropy_band(4, 17)), 4, 17) == pytest.approx([0.0, 1.0])
     near = _table("token", 4, {1: [(0, 1.40, 0), (0, 1.45, 0), (0, 1.35, 0)]})
     uniform = _table("token", 4, {1: [(0, 2.83, 0), (0, 2.82, 0), (0, 2.83, 0)]})
     sharp = _table("token", 4, {1: [(0, 0.01, 0), (0, 0.02, 0), (0, 0.0, 0)]})
@@ -190,8 +190,8 @@ def test_head_sharpness_counts_selecting_single_heads():
     assert c5.describe_single_heads(multihead.select(df, "position", 4, 1)).startswith("1/3 select one slot")
     # one selecting single head sinks the mean entropy: not passed
     assert _paired("head_sharpness", df, "position", 1, 4, "entropy") != "passed"
-    assert c5.selecting_fraction(df[df.h == 1]) == pytest.approx(1 / 3)
-    assert math.isnan(c5.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
+    assert multihead.selecting_fraction(df[df.h == 1]) == pytest.approx(1 / 3)
+    assert math.isnan(multihead.selecting_fraction(df[df.h == 1].drop(columns="top_slot_share")))
 
 
 def test_primary_arms_take_primary_seeds():

@@ -1,9 +1,9 @@
 """R1 must fail when the model's default scale changes (issue 5, issue 10: no_scale and scale_by_dk -> R1).
 
-Runs R1's own measurement functions (claims/test_r1_scale_by_sqrt_dk.py) on a tiny grid: clean, the exact check
-holds; under either scale fault it fails, so ``default_is_sdpa_scale`` is refuted. The non-inferiority criteria are
-decided alone with their declared rules (``decision.decide_alone``) on constructed per-seed tables: a default
-worse than a comparator by more than the margin refutes, an equal one passes.
+Runs R1's own measurement functions (harness/study/default_scale.py, claims/test_r1_scale_by_sqrt_dk.py) on a tiny
+grid: clean, the exact check holds; under either scale fault it fails, so ``default_is_sdpa_scale`` is refuted. The
+non-inferiority criteria are decided alone with their declared rules (``decision.decide_alone``) on constructed
+per-seed tables: a default worse than a comparator by more than the margin refutes, an equal one passes.
 """
 
 import numpy as np
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from harness.record import decision
-from harness.study import tuning
+from harness.study import default_scale, tuning
 from model import inject, set_fault
 
 import claims.test_r1_scale_by_sqrt_dk as r1
@@ -34,11 +34,11 @@ def _decide(name, holds=None, measurements=None):
 
 
 def test_default_scale_criterion_passes_clean():
-    df = r1.measure_default_scale(**GRID)
-    holds, worst, detail = r1.default_scale_check(df)
+    df = default_scale.measure_default_scale(**GRID)
+    holds, worst, detail = default_scale.default_scale_check(df)
     assert holds and _decide("default_is_sdpa_scale", holds) == "passed", detail
     assert worst < 1e-12
-    assert set(df["mask"]) == set(r1.MASKS) and set(df.attention) == {"self", "cross"}
+    assert set(df["mask"]) == set(default_scale.MASKS) and set(df.attention) == {"self", "cross"}
     assert set(df.path) == {"sdpa_fast_path", "tapped_explicit_path"}
     assert df.scale_times_sqrt_dk.sub(1).abs().max() < 1e-12
 
@@ -47,8 +47,8 @@ def test_default_scale_criterion_passes_clean():
                                                         ("scale_by_dk", lambda d: d ** -0.5)])
 def test_default_scale_criterion_fails_when_the_default_scale_changes(fault, scale_times_sqrt_dk):
     with inject(fault):
-        df = r1.measure_default_scale(**GRID)
-    holds, _, detail = r1.default_scale_check(df)
+        df = default_scale.measure_default_scale(**GRID)
+    holds, _, detail = default_scale.default_scale_check(df)
     assert not holds and _decide("default_is_sdpa_scale", holds) == "refuted", detail
     # every d_k but 1 (where 1, 1/sqrt(d_k) and 1/d_k coincide) is off, on both module paths
     off = df[df.d_k > 1]
