@@ -285,6 +285,8 @@ CHECKPOINT_CRITERIA = {
 #: the firmness of a checkpoint read, in words: what its samples are
 FIRMNESS_OVER = ("the firmness is over the probe sequences of this one checkpoint, not over training runs: another "
                  "run of the same training could read otherwise")
+#: what one sample of a checkpoint read is (the test's words: "one-sample t over probe sequences")
+OVER = "probe sequences"
 #: reported beside the answer, over every layer
 CHECKPOINT_READINGS = {
     "checkpoint_not_saturated": dict(
@@ -362,15 +364,17 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
             crit.unmeasured(f"layer {layer}: {missing}")
         else:
             was = f", {2 ** before.mean():.3g} at init" if before is not None and np.isfinite(before).all() else ""
-            crit.sample(values, detail=f"{name} {2 ** values.mean():.3g} at the checkpoint{was}{suffix}")
+            crit.sample(values, detail=f"{name} {2 ** values.mean():.3g} at the checkpoint{was}{suffix}",
+                        over=OVER)
     part = df[df.which == "checkpoint"]
     sat = part.groupby(["layer", "batch"]).saturated_rows.mean()
     reported["checkpoint_not_saturated"].sample_each(
         {f"layer {layer}": sat.xs(layer, level="layer").to_numpy() for layer in sat.index.get_level_values(0).unique()},
-        detail=f"saturated rows per layer{suffix}")
+        detail=f"saturated rows per layer{suffix}", over=OVER)
     rhos = np.array([readings.sink_entropy_rho(df[df.batch == b]) for b in sorted(df.batch.unique())])
     if np.isfinite(rhos).all():
-        reported["checkpoint_sink_tracks_entropy"].sample(rhos, detail=f"rho over the heads, per probe sequence{suffix}")
+        reported["checkpoint_sink_tracks_entropy"].sample(rhos, detail=f"rho over the heads, per probe sequence{suffix}",
+                                                                  over=OVER)
     else:
         reported["checkpoint_sink_tracks_entropy"].unmeasured("fewer than 3 heads, or a constant reading")
     worst = max(abs(v.mean()) for v in per_layer.values())

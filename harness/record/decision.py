@@ -242,7 +242,8 @@ def dead_foil(values: Any, *, tol: float, chance: float | None = None, floor: fl
 
 def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", invalid: str = "",
             identical: str = "", foil_dead: str | None = "",
-            rates: Sequence[Mapping[str, Any]] | None = None, arms: Sequence[str] | None = None) -> dict[str, Any]:
+            rates: Sequence[Mapping[str, Any]] | None = None, arms: Sequence[str] | None = None,
+            over: str = "") -> dict[str, Any]:
     """A measurement from per-seed samples: arm a, optionally arm b (δ = mean(a - b), or mean(a)).
 
     ``invalid``: why this comparison cannot be trusted as measured (e.g. an arm's tuned learning rate sits at the
@@ -263,7 +264,10 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
     profile's rate): nothing to simulate, and no "given the tuned rates" (``harness.record.verdict.tuned``).
 
     ``arms``: this part's own names for arms a and b where the criterion's are generic (C4's "the other alpha" is
-    alpha = 1 on one part and 0.75 on another), kept as the measurement's ``arms`` for the findings to name."""
+    alpha = 1 on one part and 0.75 on another), kept as the measurement's ``arms`` for the findings to name.
+
+    ``over``: what one sample is where it is not a seed (a checkpoint read's "probe sequences"), kept as the
+    measurement's ``over`` for ``test_text`` to name."""
     if arms is not None and (len(arms) != 2 or b is None):
         raise DecisionError(f"{label or 'measurement'}: arms names the two arms of a comparison, got {arms!r}")
     if foil_dead:
@@ -275,6 +279,8 @@ def samples(a: Any, b: Any = None, *, paired: bool = False, label: str = "", inv
         m["rates"] = [dict(r) for r in rates]
     if arms is not None:
         m["arms"] = [str(x) for x in arms]
+    if over:
+        m["over"] = str(over)
     return m
 
 
@@ -558,9 +564,9 @@ def test_text(rule: Rule, measurements: Iterable[Mapping[str, Any]] = ()) -> str
         if m["source"] == "estimate":
             kinds.add(m.get("method") or "estimate with its t interval")
         elif m.get("b") is None:
-            kinds.add("one-sample t over seeds")
+            kinds.add(f"one-sample t over {m.get('over', 'seeds')}")
         else:
-            kinds.add("paired t over seeds" if m.get("paired") else "Welch t over seeds")
+            kinds.add(f"{'paired' if m.get('paired') else 'Welch'} t over {m.get('over', 'seeds')}")
     how = ", ".join(sorted(kinds)) or ("paired t over seeds" if rule.paired else "t over seeds")
     parts = (f"; passed only if every one of its {len(ms)} parts passes, refuted if any part is" if len(ms) > 1
              else "")

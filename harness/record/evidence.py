@@ -111,12 +111,12 @@ class Criterion:
         return self._measured([decision.samples(a, b, paired=self.rule.paired, label=str(k),
                                                 invalid=invalid.get(k, "")) for k, (a, b) in parts.items()], detail)
 
-    def sample(self, x: Any, *, detail: str = "") -> "Criterion":
-        """One quantity's per-seed values: δ = mean(x)."""
-        return self.sample_each({"": x}, detail=detail)
+    def sample(self, x: Any, *, detail: str = "", over: str = "") -> "Criterion":
+        """One quantity's per-seed values: δ = mean(x). ``over``: what a sample is where it is not a seed."""
+        return self.sample_each({"": x}, detail=detail, over=over)
 
-    def sample_each(self, parts: Mapping[str, Any], *, detail: str = "") -> "Criterion":
-        return self._measured([decision.samples(x, label=str(k)) for k, x in parts.items()], detail)
+    def sample_each(self, parts: Mapping[str, Any], *, detail: str = "", over: str = "") -> "Criterion":
+        return self._measured([decision.samples(x, label=str(k), over=over) for k, x in parts.items()], detail)
 
     def fit(self, fit: Any, *, detail: str = "") -> "Criterion":
         """A ``harness.measure.stats.SlopeFit`` (slope, stderr, df) as the quantity."""

@@ -436,8 +436,9 @@ def read_saves(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed
     return [f.copy() for f in trial.cache[key]]
 
 
-#: the names a saved output head goes by (beside the base model's tensors, which carry a prefix)
-HEAD_NAMES = ("lm_head.weight",)
+#: the names a saved output head goes by (beside the base model's tensors, which carry a prefix), as saved and
+#: under a wrapper's prefix (``_WRAPPERS``: DDP's, torch.compile's)
+HEAD_NAMES = tuple(w + "lm_head.weight" for w in _WRAPPERS)
 
 
 def _embedding(model: torch.nn.Module) -> torch.Tensor | None:

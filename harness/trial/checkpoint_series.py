@@ -131,7 +131,7 @@ def series_table(trial: ModelUnderTrial, ckpt: checkpoints.Checkpoint, ids: Any,
         table = readings_of.layer_table(frame)
         for layer, part in table.groupby("layer"):
             row = dict(which="init" if i == 0 else "checkpoint",
-                       save=save.path.name if save is not None else "random init (seed 0)",
+                       save=save.path.name if save is not None else "random, seed 0",
                        step=int(step), step_from="name" if by_name else "order", layer=int(layer))
             for column, pool in SERIES:
                 row[column] = readings_of.geo_mean(part[column]) if pool == "geo" else float(part[column].mean())

@@ -129,6 +129,10 @@ def test_ddp_and_compiled_ddp_names_load_with_the_wrapper_prefix_taken_off(trial
                tmp_path / "run" / "pytorch_model.bin")
     ckpt = _loads_as(trial, tmp_path / "run", model.model, wrapper + "model.")
     assert ckpt.unused == [f"{wrapper}lm_head.weight"]
+    # the saved head is found under the wrapper's prefix too: |dL/dlogits| reads the checkpoint's own head
+    head, name = checkpoint.head_weight(checkpoint.load(trial, ckpt), ckpt)
+    assert name == f"the checkpoint's {wrapper}lm_head.weight"
+    assert torch.equal(head, model.lm_head.weight.detach())
 
 
 def test_saves_that_hold_no_state_dict_say_why_in_one_line(trial, tmp_path):

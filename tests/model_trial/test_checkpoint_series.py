@@ -123,7 +123,7 @@ def test_a_list_keeps_its_order_where_a_name_has_no_step_and_a_trainer_folder_is
     ckpt = _prepared(trial, f"{tmp_path / 'late.pt'},{tmp_path / 'early.pt'}", ids)
     table = series.series_table(trial, ckpt, ids)
     assert list(table.step.drop_duplicates()) == [0, 1, 2] and set(table.step_from) == {"order"}
-    assert table.save.iloc[0] == "random init (seed 0)"
+    assert table.save.iloc[0] == "random, seed 0"
     for step in (500, 1500, 1000):
         (tmp_path / "out" / f"checkpoint-{step}").mkdir(parents=True)
         torch.save(state, tmp_path / "out" / f"checkpoint-{step}" / "pytorch_model.bin")
