@@ -12,6 +12,9 @@ with how often the other runs repeated that run's outcome.
 
 ``--trained`` (issue 38, finding 11): every counted criterion and every claim's verdict at smoke budgets, not only
 the fast criteria, so that the predictions between 0.5 and 0.9, which only trained criteria make, are checked too.
+``--profile standard`` (issue 54, item 5) runs them at standard budgets, where the README reports firmness:
+
+    python -m harness.suite.calibration --trained --profile standard --claims C1,C5 --master-seeds 301,302 --keep /tmp/cs
 
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
@@ -35,9 +38,10 @@ BINS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
 
 
 def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, progress=print, fast: bool = True,
-            claim_ids: Sequence[str] | None = None, keep: Path | None = None) -> dict[int, dict[str, Any]]:
-    """{master seed: results.json's claim records} of the fast criteria (``fast=False``: every criterion at smoke
-    budgets), no fault; ``claim_ids``: only those claims (default every claim module). ``keep``: each master
+            claim_ids: Sequence[str] | None = None, keep: Path | None = None,
+            profile: str = "smoke") -> dict[int, dict[str, Any]]:
+    """{master seed: results.json's claim records} of the fast criteria (``fast=False``: every criterion at
+    ``profile``'s budgets, smoke unless asked), no fault; ``claim_ids``: only those claims (default every claim module). ``keep``: each master
     seed's report directory goes to ``keep/m<seed>`` (its results.json can be re-decided later: ``python -m
     harness.report rejudge``), else to a temporary directory."""
     ids = list(claim_ids) if claim_ids else sensitivity.matrix_claims(claims_dir)
@@ -45,7 +49,8 @@ def collect(master_seeds: Sequence[int], *, claims_dir: Path, jobs: int = 2, pro
             concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         root = Path(keep) if keep is not None else Path(tmp)
         futures = {m: pool.submit(sensitivity.run_fast, ids, fault=None, master_seed=m,
-                                  report_dir=root / f"m{m}", claims_dir=claims_dir, fast=fast)
+                                  report_dir=root / f"m{m}", claims_dir=claims_dir, fast=fast,
+                                  profile=profile)
                    for m in master_seeds}
         out = {}
         for m, fut in futures.items():
@@ -80,11 +85,11 @@ def rows(runs: Mapping[int, Mapping[str, Any]], fast: bool = True) -> list[dict[
 
 
 def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int], fast: bool = True,
-             commit: str | None = None) -> str:
+             commit: str | None = None, profile: str = "smoke") -> str:
     what = "fast criteria" if fast else "every counted criterion and verdict"
     lines = [f"Measured {dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
              f"({platform.processor() or platform.machine()}){f', commit {commit[:7]}' if commit else ''}, "
-             f"{what} at smoke budgets, master seeds "
+             f"{what} at {profile} budgets, master seeds "
              f"{', '.join(map(str, master_seeds))}:", "",
              "| criterion | predicted firmness (mean) | observed repeat rate | runs | outcomes |",
              "|---|---|---|---|---|"]
@@ -105,7 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest subprocesses side by side (default 2)")
     parser.add_argument("--trained", action="store_true",
-                        help="every counted criterion and verdict at smoke budgets, not only the fast criteria")
+                        help="every counted criterion and verdict at --profile's budgets, not only the fast "
+                             "criteria (which are at smoke's)")
+    parser.add_argument("--profile", default="smoke", choices=("smoke", "standard"),
+                        help="the budgets of --trained (default smoke; standard: firmness where it is reported)")
     parser.add_argument("--claims", default="", help="comma-separated claim ids (default every claim)")
     parser.add_argument("--keep", default=None, metavar="DIR",
                         help="keep each master seed's report directory as DIR/m<seed> (default: not kept)")
@@ -121,11 +129,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--master-seeds takes comma-separated integers, got {args.master_seeds!r}")
     if len(seeds) < 2 or args.jobs < 1:
         parser.error("--master-seeds needs at least 2 seeds and --jobs a positive integer")
+    if args.profile != "smoke" and not args.trained:
+        parser.error("--profile standard needs --trained: the fast criteria are calibrated at smoke budgets")
     runs = collect(seeds, claims_dir=Path(args.claims_dir), jobs=args.jobs,
                    progress=lambda m: print(m, file=sys.stderr, flush=True), fast=not args.trained,
-                   claim_ids=claim_ids, keep=Path(args.keep) if args.keep else None)
+                   claim_ids=claim_ids, keep=Path(args.keep) if args.keep else None, profile=args.profile)
     print(markdown(rows(runs, fast=not args.trained), seeds, fast=not args.trained,
-                   commit=sensitivity.clean_commit(sensitivity.ROOT)))
+                   commit=sensitivity.clean_commit(sensitivity.ROOT), profile=args.profile))
     return 0
 
 

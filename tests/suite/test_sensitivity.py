@@ -170,13 +170,14 @@ def test_calibration_keeps_each_master_seeds_report_directory_when_asked(tmp_pat
     from harness.suite import calibration
     seen = []
 
-    def run_fast(ids, *, fault, master_seed, report_dir, claims_dir, fast):
-        seen.append(Path(report_dir))
+    def run_fast(ids, *, fault, master_seed, report_dir, claims_dir, fast, profile):
+        seen.append((Path(report_dir), profile))
         return {"C9": {"verdict": "supported"}}
     monkeypatch.setattr(sensitivity, "run_fast", run_fast)
     calibration.collect([3, 4], claims_dir=tmp_path, jobs=1, progress=lambda m: None, claim_ids=["C9"],
-                        keep=tmp_path / "kept")
-    assert sorted(seen) == [tmp_path / "kept" / "m3", tmp_path / "kept" / "m4"]
+                        keep=tmp_path / "kept", fast=False, profile="standard")
+    assert sorted(seen) == [(tmp_path / "kept" / "m3", "standard"), (tmp_path / "kept" / "m4", "standard")]
+    assert "at standard budgets" in calibration.markdown([], [3, 4], fast=False, profile="standard")
 
 
 def test_declared_flaky_cells_name_real_cells_and_give_a_reason():
