@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # The first thing to run on a GPU machine (issue 18): is this a CUDA build that sees the devices, does every
 # config of the full profile build and train on CUDA (a dry run: real sizes, 2 steps, 2 seeds), and does one
-# full-profile claim run end to end? Prints a table of times. Usage:
-#   bash scripts/gpu_check.sh                      # R3 (attention cost on the GPU) end to end
-#   GPU_CHECK_CLAIM=claims/test_c4_scaling.py bash scripts/gpu_check.sh
+# the full profile run in claim-sized parts (issue 57)? Prints a table of times. Usage:
+#   bash scripts/gpu_check.sh                      # the next full parts not yet in reports/full.json, while they fit
+#   GPU_CHECK_PARTS="C4" bash scripts/gpu_check.sh # these parts, in this order
+#   GPU_CHECK_PARTS_ONLY=1 bash scripts/gpu_check.sh  # the parts alone: no dry run, no kernel trial
+#   GPU_CHECK_SECONDS=400 bash scripts/gpu_check.sh   # the seconds the parts may take together (default 300, and
+#                                                     # 540 with GPU_CHECK_PARTS_ONLY: a 10-minute command in all)
+# A part is one claim at --profile full (its seeds from the full lock), stopped by `timeout` at what is left of
+# GPU_CHECK_SECONDS; a part that finishes is merged into reports/full.json (--update-baseline keeps every other
+# claim), one that is stopped merges nothing and is named in the table. The plan: docs/gpu-and-machines.md.
 # Then (issue 27) the probe-level trial of PyTorch's SDPA backends, and of transformers' attention where installed.
-# Writes reports/gpu-check/{dry,claim}/ (results.json, index.html). Exit status: non-zero if any step failed.
+# Writes reports/gpu-check/{dry,part-<ID>}/ (results.json, index.html). Exit status: non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${GPU_CHECK_OUT:-reports/gpu-check}
-CLAIM=${GPU_CHECK_CLAIM:-claims/test_r3_matmul.py}
+FULL=${GPU_CHECK_FULL:-reports/full.json}
+# the plan's order: cheapest first by the CUDA dry run and the standard run's CPU times (docs/gpu-and-machines.md)
+PARTS=${GPU_CHECK_PARTS:-M0 R2 R1 Q3 Q2 Q1 C5 C1 R3 C3 C4 C2}
+ONLY=${GPU_CHECK_PARTS_ONLY:-0}
+PART_SECONDS=${GPU_CHECK_SECONDS:-$([ "$ONLY" = 1 ] && echo 540 || echo 300)}
 mkdir -p "$OUT"
 declare -a NAMES TIMES STATUS
 step() {  # step NAME CMD...: run, time, remember
@@ -42,24 +52,39 @@ NGPU=$(python -c "import torch; print(max(torch.cuda.device_count(), 1))" 2>/dev
 if [ "$env_rc" -eq 0 ]; then
   XDIST=()
   [ "$NGPU" -gt 1 ] && XDIST=(-n "$NGPU" --dist loadgroup)
-  step "full dry run on cuda" pytest --profile full --dry-run --device cuda "${XDIST[@]}" -p no:cacheprovider \
-    --report-dir "$OUT/dry"
-  step "one full claim: $CLAIM" pytest "$CLAIM" --profile full --device cuda -p no:cacheprovider \
-    --report-dir "$OUT/claim"
+  if [ "$ONLY" != 1 ]; then
+    step "full dry run on cuda" pytest --profile full --dry-run --device cuda "${XDIST[@]}" -p no:cacheprovider \
+      --report-dir "$OUT/dry"
+  fi
+  # the full profile in claim-sized parts: each part that is not yet in $FULL, while time is left
+  HAVE=$(python -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['claims']))" "$FULL" 2>/dev/null)
+  left=$PART_SECONDS
+  for id in $PARTS; do
+    if [ -z "${GPU_CHECK_PARTS:-}" ] && [[ " $HAVE " == *" $id "* ]]; then continue; fi
+    [ "$left" -lt 60 ] && { echo "=== full part $id: not started, ${left} s left"; continue; }
+    module=$(ls claims/test_"${id,,}"_*.py 2>/dev/null | head -1)
+    [ -z "$module" ] && { echo "=== full part $id: no claim module"; continue; }
+    t0=$SECONDS
+    step "full part $id (limit ${left} s)" timeout "$left" pytest "$module" --profile full --device cuda \
+      -p no:cacheprovider --report-dir "$OUT/part-$id" --update-baseline --baseline "$FULL"
+    left=$(( left - (SECONDS - t0) ))
+  done
   [ -f "$OUT/dry/results.json" ] && python -m harness.report --times "$OUT/dry/results.json"
   # issue 27: PyTorch's own SDPA backends on trial on the GPU (flash takes no float32: pre-flight drops that dtype and
   # says so), and transformers' attention functions where transformers is installed (pip install -e ".[peers]")
-  TRIAL=(claims/test_m0_model_checks.py claims/test_r1_scale_by_sqrt_dk.py claims/test_r2_saturation_check.py
-         claims/test_r3_matmul.py --fast --device cuda -p no:cacheprovider --attention-dtypes float32,bfloat16)
-  for b in flash efficient math; do
-    step "kernel trial: SDPA $b backend" pytest "${TRIAL[@]}" --attention "examples.attention.sdpa_backends:$b" \
-      --attention-factory --report-dir "$OUT/kernel-$b"
-  done
-  if python -c "import transformers" 2>/dev/null; then
-    for peer in transformers.integrations.sdpa_attention:sdpa_attention_forward \
-                transformers.models.llama.modeling_llama:eager_attention_forward; do
-      step "kernel trial: $peer" pytest "${TRIAL[@]}" --attention "$peer" --report-dir "$OUT/kernel-${peer##*:}"
+  if [ "$ONLY" != 1 ]; then
+    TRIAL=(claims/test_m0_model_checks.py claims/test_r1_scale_by_sqrt_dk.py claims/test_r2_saturation_check.py
+           claims/test_r3_matmul.py --fast --device cuda -p no:cacheprovider --attention-dtypes float32,bfloat16)
+    for b in flash efficient math; do
+      step "kernel trial: SDPA $b backend" pytest "${TRIAL[@]}" --attention "examples.attention.sdpa_backends:$b" \
+        --attention-factory --report-dir "$OUT/kernel-$b"
     done
+    if python -c "import transformers" 2>/dev/null; then
+      for peer in transformers.integrations.sdpa_attention:sdpa_attention_forward \
+                  transformers.models.llama.modeling_llama:eager_attention_forward; do
+        step "kernel trial: $peer" pytest "${TRIAL[@]}" --attention "$peer" --report-dir "$OUT/kernel-${peer##*:}"
+      done
+    fi
   fi
 fi
 
@@ -68,7 +93,10 @@ printf '%-50s %8s  %s\n' step seconds status
 rc=0
 for i in "${!NAMES[@]}"; do
   printf '%-50s %8s  %s\n' "${NAMES[$i]}" "${TIMES[$i]}" "$([ "${STATUS[$i]}" -eq 0 ] && echo ok || echo "FAILED (${STATUS[$i]})")"
-  # the last step exits 1 when its claim ran but is not supported: a finding, not a broken GPU path
-  if [ "${STATUS[$i]}" -ne 0 ] && ! { [ "$i" -eq 2 ] && [ "${STATUS[$i]}" -eq 1 ]; }; then rc=1; fi
+  # a full part exits 1 when its claim ran but is not supported (a finding), 124 when `timeout` stopped it (it did
+  # not fit: the plan names it for splitting); neither is a broken GPU path
+  if [ "${STATUS[$i]}" -ne 0 ] && ! { [[ "${NAMES[$i]}" == "full part"* ]] && [[ "${STATUS[$i]}" =~ ^(1|124)$ ]]; }; then
+    rc=1
+  fi
 done
 exit $rc
