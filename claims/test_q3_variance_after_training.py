@@ -330,7 +330,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     from harness.trial import checkpoint as checkpoints
     from harness.trial import checkpoint_probes as readings
     from harness.trial import checkpoint_series as series
-    from harness.report.checkpoint_plots import by_name, figure_heatmaps, figure_series
+    from harness.report.checkpoint_plots import by_name, figure_heatmaps, figure_patterns, figure_series
 
     ckpt = trial.checkpoint
     probes = f"{ckpt.ids.shape[0]} probe sequences of {ckpt.ids.shape[1]} tokens, one batch each"
@@ -393,6 +393,9 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.headline("checkpoint_independence_ratio/max_abs_log2")
     ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{by_name(trial.spec)}, weights {by_name(ckpt.path)}: "
                                                             f"checkpoint and init, layer x head{suffix}"))
+    ev.figure("checkpoint_patterns", figure_patterns(
+        checkpoints.patterns(trial, ckpt, ckpt.ids), table, ckpt.ids[0].tolist(),
+        f"{by_name(ckpt.path)}: the most concentrated heads on the first probe sequence{suffix}"))
     # the saves of the run over the steps (issue 55, item 10): a single save is a series of one, beside its init
     steps = series.series_table(trial, ckpt, ckpt.ids)
     ev.table("checkpoint_series", steps)

@@ -164,3 +164,47 @@ def figure_series(table: Any, title: str):
     axes[0, 0].legend(fontsize=7, title="hollow: init", title_fontsize=7)
     fig.suptitle(by_name(title), fontsize=10)
     return fig
+
+
+#: how many heads ``figure_patterns`` draws: the most concentrated ones
+PATTERN_HEADS = 4
+
+
+def strongest_heads(table: Any, n: int = PATTERN_HEADS) -> list[tuple[int, int]]:
+    """(layer, head) of the checkpoint's ``n`` most concentrated heads: the lowest entropy over ln n (``layer_table``'s
+    checkpoint rows), ties in layer and head order."""
+    part = table[table.which == "checkpoint"].sort_values(["entropy_ratio", "layer", "head"], kind="stable")
+    return [(int(r.layer), int(r.head)) for r in part.head(n).itertuples()]
+
+
+def figure_patterns(patterns: Sequence[Any], table: Any, ids: Sequence[int], title: str,
+                    n: int = PATTERN_HEADS):
+    """Where the strongest heads look on the first probe sequence (issue 55, item 7): one query x key map a head
+    (``strongest_heads``), weights on [0, 1], titled with the head's entropy over ln n and its weight on the first
+    key over the probe batches; the token ids label the axes where the sequence is short enough to read."""
+    heads = [(layer, h) for layer, h in strongest_heads(table, n) if layer < len(patterns)]
+    fig, axes = plt.subplots(1, max(1, len(heads)), figsize=(3.4 * max(1, len(heads)), 3.6), squeeze=False,
+                             layout="constrained")
+    rows = table[table.which == "checkpoint"].set_index(["layer", "head"])
+    image = None
+    for ax, (layer, h) in zip(axes[0], heads):
+        w = np.asarray(patterns[layer][h], dtype=float)
+        image = ax.imshow(w, vmin=0.0, vmax=1.0, cmap="viridis", interpolation="nearest")
+        r = rows.loc[(layer, h)]
+        ax.set_title(f"layer {layer} head {h}: entropy {r.entropy_ratio:.2f} of ln n,\n"
+                     f"first key {r.sink_mass:.2f}", fontsize=8)
+        ax.set_xlabel("key (token id)", fontsize=7)
+        ax.set_ylabel("query (token id)", fontsize=7)
+        tokens = [str(int(t)) for t in ids][: w.shape[-1]]
+        if len(tokens) <= 32:
+            ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=5)
+            ax.set_yticks(range(min(len(tokens), w.shape[0])), tokens[: w.shape[0]], fontsize=5)
+        else:
+            ax.tick_params(labelsize=6)
+    if image is not None:
+        fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="attention weight")
+    else:
+        axes[0, 0].text(0.5, 0.5, "no attention weights were read", ha="center", va="center")
+        axes[0, 0].set_axis_off()
+    fig.suptitle(by_name(title), fontsize=10)
+    return fig

@@ -407,14 +407,19 @@ def read(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int 
     return pd.concat([frames[-1], frames[0]], ignore_index=True)
 
 
+def _read_key(ckpt: Checkpoint, ids: torch.Tensor, seed: int) -> tuple:
+    """What a read is cached by on the trial: the saves, the init, the probe ids and the seed."""
+    return ("checkpoint", tuple(str(s.path) for s in ckpt.saves or [ckpt]), str(ckpt.init.path) if ckpt.init else None,
+            tuple(ids.shape), int(ids.sum()), seed)
+
+
 def read_saves(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> list["pd.DataFrame"]:
     """``readings`` at init (``which`` "init"), then of each save of the checkpoint's series in order (``which``
     "checkpoint"; ``ckpt`` alone where it has no series), one model read at init and then with each save's weights
     copied in. At init: the user's saved init (``ckpt.init``, ``--model-init-weights``) copied into ``seed``'s build,
     or that build as drawn. Cached on the trial per (saves, init, ids, seed)."""
     saves = ckpt.saves or [ckpt]
-    key = ("checkpoint", tuple(str(s.path) for s in saves), str(ckpt.init.path) if ckpt.init else None,
-           tuple(ids.shape), int(ids.sum()), seed)
+    key = _read_key(ckpt, ids, seed)
     if key not in trial.cache:
         model = trial.build(seed)                    # one model: read at init, then with each save copied in
         own = trial.causal is True and not getattr(getattr(model, "config", None), "is_encoder_decoder", False)
@@ -425,15 +430,26 @@ def read_saves(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed
         else:
             head, name = (_embedding(model) if own else None), "the init's embedding as its head"
         frames = [readings_of.readings(model, trial.backend, ids, "init", seed, head=head, head_name=name)]
-        for save in saves:
+        patterns: list = []                          # the last save's weights on the first probe sequence
+        for i, save in enumerate(saves):
             copy_into(model, save)
             head, name = head_weight(model, save) if own else (None, "")
             frames.append(readings_of.readings(model, trial.backend, ids, "checkpoint", seed, head=head,
-                                               head_name=name))
+                                               head_name=name, patterns=patterns if i == len(saves) - 1 else None))
         del model
         gc.collect()                                 # freed, its reference cycles too, before the claim goes on
         trial.cache[key] = frames
+        trial.cache[("patterns", *key)] = patterns
     return [f.copy() for f in trial.cache[key]]
+
+
+def patterns(trial: ModelUnderTrial, ckpt: Checkpoint, ids: torch.Tensor, seed: int = 0) -> list:
+    """The checkpoint's (its last save's) attention weights on the first probe sequence: one (heads, queries, keys)
+    array a call, read with ``read_saves`` (no second pass)."""
+    key = _read_key(ckpt, ids, seed)
+    if ("patterns", *key) not in trial.cache:
+        read_saves(trial, ckpt, ids, seed)
+    return trial.cache[("patterns", *key)]
 
 
 #: the names a saved output head goes by (beside the base model's tensors, which carry a prefix), as saved and

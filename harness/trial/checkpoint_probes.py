@@ -86,18 +86,25 @@ def next_token_loss(head: Tensor, ids: Tensor):
 
 
 def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int = 0,
-             head: Tensor | None = None, head_name: str = "") -> pd.DataFrame:
+             head: Tensor | None = None, head_name: str = "", patterns: list | None = None) -> pd.DataFrame:
     """``model_probes.probe`` on each row of ``ids`` (one batch a sequence; an encoder-decoder gets it as its
     decoder's input too), with ``head_extras`` and the unscaled q.k std (``qk_std``, ``qk_std_over_sqrt_dk``)
     beside it: one row per (batch, layer, head), tagged ``which``. ``head`` (vocabulary x width, named
     ``head_name``): |dL/dlogits| is taken for the next-token loss through it (``next_token_loss``), else for the
-    fixed random direction; ``grad_loss`` says which."""
+    fixed random direction; ``grad_loss`` says which. ``patterns`` (a list): each call's attention weights on the
+    first probe sequence are appended to it, one (heads, queries, keys) float16 array a call, for
+    ``figure_patterns``."""
     frames = []
     both = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
     for b in range(ids.shape[0]):
         inputs = {"input_ids": ids[b:b + 1], **({"decoder_input_ids": ids[b:b + 1]} if both else {})}
         loss_of = next_token_loss(head, ids[b:b + 1]) if head is not None else None
-        df = model_probes.probe(model, backend, inputs, seed=seed, extra=head_extras, loss_of=loss_of)
+        extra = head_extras
+        if patterns is not None and b == 0:
+            def extra(call: model_probes.Call) -> list[dict[str, float]]:
+                patterns.append(call.weights[0].detach().float().cpu().numpy().astype(np.float16))
+                return head_extras(call)
+        df = model_probes.probe(model, backend, inputs, seed=seed, extra=extra, loss_of=loss_of)
         frames.append(df.assign(batch=b))
     df = pd.concat(frames, ignore_index=True).rename(columns={"call": "layer"})
     df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))     # deprecated: see ``DEPRECATED``

@@ -160,13 +160,18 @@ def test_a_head_forced_onto_the_first_position_reads_as_a_sink(trained, trial, t
         q[d], k[d] = c, e
     torch.save(state, tmp_path / "sink.pt")
     n = probe.shape[1]
-    planted = readings.layer_table(checkpoint.read(trial, checkpoint.prepare(trial, str(tmp_path / "sink.pt")),
-                                                   probe))
+    sink = checkpoint.prepare(trial, str(tmp_path / "sink.pt"))
+    planted = readings.layer_table(checkpoint.read(trial, sink, probe))
     base = readings.layer_table(checkpoint.read(trial, checkpoint.prepare(trial, str(root / "sd.pt")), probe))
     p0 = planted[(planted.which == "checkpoint") & (planted.layer == 0) & (planted["head"] == 0)].sink_ratio.item()
     assert p0 > 0.95 * (n + 1) / 2, p0
     trained_heads = base[base.which == "checkpoint"].sink_ratio
     assert p0 > 3 * trained_heads.max(), (p0, trained_heads.tolist())
+    # the pattern drawn for it (figure_patterns) is that head's own weights on the first probe sequence: every row
+    # on key 0, the first probe sequence's weights as read (one map a call, heads x queries x keys)
+    maps = checkpoint.patterns(trial, sink, probe)
+    assert len(maps) == trial.calls and maps[0].shape == (overrides["num_attention_heads"], n, n)
+    assert float(maps[0][0][1:, 0].astype(float).mean()) > 0.95
 
 
 def test_a_shape_mismatch_names_the_first_tensor_in_one_line(trained, trial, tmp_path):
@@ -260,6 +265,7 @@ def test_from_the_command_line_a_mismatch_is_exit_4_and_a_match_answers_q3_per_l
     assert {"checkpoint_independence_layer0", "checkpoint_independence_layer1", "checkpoint_not_saturated"} <= names
     assert [a["case"] for a in q3["answers"]] == ["layer 0", "layer 1"]
     assert any(f.endswith("checkpoint_heatmaps.png") for f in q3["figures"])
+    assert any(f.endswith("checkpoint_patterns.png") for f in q3["figures"])
 
 
 def test_safetensors_are_read_tensor_by_tensor_as_safetensors_writes_them(tmp_path):
