@@ -53,6 +53,9 @@ if [ "$env_rc" -eq 0 ]; then
   XDIST=()
   [ "$NGPU" -gt 1 ] && XDIST=(-n "$NGPU" --dist loadgroup)
   if [ "$ONLY" != 1 ]; then
+    # issue 57: seeds per second of C3's sweep arm, the loop against k seeds stacked, on the GPU
+    step "stacked seeds benchmark on cuda" bash -o pipefail -c "python benchmarks/stacked_seeds.py --device cuda --ks 1 8 32 \
+      --steps 30 --rounds 1 | tee '$OUT/stacked_seeds.txt'"
     step "full dry run on cuda" pytest --profile full --dry-run --device cuda "${XDIST[@]}" -p no:cacheprovider \
       --report-dir "$OUT/dry"
   fi

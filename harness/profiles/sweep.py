@@ -16,9 +16,11 @@ from harness.profiles.merge import DROP, overrides
 # Smoke's large d_k is 256 (unscaled logit std ~8 at init, deep in saturation): at 512 scaled dot hovers at
 # 0.88-0.95 after 300 steps, so steps-to-90% was censored for one seed in three, and additive attention at 512
 # costs twice what it does at 256. standard/full train longer and keep 512.
-# stack (issue 57, a "sweep" block key, unset = 1): seeds per training step (harness.train.stacked). Unset on these
+# stack (issue 57, a "sweep" block key, unset = 1): seeds per training step (harness.train.stacked). Unset on the
 # CPU profiles: on the 2-core box stacking was no faster (benchmarks/stacked_seeds.py: 0.63-1.28x by arm and k, the
-# additive arm slower at every k), and a stacked run differs from the loop's by float32 rounding.
+# additive arm slower at every k), and a stacked run differs from the loop's by float32 rounding. Full (a GPU) stacks
+# 8 seeds a step: a one-layer d_model-64 model is bound by kernel launches there, not arithmetic. Set before any GPU
+# measurement; scripts/gpu_check.sh prints the ratio on the lent GPU (benchmarks/stacked_seeds.py --device cuda).
 # foreach in every sweep train block: Adam's multi-tensor path, the same numbers bitwise as the loop on CPU,
 # ~15% less at d_k 8; num_threads: the train block's torch threads.
 # Issue 17: tuning: each (arm, d_k, task) at its own rate from a grid of `points` rates over `span`x centred on
@@ -64,10 +66,10 @@ BUDGETS = {"smoke": SMOKE,
                                  "tuning": {"points": 7, "span": 64.0, "seeds": 3},
                                  "sweep": {"train": {"steps": 2000, "lr": 0.002, "eval_size": 2048,
                                                      "num_threads": DROP},
-                                           "grad_steps": 200, "probe_size": 1024},
+                                           "grad_steps": 200, "probe_size": 1024, "stack": 8},
                                  "task2": {"sweep_d_ks": [8, 32, 128, 512, 1024], "small_d_ks": [1, 2, 4, 8, 16],
                                            "sweep": {"task": {"d": 8, "vocab": 16, "n_out": 8},
                                                      "model": {"d_model": 64, "d_v": 64, "d_ff": 256},
                                                      "train": {"steps": 2000, "lr": 0.002, "eval_size": 2048,
                                                                "num_threads": DROP},
-                                                     "grad_steps": 200, "probe_size": 1024}}})}
+                                                     "grad_steps": 200, "probe_size": 1024, "stack": 8}}})}

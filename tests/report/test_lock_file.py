@@ -35,6 +35,19 @@ def test_the_committed_standard_run_is_at_the_lock():
                             "results.json as reports/standard.json:\n  " + "\n  ".join(problems))
 
 
+@pytest.mark.parametrize("page", ["docs/profiles.md", "docs/verdicts.md", "docs/gpu-and-machines.md"])
+def test_the_docs_name_the_committed_lock_and_its_seeds(page):
+    """Issue 54: the docs' lock examples are today's: each page that names a lock or a profile's master seed names
+    the committed lock's hash and the seeds it draws, so a refreshed lock that leaves them stale fails here."""
+    doc = lock.load(LOCK)
+    text = (REPO / page).read_text(encoding="utf-8")
+    seeds = {p: str(lock.profile_seed(doc, p)) for p in ("standard", "full")}
+    if page != "docs/gpu-and-machines.md":
+        assert f"lock {doc['hash'][:12]}" in text, (page, doc["hash"][:12])
+        assert seeds["standard"] in text, (page, seeds)
+    assert seeds["full"] in text, (page, seeds)
+
+
 def _made_to_match(doc: dict, lock_doc: dict) -> dict:
     """``doc`` with its run on the lock's master seed and its premise and counted criteria as the lock holds them at
     standard (what a re-run at the lock records): the check's passing side, on the committed file's shape."""
