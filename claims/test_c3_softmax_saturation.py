@@ -161,13 +161,13 @@ OBJECTIONS = {
 
 
 # ----------------------------------------------------------------------------------------------- (a) probe
-def measure_saturation_at_init(d_ks, seeds, sweep_budget, probe_size: int, device="cpu",
+def measure_saturation_at_init(d_ks, seeds, sweep_block, probe_size: int, device="cpu",
                                arms=None, progress=None) -> pd.DataFrame:
     """One row per (arm, d_k, seed): the softmax state of a freshly initialised sweep model on held-out
     examples (``harness.study.sweeps.probe_softmax_state``): logit_std, entropy, saturated_fraction, grad_abs_mean,
     q_var, k_var. Same seed, same weights for every scale arm (the scale is not a parameter)."""
     arms = PROBE_ARMS if arms is None else arms
-    task = sweep_task(sweep_budget)
+    task = sweep_task(sweep_block)
     batch = task.heldout(probe_size).to(device)
     rows = []
     for name, overrides in arms.items():
@@ -175,7 +175,7 @@ def measure_saturation_at_init(d_ks, seeds, sweep_budget, probe_size: int, devic
             progress(f"probe at init: {name}, d_k {list(d_ks)}")
         for d_k in d_ks:
             for seed in seeds:
-                model = build_sweep_model(sweep_budget, task, d_k, overrides, seed, name).to(device)
+                model = build_sweep_model(sweep_block, task, d_k, overrides, seed, name).to(device)
                 rows.append({"arm": name, "d_k": int(d_k), "seed": int(seed),
                              **probe_softmax_state(model, batch, task.tgt_vocab)})
     return pd.DataFrame(rows)

@@ -61,7 +61,7 @@ from harness.data.tasks import Task, validation_test_split
 from harness.train.loop import TrainConfig, build_for_task, evaluate, train
 from harness.train.stacked import train_stacked
 
-BUDGET_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size",
+BLOCK_KEYS = ("task", "model", "model_name", "train", "grad_steps", "target_accuracy", "probe_size", "test_size",
                "stack")
 DEFAULT_TASK = {"name": "kv_lookup", "n_pairs": 16}
 LOGIT_TAPS = "*.logits"
@@ -120,21 +120,21 @@ def effective_scales(model: nn.Module) -> list[float]:
 
 
 # -------------------------------------------------------------------------------------------- budget
-def _check_budget(block: Mapping[str, Any]) -> None:
-    unknown = sorted(set(block) - set(BUDGET_KEYS))
+def _check_block(block: Mapping[str, Any]) -> None:
+    unknown = sorted(set(block) - set(BLOCK_KEYS))
     if unknown:
-        raise ValueError(f"attention_sweep budget has unknown key(s) {unknown}; valid: {list(BUDGET_KEYS)}")
+        raise ValueError(f"attention_sweep block has unknown key(s) {unknown}; valid: {list(BLOCK_KEYS)}")
     if "train" not in block:
-        raise ValueError("attention_sweep budget needs 'train' (TrainConfig fields: steps, batch_size, ...)")
+        raise ValueError("attention_sweep block needs 'train' (TrainConfig fields: steps, batch_size, ...)")
     k = block.get("grad_steps", 0)
     if not isinstance(k, int) or isinstance(k, bool) or k < 0:
-        raise ValueError(f"attention_sweep budget 'grad_steps' must be an integer >= 0, got {k!r}")
+        raise ValueError(f"attention_sweep block 'grad_steps' must be an integer >= 0, got {k!r}")
     stack = block.get("stack", 1)
     if not isinstance(stack, int) or isinstance(stack, bool) or stack < 1:
-        raise ValueError(f"attention_sweep budget 'stack' must be a positive integer, got {stack!r}")
+        raise ValueError(f"attention_sweep block 'stack' must be a positive integer, got {stack!r}")
     t = block.get("target_accuracy", 0.9)
     if not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
-        raise ValueError(f"attention_sweep budget 'target_accuracy' must be in (0, 1], got {t!r}")
+        raise ValueError(f"attention_sweep block 'target_accuracy' must be in (0, 1], got {t!r}")
 
 
 def sweep_task(block: Mapping[str, Any]) -> Task:
@@ -142,7 +142,7 @@ def sweep_task(block: Mapping[str, Any]) -> Task:
     spec = dict(block.get("task", DEFAULT_TASK))
     name = spec.pop("name", None)
     if name is None:
-        raise ValueError(f"attention_sweep budget 'task' needs a 'name', got {spec!r}")
+        raise ValueError(f"attention_sweep block 'task' needs a 'name', got {spec!r}")
     return make_task(name, **spec)
 
 
@@ -153,7 +153,7 @@ def sweep_model_config(block: Mapping[str, Any], d_k: int, overrides: Mapping[st
     try:
         base = ModelConfig(**{"n_encoder_layers": 1, "n_decoder_layers": 0, **block.get("model", {})})
     except TypeError as e:
-        raise ValueError(f"attention_sweep budget 'model': {e}") from None
+        raise ValueError(f"attention_sweep block 'model': {e}") from None
     try:
         return base.replace(d_k=int(d_k), **dict(overrides or {}))
     except TypeError as e:
@@ -308,7 +308,7 @@ def attention_sweep(arms: Mapping[str, Mapping[str, Any]], d_ks: Sequence[int],
         raise ValueError("attention_sweep needs at least one arm")
     if not d_ks or not seeds:
         raise ValueError(f"attention_sweep needs d_ks and seeds, got d_ks={list(d_ks)} seeds={list(seeds)}")
-    _check_budget(block)
+    _check_block(block)
     block = json.loads(json.dumps(block))             # a plain copy (and it must be JSON: it is the memo key)
     task = sweep_task(block)
     device = str(torch.device(device))
