@@ -3,7 +3,7 @@
 **Claim.** The footnote's arithmetic: with q and k components independent, mean 0 and variance 1, q.k = sum_i
 q_i k_i has variance d_k, and 1/sqrt(d_k) brings it back to 1.
 
-**Design** (issue 5), three measurements, run by ``harness.study.scaling`` and decided here:
+**Design** (issue 5), three measurements, run by ``harness.study.scaling`` and declared here:
 
 (a) iid components from three distributions (normal, uniform, Rademacher) over d_k in {8 .. 1024}, drawn afresh
     per (distribution, seed, d_k) so the regression's points are independent: the log-log slope of Var(q.k)

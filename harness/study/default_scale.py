@@ -4,8 +4,8 @@
 and runs it on random inputs on both of its paths (the SDPA fast path and the tapped explicit one): one row per case
 with its relative error against the module's own projections through ``F.scaled_dot_product_attention`` without
 ``scale=`` (PyTorch's default 1/sqrt(E)), the reference's own error against softmax(QK^T / sqrt(d_k))V written out,
-and the scale read off the ``logits`` tap. ``default_scale_check`` reads that frame against ``REL_TOL`` for
-``default_is_sdpa_scale``. Nothing trains; what is decided from these numbers is the claim module's.
+and the scale read off the ``logits`` tap. ``default_scale_check`` reads that frame against ``REL_TOL``: whether every
+case holds, the exact check the claim module records as ``default_is_sdpa_scale``. Nothing trains.
 """
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ its ``q``, ``k`` and ``logits`` taps; ``model_slopes`` fits each quantity's log-
 d_k^-alpha trained (``measure_alpha``): C3's sweep (``harness.study.sweeps``) at each task's smallest and largest d_k,
 every alpha at its rate tuned on tuning seeds (``harness.study.tuning``); ``alpha_measurements`` pairs each other
 alpha with alpha = 0.5 per seed (the best other one chosen on the tuning seeds), and ``measure_qk_control`` trains
-alpha = 0.5 with W_Q, W_K's rate x a multiplier beside alpha = 1. Returns frames, fits and paired measurements to the
-claim module (``claims.test_c4_scaling``), which decides, writes the evidence and draws the figures.
+alpha = 0.5 with W_Q, W_K's rate x a multiplier beside alpha = 1, each cell's equivalence to alpha = 1 decided alone
+there (a reported reading). Returns frames, fits and paired measurements to the claim module
+(``claims.test_c4_scaling``), which declares and records the criteria and draws the figures; the harness judges.
 """
 from __future__ import annotations
 
