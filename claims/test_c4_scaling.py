@@ -96,7 +96,7 @@ from harness.record import decision, margins
 from harness.measure import stats
 from harness.report.plots import figure_loss_vs_lr_by_task, plt
 from harness.study import sweeps, tuning
-from harness.study.scaling import (GEOMETRIES, INITS, PREMISE_HOLDS, IidMeasurement, _slopes, alpha_frame,
+from harness.study.scaling import (GEOMETRIES, INITS, PREMISE_HOLDS, IidMeasurement, log_log_slopes, alpha_frame,
                                    alpha_measurements, best_alpha, iid_scaled_estimates, measure_alpha,
                                    measure_iid_variance, measure_model_init, measure_qk_control, model_slopes,
                                    model_summary, slope_parts)
@@ -194,7 +194,7 @@ def figure_variance(iid: IidMeasurement | None, model_df: pd.DataFrame, table: p
     if iid is not None:
         ax = axes[0]
         for col, style, suffix in (("var_qk", "o", ""), ("var_qk_scaled", "x--", " / sqrt(d_k)")):
-            for (name,), fit in _slopes(iid.per_seed, ["distribution"], col).items():
+            for (name,), fit in log_log_slopes(iid.per_seed, ["distribution"], col).items():
                 g = iid.per_seed[iid.per_seed["distribution"] == name].groupby("d_k")[col].mean()
                 ax.loglog(g.index, g.values, style, label=f"{name}{suffix}: slope {fit.slope:.3f} "
                                                           f"[{fit.lo:.3f}, {fit.hi:.3f}]")
@@ -458,13 +458,13 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
     if not fast:
         progress(f"C4(a) iid: d_k {iid_b['dims']}, {iid_b['n_samples']} draws x {len(seeds)} seeds x 3 distributions")
         iid = measure_iid_variance(iid_b["dims"], iid_b["n_samples"], seeds)
-        un = _slopes(iid.per_seed, ["distribution"], "var_qk")
+        un = log_log_slopes(iid.per_seed, ["distribution"], "var_qk")
         c["iid_unscaled_slope"].fit_each({k[0]: f for k, f in un.items()}, n_seeds=len(seeds),
                                          detail="; ".join(f"{k[0]} {f}" for k, f in un.items()))
         c["iid_scaled_unit_variance"].measure(iid_scaled_estimates(iid.per_dk, len(seeds)))
         ev.metric("qk_var_slope_iid_unscaled", float(np.mean([f.slope for f in un.values()])))
         ev.metric("qk_var_slope_iid_scaled", float(np.mean(
-            [f.slope for f in _slopes(iid.per_seed, ["distribution"], "var_qk_scaled").values()])))
+            [f.slope for f in log_log_slopes(iid.per_seed, ["distribution"], "var_qk_scaled").values()])))
 
     # ---- (b) the model at init
     configs = sorted(PREMISE_HOLDS) if fast else [(i, g) for i in INITS for g in GEOMETRIES]

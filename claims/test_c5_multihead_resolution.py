@@ -110,7 +110,7 @@ import pytest
 
 from harness.record import decision
 from harness.report.plots import figure_loss_vs_lr, plt
-from harness.study.multihead import (MAJORITY, SELECTING_SHARE, Arm, _by_h, arm_seeds, arms_for, by_seed, entropy_band,
+from harness.study.multihead import (MAJORITY, SELECTING_SHARE, Arm, by_h, arm_seeds, arms_for, by_seed, entropy_band,
                                      entropy_position, exact_note, means_by_h, measure, paired_by_seed, rate_choices,
                                      resolution_slope, select, selecting_fraction, task_name, tune_arms)
 from harness.study.tuning import Tuned, tuned_table
@@ -254,7 +254,7 @@ def describe_distinct_slots(counts: np.ndarray) -> str:
 # ============================================================================================ figures
 def figure_exact_match(df: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for binding, g in _by_h(df).groupby("binding"):
+    for binding, g in by_h(df).groupby("binding"):
         ax.scatter(g["h"], g["exact_match"], alpha=0.35, s=14)
         m = g.groupby("h")["exact_match"].mean()
         ax.plot(m.index, m.values, marker="o", label=f"{binding} binding, M=4")
@@ -268,7 +268,7 @@ def figure_exact_match(df: pd.DataFrame):
 
 def figure_resolution(df: pd.DataFrame):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for binding, g in _by_h(df).groupby("binding"):
+    for binding, g in by_h(df).groupby("binding"):
         for a, col in ((ax, "resolution"), (ax2, "entropy")):
             if g[col].isna().all():       # a kernel on trial that returns no weights: no entropy to plot
                 continue
@@ -276,7 +276,7 @@ def figure_resolution(df: pd.DataFrame):
             m = g.groupby("h")[col].mean()
             a.plot(m.index, m.values, marker="o", label=f"{binding} binding")
     ax2.axhline(math.log(4), color="grey", ls=":", lw=1, label="ln M")
-    hs = _by_h(df)["h"]
+    hs = by_h(df)["h"]
     for a in (ax, ax2):
         a.set_xscale("log", base=2)
         a.set_xlim(hs.min() / 1.5, hs.max() * 1.5)

@@ -8,7 +8,7 @@ row, the attention entropy, the mass on the slots and each head's slot shares (w
 and ``harness.measure.resolution.positional_resolution`` on the heads' outputs. ``tune_arms`` is the tuning stage
 (``harness.study.tuning.choose_rates`` over the binding's ``tuning`` block, scored on the validation part alone);
 ``measure`` runs every arm on its seeds (``arm_seeds``) at its tuned rate. ``select``, ``by_seed``,
-``paired_by_seed``, ``_by_h``, ``means_by_h`` and ``selecting_fraction`` (heads above ``SELECTING_SHARE``) read the
+``paired_by_seed``, ``by_h``, ``means_by_h`` and ``selecting_fraction`` (heads above ``SELECTING_SHARE``) read the
 runs table; ``resolution_slope`` is one slope of resolution against log2 h per seed (``exact_note``: its exact point,
 in words); ``entropy_band`` and ``entropy_position`` place a query-row entropy between one position and all;
 ``rate_choices`` are the position arms' rate choices for a comparison (issue 47). Budgets are the profile's C5 block;
@@ -322,5 +322,5 @@ def selecting_fraction(single: pd.DataFrame) -> float:
     return float((single["top_slot_share"] > SELECTING_SHARE).mean())
 
 
-def _by_h(df: pd.DataFrame, M: int = 4) -> pd.DataFrame:
+def by_h(df: pd.DataFrame, M: int = 4) -> pd.DataFrame:
     return df[(df["M"] == M) & ~df["long"]]

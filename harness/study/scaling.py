@@ -93,7 +93,7 @@ def measure_iid_variance(dims: list[int], n_samples: int, seeds: list[int],
     return IidMeasurement(pd.DataFrame(rows), pd.DataFrame(per_dk))
 
 
-def _slopes(df: pd.DataFrame, by: list[str], y: str) -> dict[tuple, stats.SlopeFit]:
+def log_log_slopes(df: pd.DataFrame, by: list[str], y: str) -> dict[tuple, stats.SlopeFit]:
     """log-log slope of ``y`` against d_k, per group, over every (seed, d_k) point of the group."""
     return {key if isinstance(key, tuple) else (key,): stats.loglog_slope(g["d_k"], g[y])
             for key, g in df.groupby(by, sort=False)}
@@ -164,7 +164,7 @@ def model_slopes(df: pd.DataFrame) -> pd.DataFrame:
     of Var(q.k) ("unscaled"), Var(logits tap) ("scaled") and Var(q.k) / (Var q_i Var k_i) ("law")."""
     rows = []
     for quantity, col in (("unscaled", "var_qk"), ("scaled", "var_logits"), ("law", "var_qk_normalised")):
-        for (init, geom, layer), f in _slopes(df, ["init", "geometry", "layer"], col).items():
+        for (init, geom, layer), f in log_log_slopes(df, ["init", "geometry", "layer"], col).items():
             rows.append({"quantity": quantity, "init": init, "geometry": geom, "layer": layer, "slope": f.slope,
                          "ci_lo": f.lo, "ci_hi": f.hi, "n_points": f.n, "premise_holds": (init, geom) in PREMISE_HOLDS,
                          "fit": f})

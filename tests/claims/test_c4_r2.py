@@ -60,7 +60,7 @@ def _variance_two(g, shape):
 
 
 def _iid(m):
-    slopes = {k[0]: f for k, f in scaling._slopes(m.per_seed, ["distribution"], "var_qk").items()}
+    slopes = {k[0]: f for k, f in scaling.log_log_slopes(m.per_seed, ["distribution"], "var_qk").items()}
     return (_c4("iid_unscaled_slope", _fits(slopes)),
             _c4("iid_scaled_unit_variance", scaling.iid_scaled_estimates(m.per_dk, 2)), slopes)
 
