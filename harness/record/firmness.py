@@ -13,7 +13,7 @@ the smallest seed count at which the outcome aimed at (an inconclusive criterion
 points) would reach 0.9 *if the observed means and spreads were the truth* (the plug-in simulation), or None.
 (The predictive probability cannot plan: its uncertainty about the true mean comes from this run's seeds, and no
 number of fresh seeds removes it.) Its calibration is
-checked in tests/record/test_decision.py on synthetic claims and, on this suite's own criteria, by
+checked in tests/record/test_firmness.py on synthetic claims and, on this suite's own criteria, by
 ``python -m harness.suite.calibration``.
 
 **Criteria that share runs share their draws** (issue 38, finding 10). A claim's criteria often read the same
@@ -42,7 +42,7 @@ Why the observed correlation and not "the same cell, the same draw" (perfect cor
 an arm with opposite signs (a − b and b − c) are negatively correlated, and a criterion on the same seeds but
 another task or metric may barely be correlated at all; a common draw would get both wrong, while ρ measured on the
 same seeds gets the sign and the size. It is one more plug-in, from as few as three seeds; on synthetic claims
-(``tests/record/test_decision.py``) it is calibrated where independent draws are not (three criteria sharing an
+(``tests/record/test_firmness.py``) it is calibrated where independent draws are not (three criteria sharing an
 arm), and where the truth is independent runs on the same seeds the spurious ρ of three seeds costs nothing
 overall (Brier score 0.091 against 0.096 with independent draws; 0.081 against 0.081 at five seeds).
 

@@ -19,7 +19,7 @@ the fast criteria, so that the predictions between 0.5 and 0.9, which only train
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
 decided the same way, it can show gross miscalibration only (a criterion predicted 0.95 that flips every other run);
-tests/record/test_decision.py checks calibration finely on synthetic claims.
+tests/record/test_firmness.py checks calibration finely on synthetic claims.
 """
 from __future__ import annotations
 
