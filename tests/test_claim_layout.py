@@ -62,6 +62,21 @@ def test_no_scaffold_marker_is_left():
     assert left == [], f"fill each {MARKER} (docs/adding-a-claim.md):\n" + "\n".join(left)
 
 
+MAX_LINES = 600    # the house rule (issue 56): a file a reader can hold, for code and docs alike
+SOURCE_DIRS = ("model", "harness", "claims", "tests", "docs", "examples", "benchmarks", "scripts", ".ci")
+
+
+def test_no_source_or_doc_file_is_over_600_lines():
+    """Code, scripts and docs (the committed reports, data and figures aside) stay under the limit."""
+    files = [p for d in SOURCE_DIRS for p in (REPO / d).rglob("*") if p.is_file()
+             and (p.suffix in (".py", ".sh", ".md", ".toml", ".cfg") or p.parent.name == ".ci")
+             and "__pycache__" not in p.parts]
+    files += [REPO / n for n in ("README.md", "CHANGELOG.md", "conftest.py", "pyproject.toml")]
+    over = {str(p.relative_to(REPO)): n for p in files
+            if (n := len(p.read_text(encoding="utf-8", errors="replace").splitlines())) > MAX_LINES}
+    assert over == {}, f"over {MAX_LINES} lines: {over}"
+
+
 def test_the_shared_sweep_is_one_block_that_its_users_name():
     """The tuned sweep C3, C4, R1, R3 and the kernel trial train through is harness/profiles/sweep.py: C3's block
     carries it unchanged (key order too: the sweep's memo keys on its JSON), and every ``sweep_from`` names it."""
