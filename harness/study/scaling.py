@@ -35,9 +35,6 @@ GEOMETRIES = ("d_model=h*d_k", "fixed d_model")
 # Xavier at a fixed d_model has Var(w) = 2 / (d_model + h d_k): the footnote's premise breaks with d_k.
 PREMISE_HOLDS = {("torch_default", "d_model=h*d_k"), ("torch_default", "fixed d_model"),
                  ("xavier", "d_model=h*d_k")}
-# the q/k control's equivalence margin: the suite's held-out loss margin, the one C4's criteria use
-LOSS_MARGIN = margins.HELD_OUT_LOSS.value
-_LOSS_REASON = margins.HELD_OUT_LOSS.reason
 
 
 # ============================================================================== (a) iid components
@@ -257,7 +254,8 @@ def measure_qk_control(sweeps_: dict[str, tuning.TunedSweep], sweep_block: dict,
     """Alpha = 0.5 at its tuned rate with W_Q, W_K's Adam rate x each multiplier (``control``: "multipliers",
     "d_ks": "large" or "all", "seeds": how many evaluation seeds), beside alpha = 1 on the same seeds: one row per
     (task, d_k, multiplier) with the mean loss, alpha = 1's, and whether they are equivalent within the margin."""
-    rule = decision.equivalence(LOSS_MARGIN, paired=True, reason=_LOSS_REASON)
+    # the suite's held-out loss margin, the one C4's criteria use
+    rule = decision.equivalence(margins.HELD_OUT_LOSS.value, paired=True, reason=margins.HELD_OUT_LOSS.reason)
     specs = tuning.sweep_tasks(sweep_block)
     use = list(seeds)[: int(control.get("seeds", len(seeds)))]
     rows = []
