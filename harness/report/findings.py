@@ -8,15 +8,18 @@ The same text is the report's summary column and the README's findings table
 
 A claim that is not testable here (a premise did not pass, ``verdict.judge_record``'s ``not_testable``) reads
 "not testable here: premise <name> refuted: <its effect>"; one that counts nothing (``not_tested``) reads
-"not tested here", and its effect is the module's reason.
+"not tested here", and its effect is the first clause of the module's reason (the claim's section gives it whole).
 
 How a comparison of two arms reads: the criterion's δ is mean(a − b) of its metric. Which way is better is
 what the criterion *declares* (``better``: "lower" for a loss or a time, "higher" for an accuracy; issue 54),
 never a guess from the metric's name: where it declares one, the effect names the arm that is behind, "unscaled
 trails additive by 1.69 nats [1.2, 2.1] on key-value lookup (margin 0.1)", with the interval of that same
 difference; where it declares none, it says only what the sign says, "lag at the long d is below lag at the short
-d by 512 in steps [226, 799]". A measurement may name its arms itself (``decision.samples(arms=...)``: C4's "the
-other alpha" is alpha = 1 on one part, 0.75 on another), and the deciding part's names are then the ones shown.
+d by 512 steps [226, 799]". An adjusted p within a fifth of its level below it is said ("at the edge: adjusted
+p 0.049998 against 0.05"), and a reported comparison in its refutation region stands beside a verdict that is not
+refuted as its "largest reported contradiction", leaning refuted where Holm does not reject it. A measurement may
+name its arms itself (``decision.samples(arms=...)``: C4's "the other alpha" is alpha = 1 on one part, 0.75 on
+another), and the deciding part's names are then the ones shown.
 ``tests/report/test_findings_signs.py`` regenerates every counted criterion's sentence of the committed reports
 and checks its sign and direction against the stored interval.
 """
@@ -88,7 +91,11 @@ def quantity(metric: str | None) -> str:
 
 
 def unit(metric: str | None) -> str | None:
-    return "nats" if re.search(r"\bnats?\b", metric or "") else None
+    """The unit a difference is stated in, where the metric names one: 'nats', or 'steps' for a steps-to-threshold
+    metric (C2's lags, whose name restates the difference as 'at the long d minus at the short d')."""
+    if re.search(r"\bnats?\b", metric or ""):
+        return "nats"
+    return "steps" if re.search(r"\bsteps to\b", metric or "") else None
 
 
 def better(criterion: Mapping[str, Any]) -> str | None:
@@ -159,10 +166,31 @@ def _tail_of(criterion: Mapping[str, Any], bound: str) -> str:
         p = criterion.get("p_refute")
         notes.append("not refuted after Holm's correction over the claim's tests"
                      + (f", adjusted p {number(p, 2)}" if isinstance(p, (int, float)) else ""))
+    edge = _at_the_edge(criterion)
+    if edge:
+        notes.append(edge)
     scope = _scope(criterion)
     if scope:
         notes.append(scope)
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+#: a decided outcome whose Holm-adjusted p lies within this share of its level below it is "at the edge": one seed
+#: more or less could turn it, which the firmness says in a number and the sentence says in words (issue 54)
+EDGE_SHARE = 0.2
+
+
+def _at_the_edge(criterion: Mapping[str, Any]) -> str:
+    """'at the edge: adjusted p 0.04999 against 0.05' where a passed or refuted criterion's adjusted p lies within
+    ``EDGE_SHARE`` of its level; '' otherwise."""
+    p, level = criterion.get("p_value"), criterion.get("level")
+    if criterion.get("outcome") not in (decision.PASSED, decision.REFUTED) or not all(
+            isinstance(v, (int, float)) and math.isfinite(v) for v in (p, level)) or level <= 0:
+        return ""
+    if not (1 - EDGE_SHARE) * level <= p <= level:
+        return ""
+    digits = next((n for n in range(3, 9) if float(f"{p:.{n}g}") != level), 9)    # enough to tell p from level
+    return f"at the edge: adjusted p {p:.{digits}g} against {number(level, 2)}"
 
 
 def _band_bound(rule: Mapping[str, Any]) -> str:
@@ -300,14 +328,17 @@ def deciding_effect(claim: Mapping[str, Any]) -> str:
     if claim.get("error") or claim.get("verdict") == verdicts.ERROR:
         return "the module crashed"
     if claim.get("verdict") == verdicts.NOT_TESTED:
-        return f"nothing counted: {claim.get('not_tested') or verdicts.NO_COUNTED_CRITERION}"
+        # a summary cell: the reason's first clause; the claim's own section gives it whole (issue 54, item 1)
+        why = _top_level(str(claim.get("not_tested") or verdicts.NO_COUNTED_CRITERION), cut=":;.")
+        return f"nothing counted: {why}"
     picked, more = verdicts.deciding_criteria(claim)
     if claim.get("not_testable") and picked:
         n = len(picked) - 1 + more
         return f"not testable here: {premise_text(picked[0])}" + (
             f" (and {n} more premise{'s' if n > 1 else ''})" if n else "")
     if picked:
-        return effect_text(picked[0]) + _largest_part(picked[0]) + _largest_contradiction(claim)
+        text = effect_text(picked[0]) + _largest_part(picked[0])
+        return text + _largest_contradiction(claim, text)
     return "—" if verdicts.counted(claim.get("criteria", []), bool(claim.get("fast"))) else "no counted criterion"
 
 
@@ -333,19 +364,29 @@ def _largest_part(c: Mapping[str, Any]) -> str:
         f" {part_text(big.get('label'))}", "")
 
 
-def _largest_contradiction(claim: Mapping[str, Any]) -> str:
-    """'; largest reported contradiction (default_vs_additive): default trails additive by 0.362 nats ...' for a claim
-    that is not refuted: the reported comparison refuted by the widest multiple of its margin, which a reader of a
-    "supported" needs beside it (issue 54, R1)."""
+def _largest_contradiction(claim: Mapping[str, Any], deciding: str = "") -> str:
+    """'; largest reported contradiction (default_vs_additive, leaning refuted): default trails additive by 0.236
+    nats ...' for a claim that is not refuted: the reported comparison refuted, or in its refutation region and not
+    rejected after Holm ("leaning refuted"), by the widest multiple of its margin, which a reader of a "supported"
+    needs beside it (issue 54, R1); nothing where ``deciding`` (the deciding effect's text) already says it."""
     if verdicts.canonical(claim.get("verdict")) == verdicts.REFUTED:
         return ""
-    rows = [c for c in claim.get("criteria") or () if verdicts.role_of(c) == verdicts.REPORTED and c.get("refuted")
-            and _comparable(c) and isinstance(c.get("measured"), (int, float)) and (c.get("margin") or 0) > 0]
+    rows = [c for c in claim.get("criteria") or () if verdicts.role_of(c) == verdicts.REPORTED
+            and (c.get("refuted") or _leaning(c)) and _comparable(c) and isinstance(c.get("measured"), (int, float))
+            and (c.get("margin") or 0) > 0]
     if not rows:
         return ""
     worst = max(rows, key=lambda c: abs(c["measured"]) / c["margin"])
-    return f"; largest reported contradiction ({worst.get('name')}): " + _comparison(worst, worst.get("kind") or "",
-                                                                                      tail=False)
+    text = _comparison(worst, worst.get("kind") or "", tail=False)
+    if text and text in (deciding or ""):          # the deciding effect already says it, word for word
+        return ""
+    label = f"{worst.get('name')}, {verdicts.LEANING_REFUTED}" if _leaning(worst) else worst.get("name")
+    return f"; largest reported contradiction ({label}): " + text
+
+
+def _leaning(c: Mapping[str, Any]) -> bool:
+    """In the refutation region at alpha, not rejected after Holm's correction (``decision.HOLM_NOT_REJECTED``)."""
+    return not c.get("refuted") and decision.HOLM_NOT_REJECTED in str(c.get("decision_note") or "")
 
 
 def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -30,7 +30,8 @@ def _comparisons(path: str):
     res = json.loads((REPO / path).read_text(encoding="utf-8"))
     for cid, claim in res["claims"].items():
         for c in claim.get("criteria", []):
-            if c.get("counts") and c.get("kind") in _COMPARISONS and len(c.get("arms") or ()) >= 2:
+            if c.get("role") in ("counted", "reported") and c.get("kind") in _COMPARISONS \
+                    and len(c.get("arms") or ()) >= 2:
                 yield cid, c
 
 
@@ -48,7 +49,8 @@ def implied_sign(c, first: str, verb: str) -> int:
 
 
 @pytest.mark.parametrize("path", REPORTS)
-def test_every_counted_comparison_reads_in_the_direction_of_its_interval(path):
+def test_every_comparison_reads_in_the_direction_of_its_interval(path):
+    """Counted and reported alike: a reported one can reach the headline as its largest contradiction."""
     checked = 0
     for cid, c in _comparisons(path):
         delta, ci = c.get("measured"), c.get("ci")
@@ -70,7 +72,7 @@ def test_every_counted_comparison_reads_in_the_direction_of_its_interval(path):
             assert got == pytest.approx(want, rel=0.06, abs=0.006), f"{cid}/{c['name']}: {text!r} vs ci {ci}"
         # the quantity named in words restates no difference whose order the sentence may have turned round
         quantity = text.split(" by ", 1)[1].split("[", 1)[0]
-        assert not re.search(r"\S [-−] \S", quantity), f"{cid}/{c['name']}: {quantity!r} restates a difference"
+        assert not re.search(r"\S [-−] \S|\bminus\b", quantity), f"{cid}/{c['name']}: {quantity!r} restates a difference"
         assert "nan" not in text.lower().split(), text
         checked += 1
     assert checked >= 5, f"{path}: only {checked} counted comparisons read"
@@ -110,3 +112,43 @@ def test_leaning_refuted_is_a_label_beside_an_inconclusive_verdict():
     assert findings.verdict_text(claim).startswith("inconclusive, leaning refuted (firmness 0.53")
     assert "leaning" not in findings.verdict_text({**claim, "verdict": "supported"})
     assert "leaning" not in findings.verdict_text({**claim, "criteria": [{**crit, "decision_note": ""}]})
+
+
+def test_a_steps_metric_states_steps_and_restates_no_difference():
+    """C2's lag metric names its difference ('... at the long d minus at the short d'); the sentence turns it round
+    where the lag shrank, so it states the size in steps and leaves the restatement out."""
+    c = {"name": "g", "kind": "superiority", "arms": ["lag at the long d", "lag at the short d"], "better": "none",
+         "metric": "(deep conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the budget + "
+                   "1) at the long d minus at the short d, paired by seed", "measured": -600.5, "ci": [-943, -258],
+         "margin": 50, "deciding_part": "d=64 vs d=4"}
+    text = findings.effect_text(c)
+    assert text.startswith("lag at the long d is below lag at the short d by 600 steps [258, 943]"), text
+    assert "minus" not in text
+
+
+def test_an_outcome_at_the_edge_of_its_level_says_so():
+    """C2 at standard: refuted at an adjusted p of 0.049998 against 0.05; the words show the digits that tell them
+    apart. Far from the level, or undecided, nothing is added."""
+    c = {"name": "g", "kind": "superiority", "arms": ["a", "b"], "measured": -1.0, "ci": [-2.0, -0.5], "margin": 0.1,
+         "outcome": "refuted", "p_value": 0.0499982, "level": 0.05}
+    assert "at the edge: adjusted p 0.049998 against 0.05" in findings.effect_text(c)
+    assert "at the edge" not in findings.effect_text({**c, "p_value": 0.01})
+    assert "at the edge" not in findings.effect_text({**c, "outcome": "inconclusive"})
+
+
+def test_a_leaning_reported_comparison_is_the_largest_contradiction_unless_the_deciding_effect_says_it():
+    """R1 at standard: additive ahead of the default at kv d_k 512, in its refutation region but not rejected after
+    Holm, belongs beside "supported"; C4's reported row equal to its deciding effect is not printed twice."""
+    from harness.record import decision
+
+    counted = {"name": "never_worse", "role": "counted", "counts": True, "kind": "non_inferiority",
+               "arms": ["unscaled", "default"], "better": "lower", "measured": 0.686, "ci": [0.27, 1.1],
+               "margin": 0.05, "outcome": "passed", "passed": True, "p_value": 0.008, "level": 0.05}
+    leaning = {"name": "default_vs_additive", "role": "reported", "counts": False, "kind": "non_inferiority",
+               "arms": ["default", "additive"], "better": "lower", "measured": 0.236, "ci": [0.086, 0.39],
+               "margin": 0.05, "outcome": "inconclusive", "decision_note": decision.HOLM_NOT_REJECTED}
+    claim = {"verdict": "supported", "firmness": 0.63, "criteria": [counted, leaning]}
+    text = findings.deciding_effect(claim)
+    assert "(default_vs_additive, leaning refuted): default trails additive by 0.236" in text, text
+    same = {**leaning, "arms": counted["arms"], "measured": 0.686, "ci": [0.27, 1.1]}
+    assert "largest reported contradiction" not in findings.deciding_effect({**claim, "criteria": [counted, same]})
