@@ -38,7 +38,7 @@ a recommendation whose worth is about training: whether the check's flag foretel
 R2 trains nothing. C3 and C4 train two of the scores it flags, each arm at its own tuned rate: the unscaled dot
 (flagged "saturates"; C3's ``c_large_dk_*`` arms, C4's alpha = 0) and the dot scaled by 1/d_k (flagged "goes
 uniform"; C4's alpha = 1), and judge them by their own criteria. Their runs do not make the flag a forecast of bad
-training: in reports/standard.json (e9696db, master seed 874422) the unscaled dot trails at d_k 512, while 1/d_k
+training: in reports/standard.json (c24aa78, master seed 675646) the unscaled dot trails at d_k 512, while 1/d_k
 trains best on key-value lookup at d_k 512 (C4's best alpha on its tuning seeds, and ahead of 1/sqrt(d_k) on its
 evaluation seeds). R2 declares no criterion over their runs (the flag predicting their trained ordering would be
 one), so it counts nothing and reads not tested here (the reason is in its record); its rows say whether the check

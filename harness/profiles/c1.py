@@ -44,8 +44,8 @@ from harness.profiles.merge import DROP, overrides
 # Standard's 250 steps: the smallest budget probed at which the Transformer was inside generalises' 0.1 on
 # reverse on development master seed 900 (on number words at 250 it sat at the floor). Those development figures
 # are in reports/development/C1-master-seed-900.md; none of the lock's seeds chose a budget. Wall time: the
-# standard run at e9696db (reverse 250 steps, number words 150) took 205 s of one worker (reports/standard.json's
-# C1 duration_s); number words at 250 adds about 19 runs x 1.7 s of training, ~35 s (estimated, not yet run).
+# standard run at c24aa78 (both tasks at 250 steps, master seed 675646) took 202 s of one worker
+# (reports/standard.json's C1 duration_s).
 # WALL_BUDGET_S's 1400 is the older upper estimate, kept.
 # Smoke's reverse stays at length 6-12 and 300 steps, the same budget as number words (300): there the LSTM
 # reaches the floor, and the reported ratio's reverse part reads not testable.

@@ -121,8 +121,8 @@ BUDGETS = {"smoke": SMOKE,
 #: (reports/standard.json, 2026-12-03), about three quarters of it per evaluation seed (the rest tuning), so ~1290 s
 #: at 6 seeds, less (d) at d = 16 (28 s at 4 seeds, ~42 at 6) plus (d) and (d') at d in {4, 16, 64} (~560 s, above):
 #: ~1810 s, over the ~1500 s the 45-minute standard run leaves C2 (what could pay for it: the lead's call).
-#: Measured 1487 s at 874422 (reports/standard.json); issue 54 adds ~200 s (deep.tuning_seeds 2: ~145 s; deep.control:
-#: ~51 s), ~1690 s
+#: Measured 1487 s at 874422; issue 54 added ~200 s (deep.tuning_seeds 2, deep.control), and the standard run at
+#: 675646 (reports/standard.json, c24aa78) measured 1652 s, inside 1800
 WALL_BUDGET_S = {"smoke": 160, "standard": 1800}
 #: dry run, standard: 12 (issue 47's (d) at three d: 17.8 s against main's 14.6 s on the loaded box, 2026-12-04;
 #: issue 54's second tuning seed and control: 11.2 s twice against 11.2 s and 9.7 s without them, 2026-12-05)
