@@ -155,9 +155,10 @@ from harness.report.plots import figure_loss_vs_lr, plt
 from harness.study.tuning import TUNING_SCORE, Tuned, tuned_table
 from harness.study.path_length import (
     ARCHS, CONVS, DEEP_TARGET, FORMULAS, STEPS_SCORE, advantage, at_rates, base_config, build_arch, by_cell,
-    deep_cells, deep_interaction_measurements, deep_measurements, deep_short_distance, expected_path_length,
-    gradient_slope, helps_measurements, helps_rate, interaction_measurements, lag, learning_train, match_task,
-    matched_width, measure_gradient_vs_distance, measure_learning, measure_path_lengths, tune_and_measure)
+    censoring_text, deep_cells, deep_interaction_measurements, deep_measurements, deep_short_distance,
+    expected_path_length, gradient_slope, helps_measurements, helps_rate, interaction_measurements, lag,
+    lag_means_text, learning_train, match_task, matched_width, measure_gradient_vs_distance, measure_learning,
+    measure_path_lengths, tune_and_measure)
 from model.registry import param_count
 
 pytestmark = pytest.mark.claim("C2")
@@ -548,16 +549,15 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         c["deep_conv_advantage_grows_with_distance"].measure(
             deep_interaction_measurements(dp, deep_tuned, deep_tuning, budget_steps, deep_short),
             detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
-                   + _rates_text(deep_tuned) + "; lag (conv minus self-attention steps), seed mean: "
-                   + ", ".join(f"{a} d={d} {v.mean():.0f}" for (a, d), v in lags.items()) + f"; {unreached}")
+                   + _rates_text(deep_tuned) + "; " + lag_means_text(lags) + "; "
+                   + censoring_text(dp, deep_tuned, budget_steps, deep_short))
         if control:    # the positive control of (d'), measured as (d') is: a contiguous conv, its lag growing with d
             ctl_tuned = {k: all_tuned[k] for k in control}
             ctl_lags = {(a, d): lag(all_runs, a, d, budget_steps) for a, d in control if a != "self_attention"}
             c["contiguous_conv_lag_grows"].measure(
                 deep_interaction_measurements(all_runs, ctl_tuned, deep_tuning, budget_steps, deep_short),
                 detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
-                       + _rates_text(ctl_tuned) + "; lag (conv minus self-attention steps), seed mean: "
-                       + ", ".join(f"{a} d={d} {v.mean():.0f}" for (a, d), v in ctl_lags.items()))
+                       + _rates_text(ctl_tuned) + "; " + lag_means_text(ctl_lags))
             lags.update(ctl_lags)
         for (arch, d), g in all_runs.groupby(["arch", "d"], sort=False):
             reached = pd.to_numeric(g["steps_to_target"], errors="coerce")

@@ -481,6 +481,32 @@ def lag(runs: pd.DataFrame, arch: str, d: int, steps: int) -> np.ndarray:
     return steps_of(runs, arch, d, steps) - steps_of(runs, "self_attention", d, steps)
 
 
+def lag_means_text(lags: dict[tuple[str, int], np.ndarray]) -> str:
+    """'lag (conv minus self-attention steps), seed mean: dilated_conv_k2 d=4 336, ...' (``lags``: ``lag`` per cell)."""
+    return "lag (conv minus self-attention steps), seed mean: " + ", ".join(
+        f"{a} d={d} {v.mean():.0f}" for (a, d), v in lags.items())
+
+
+def censoring_text(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], steps: int, short: int) -> str:
+    """Which (d) cells had runs that never reached ``DEEP_TARGET`` (censored at ``steps`` + 1), and each (d') part's
+    mean on the seeds where none of its four cells is censored: a refutation that rests on censored cells says how
+    it reads without them (issue 54: C2's d = 4 conv cell, 3 of 6 seeds unreached at 675646)."""
+    censored = {k: steps_of(runs, *k, steps) > steps for k in tuned}
+    cells = ", ".join(f"{a} d={d} {int(c.sum())}/{len(c)}" for (a, d), c in censored.items() if c.any())
+    text = f"unreached within the budget (censored at {steps + 1}): {cells or 'none'}"
+    parts = []
+    for (arch, d) in tuned:
+        if arch == "self_attention" or d <= short or not cells:
+            continue
+        keep = ~(censored[(arch, d)] | censored[("self_attention", d)] | censored[(arch, short)]
+                 | censored[("self_attention", short)])
+        diff = (lag(runs, arch, d, steps) - lag(runs, arch, short, steps))[keep]
+        n = int(keep.sum())
+        parts.append(f"{_deep_label(runs, arch, d)} vs d={short} "
+                     + (f"{diff.mean():.0f} ({n} seed{'s' if n > 1 else ''})" if n else "no seed"))
+    return text + ("; long minus short lag on the seeds with no censored cell: " + ", ".join(parts) if parts else "")
+
+
 def deep_interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], tuning: pd.DataFrame,
                                   steps: int, short: int) -> list[dict[str, Any]]:
     """(d')'s parts, one per (deep conv, long d > ``short``): the conv's lag at the long d minus its lag at

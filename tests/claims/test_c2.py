@@ -507,3 +507,21 @@ def test_the_control_is_declared_only_where_deep_runs(tmp_path):
     for profile, declared in (("smoke", False), ("standard", True)):          # smoke: (d) off, and its control
         crits = c2.declare(Evidence(tmp_path / profile), get_profile(profile).claim("C2"), fast=False)
         assert ("contiguous_conv_lag_grows" in crits) is declared, profile
+
+
+def test_censoring_names_the_cells_and_reads_each_part_without_them():
+    """Issue 54: C2's (d') refutation at 675646 rested partly on a d = 4 conv cell with 3 of 6 seeds unreached; the
+    detail names each censored cell and gives each part's mean on the seeds with none of its four cells censored.
+    NaN steps are unreached: censored at the budget + 1 (101 here)."""
+    nan = float("nan")
+    runs = _runs({("dilated_conv_k2", 4): [nan, 50.0, nan, 40.0], ("self_attention", 4): [30.0, 30.0, 30.0, 30.0],
+                  ("dilated_conv_k2", 16): [60.0, 40.0, 60.0, 20.0], ("self_attention", 16): [30.0, 30.0, 30.0, nan]},
+                 "steps_to_target")
+    tuned = {k: _tuned(k[0], (0.1, 0.1, 0.1), 1, d=k[1]) for k in
+             (("dilated_conv_k2", 4), ("self_attention", 4), ("dilated_conv_k2", 16), ("self_attention", 16))}
+    text = path_length.censoring_text(runs, tuned, 100, 4)
+    assert "censored at 101): dilated_conv_k2 d=4 2/4, self_attention d=16 1/4" in text
+    # seed 1 alone has no censored cell: (40 - 30) - (50 - 30) = -10
+    assert text.endswith("vs d=4 -10 (1 seed)"), text
+    full = _runs({k: [10.0, 20.0] for k in tuned}, "steps_to_target")
+    assert path_length.censoring_text(full, tuned, 100, 4).endswith("): none")
