@@ -98,6 +98,10 @@ if [ "$env_rc" -eq 0 ]; then
     left=$(( left - (SECONDS - t0) ))
   done
   [ -f "$OUT/dry/results.json" ] && python -m harness.report --times "$OUT/dry/results.json"
+  # the README's full table, from what $FULL holds now (every claim it lacks named below it; issue 57)
+  if [ "$FULL" = reports/full.json ] && [ -f "$FULL" ]; then
+    python -m harness.report findings "$FULL" --write README.md --marker findings-full --expect-all
+  fi
   # issue 27: PyTorch's own SDPA backends on trial on the GPU (flash takes no float32: pre-flight drops that dtype and
   # says so), and transformers' attention functions where transformers is installed (pip install -e ".[peers]")
   if [ "$ONLY" != 1 ]; then

@@ -21,7 +21,7 @@ PAGES = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 # A first read: the prose, at most what it was when the README carried its two findings tables in 12,500 bytes; the
 # generated tables (smoke and standard findings, the kernel gallery) are not counted, since they grow with claims.
 MAX_README_PROSE_BYTES = 7_000
-GENERATED_TABLES = ("findings", "findings-standard", "gallery")
+GENERATED_TABLES = ("findings", "findings-standard", "findings-full", "gallery")
 # .ci/run makes its venv in a temporary directory ("$WORK/venv/..."); the README makes it in the checkout (.venv/...).
 CI_VENV, README_VENV = re.compile(r'"\$WORK/venv([^"]*)"'), r".venv\1"
 # Smoke-run arguments only CI passes: the default profile named, and no pytest cache on a CI box.
@@ -137,6 +137,20 @@ def test_the_readmes_standard_table_is_the_committed_standard_run():
     assert table == expected, ("the README's standard table differs from reports/standard.json's; run `python -m "
                                "harness.report findings reports/standard.json --write README.md --marker "
                                "findings-standard`")
+
+
+def test_the_readmes_full_table_is_what_reports_full_json_holds_and_names_what_it_lacks():
+    """Issue 57: the full profile arrives in parts; the README shows what reports/full.json holds (nothing while no
+    part has run) and names every claim it does not hold yet."""
+    table = findings.between_markers(README.read_text(encoding="utf-8"), "findings-full")
+    assert table is not None, "the README has no findings-full markers"
+    from harness.profiles import claim_files
+
+    path, expected = ROOT / "reports" / "full.json", list(claim_files())
+    want = (findings.findings_markdown(R.load(path), expected) if path.exists()
+            else findings.nothing_run_markdown("reports/full.json", expected))
+    assert table == want, ("the README's full table differs from reports/full.json's; run `python -m harness.report "
+                           "findings reports/full.json --write README.md --marker findings-full --expect-all`")
 
 
 def prose(text: str) -> str:

@@ -426,12 +426,22 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def findings_markdown(results: Mapping[str, Any]) -> str:
-    """The findings table as Markdown, with the line that says where and when it was measured."""
+def findings_markdown(results: Mapping[str, Any], expected: Sequence[str] = ()) -> str:
+    """The findings table as Markdown, with the line that says where and when it was measured; ``expected``: claim
+    ids the file should hold, those it lacks named below the table (a baseline that parts fill, ``reports/full.json``)."""
     lines = [run_line(results), "", "| id | claim | verdict | the effect that decided it |", "|---|---|---|---|"]
     lines += [f"| {_cell(r['id'])} | {_cell(r['claim'])} | {_cell(r['verdict'])} | {_cell(r['effect'])} |"
               for r in findings_rows(results)]
+    missing = [c for c in expected if c not in results.get("claims", {})]
+    if missing:
+        lines += ["", f"Not in this file yet: {', '.join(missing)}."]
     return "\n".join(lines) + "\n"
+
+
+def nothing_run_markdown(path: str, expected: Sequence[str]) -> str:
+    """The block for a baseline that no run has made yet (``reports/full.json`` before any GPU part)."""
+    return (f"No run at this profile has been merged: `{path}` does not exist. Not in it yet: "
+            f"{', '.join(expected)}.\n")
 
 
 class MarkersMissing(ValueError):

@@ -45,6 +45,7 @@ import jinja2
 from harness.record import baseline as baseline_gate
 from harness.record import lock
 from harness import fp_path
+from harness.profiles import claim_files
 from harness.report import checkpoint_compare, findings
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
@@ -355,9 +356,16 @@ def findings_main(argv: list[str]) -> int:
     parser.add_argument("--marker", default="findings", metavar="NAME",
                         help="with --write: the markers' name, <!-- NAME:begin --> ... <!-- NAME:end --> (default "
                              "findings; the README's standard-profile table is findings-standard)")
+    parser.add_argument("--expect-all", action="store_true",
+                        help="name below the table every claim the file lacks (a file that parts fill, "
+                             "reports/full.json); a file that does not exist yet lacks them all")
     args = parser.parse_args(argv)
+    expected = list(claim_files()) if args.expect_all else []
     try:
-        table = findings.findings_markdown(results_io.load(args.results))
+        if args.expect_all and not args.results.exists():
+            table = findings.nothing_run_markdown(str(args.results), expected)
+        else:
+            table = findings.findings_markdown(results_io.load(args.results), expected)
     except results_io.ResultsFormatError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return USAGE_EXIT

@@ -127,6 +127,21 @@ def test_cli_prints_and_writes_between_the_markers(tmp_path, capsys):
     assert err.count("\n") == 1 and "markers" in err
 
 
+def test_expect_all_names_what_a_file_that_parts_fill_lacks(tmp_path, capsys):
+    """Issue 57: reports/full.json fills claim by claim; --expect-all names every claim module's id it lacks, and a
+    file not made yet lacks them all (no error); without it, a missing file is still exit 4."""
+    from harness.profiles import claim_files
+
+    ids = list(claim_files())
+    R.write_json_atomic(tmp_path / "full.json", results(C4=claim("C4")))
+    assert report.main(["findings", str(tmp_path / "full.json"), "--expect-all"]) == 0
+    out = capsys.readouterr().out
+    assert "| C4 |" in out and out.rstrip().endswith(f"Not in this file yet: {', '.join(i for i in ids if i != 'C4')}.")
+    assert report.main(["findings", str(tmp_path / "none.json"), "--expect-all"]) == 0
+    assert capsys.readouterr().out.startswith(f"No run at this profile has been merged: `{tmp_path / 'none.json'}`")
+    assert report.main(["findings", str(tmp_path / "none.json")]) == 4
+
+
 @pytest.mark.parametrize("value, text", [(1.694, "1.69"), (-0.129, "−0.129"), (1234.5, "1234"), (0.00133, "0.00133"),
                                          (float("inf"), "∞")])
 def test_numbers_in_prose(value, text):
