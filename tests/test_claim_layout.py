@@ -71,7 +71,7 @@ def test_no_source_or_doc_file_is_over_600_lines():
     files = [p for d in SOURCE_DIRS for p in (REPO / d).rglob("*") if p.is_file()
              and (p.suffix in (".py", ".sh", ".md", ".toml", ".cfg") or p.parent.name == ".ci")
              and "__pycache__" not in p.parts]
-    files += [REPO / n for n in ("README.md", "CHANGELOG.md", "conftest.py", "pyproject.toml")]
+    files += [REPO / n for n in ("README.md", "CHANGELOG.md", "conftest.py", "pyproject.toml") if (REPO / n).exists()]
     over = {str(p.relative_to(REPO)): n for p in files
             if (n := len(p.read_text(encoding="utf-8", errors="replace").splitlines())) > MAX_LINES}
     assert over == {}, f"over {MAX_LINES} lines: {over}"
