@@ -384,13 +384,19 @@ def deciding_criteria(record: Mapping[str, Any], limit: int = 2) -> tuple[list[M
 LEANING_REFUTED = "leaning refuted"
 
 
+def leaning(criterion: Mapping[str, Any]) -> bool:
+    """A judged criterion whose interval lies in its refutation region at alpha, which Holm's correction over the
+    claim does not reject (``decision.HOLM_NOT_REJECTED`` in its note)."""
+    return decision.HOLM_NOT_REJECTED in str(criterion.get("decision_note") or "")
+
+
 def leaning_refuted(record: Mapping[str, Any]) -> list[str]:
     """The counted criteria of an inconclusive claim whose interval lies in the refutation region at alpha, which
     Holm's correction over the claim does not reject (``decision.HOLM_NOT_REJECTED`` in their note); [] otherwise."""
     if canonical(record.get("verdict")) != INCONCLUSIVE:
         return []
     return [c.get("name") for c in counted(record.get("criteria", []), bool(record.get("fast")))
-            if decision.HOLM_NOT_REJECTED in str(c.get("decision_note") or "")]
+            if leaning(c)]
 
 
 #: a summary cell's short phrase for why firmness was not estimated: the first of these keys found in the

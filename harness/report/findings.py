@@ -162,7 +162,7 @@ def _tail_of(criterion: Mapping[str, Any], bound: str) -> str:
                      + ": at the floor or invalid, no interval")
     if criterion.get("short_of_margin"):
         notes.append("smaller than the margin")
-    if decision.HOLM_NOT_REJECTED in str(criterion.get("decision_note") or ""):
+    if verdicts.leaning(criterion):
         p = criterion.get("p_refute")
         notes.append("not refuted after Holm's correction over the claim's tests"
                      + (f", adjusted p {number(p, 2)}" if isinstance(p, (int, float)) else ""))
@@ -372,21 +372,16 @@ def _largest_contradiction(claim: Mapping[str, Any], deciding: str = "") -> str:
     if verdicts.canonical(claim.get("verdict")) == verdicts.REFUTED:
         return ""
     rows = [c for c in claim.get("criteria") or () if verdicts.role_of(c) == verdicts.REPORTED
-            and (c.get("refuted") or _leaning(c)) and _comparable(c) and isinstance(c.get("measured"), (int, float))
-            and (c.get("margin") or 0) > 0]
+            and (c.get("refuted") or verdicts.leaning(c)) and _comparable(c)
+            and isinstance(c.get("measured"), (int, float)) and (c.get("margin") or 0) > 0]
     if not rows:
         return ""
     worst = max(rows, key=lambda c: abs(c["measured"]) / c["margin"])
     text = _comparison(worst, worst.get("kind") or "", tail=False)
     if text and text in (deciding or ""):          # the deciding effect already says it, word for word
         return ""
-    label = f"{worst.get('name')}, {verdicts.LEANING_REFUTED}" if _leaning(worst) else worst.get("name")
+    label = f"{worst.get('name')}, {verdicts.LEANING_REFUTED}" if verdicts.leaning(worst) else worst.get("name")
     return f"; largest reported contradiction ({label}): " + text
-
-
-def _leaning(c: Mapping[str, Any]) -> bool:
-    """In the refutation region at alpha, not rejected after Holm's correction (``decision.HOLM_NOT_REJECTED``)."""
-    return not c.get("refuted") and decision.HOLM_NOT_REJECTED in str(c.get("decision_note") or "")
 
 
 def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -428,7 +423,8 @@ def _cell(text: str) -> str:
 
 def findings_markdown(results: Mapping[str, Any], expected: Sequence[str] = ()) -> str:
     """The findings table as Markdown, with the line that says where and when it was measured; ``expected``: claim
-    ids the file should hold, those it lacks named below the table (a baseline that parts fill, ``reports/full.json``)."""
+    ids the file should hold, those it lacks named below the table (a baseline that parts fill,
+    ``reports/full.json``)."""
     lines = [run_line(results), "", "| id | claim | verdict | the effect that decided it |", "|---|---|---|---|"]
     lines += [f"| {_cell(r['id'])} | {_cell(r['claim'])} | {_cell(r['verdict'])} | {_cell(r['effect'])} |"
               for r in findings_rows(results)]
