@@ -272,15 +272,17 @@ CHECKPOINT_CRITERIA = {
     "checkpoint_independence": dict(
         role="counted", rule=CHECKPOINT_FACTOR_TWO, answers="layer {layer}", quote=LIMITATION,
         metric="log2 independence ratio Var(q.k) / sum_i (E q_i^2 E k_i^2 - E[q_i]^2 E[k_i]^2) at the checkpoint, "
-               "mean over layer {layer}'s heads, one sample per probe sequence",
-        prediction="in layer {layer} of the trained checkpoint the q.k variance is what independent components "
-                   "predict, within a factor 2 (the variance argument still holds after training)"),
+               "each of layer {layer}'s heads a part, one sample per probe sequence",
+        prediction="in layer {layer} of the trained checkpoint each head's q.k variance is what independent "
+                   "components predict, within a factor 2 (the variance argument still holds after training): the "
+                   "layer holds only where every head does"),
     "checkpoint_scale": dict(
         role="counted", rule=UNIT_STD, answers="layer {layer}", quote=UNIT_QUOTE,
         metric="log2 of the scaled logits' std (after the model's own scale: the softmax's input) at the checkpoint, "
-               "mean over layer {layer}'s heads, one sample per probe sequence",
-        prediction="in layer {layer} of the trained checkpoint the scaled logits keep the footnote's unit: their std "
-                   "is within a factor 2 of 1 (the variance argument's conclusion still holds after training)"),
+               "each of layer {layer}'s heads a part, one sample per probe sequence",
+        prediction="in layer {layer} of the trained checkpoint each head's scaled logits keep the footnote's unit: "
+                   "their std is within a factor 2 of 1 (the variance argument's conclusion still holds after "
+                   "training): the layer holds only where every head does"),
 }
 #: the firmness of a checkpoint read, in words: what its samples are
 FIRMNESS_OVER = ("the firmness is over the probe sequences of this one checkpoint, not over training runs: another "
@@ -346,26 +348,32 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.note(ckpt.ids_note)
     ev.note(series.init_note(ckpt))
     ev.note(f"Q3 answers each layer yes only where both halves of the footnote pass (independence: "
-            f"checkpoint_independence_layer<i>; scale: checkpoint_scale_layer<i>); {FIRMNESS_OVER}")
+            f"checkpoint_independence_layer<i>; scale: checkpoint_scale_layer<i>), and a half passes only where "
+            f"each of the layer's heads, one part each, does: a mean over heads is reported, never counted, since "
+            f"opposite failures would cancel in it; {FIRMNESS_OVER}")
     progress(f"model {trial.spec}: reading {ckpt.path} and the init on {probes}", force=True)
     df = checkpoints.read(trial, ckpt, ckpt.ids)
     table = readings.layer_table(df)
     ev.table("checkpoint_readings", table)
     per_layer = readings.layer_log2_independence(df)
-    halves = {"independence": (per_layer, readings.layer_log2_independence(df, "init"), "independence ratio",
-                               "the tap saw no q and k for this call"),
-              "scale": (readings.layer_log2_logit_std(df), readings.layer_log2_logit_std(df, "init"),
-                        "scaled logit std", "the tap saw no logits for this call")}
+    # each head on its own (issue 65): a head is one part, and a layer passes only where every head does
+    halves = {"independence": (readings.head_log2(df, "independence_ratio"), "independence_ratio",
+                               "independence ratio", "the tap saw no q and k for this call"),
+              "scale": (readings.head_log2(df, "logit_std"), "logit_std", "scaled logit std",
+                        "the tap saw no logits for this call")}
     suffix = "" if ckpt.in_distribution else " (random probe tokens: out of distribution)"
+    rows = {r["layer"]: r for r in checkpoints.footnote_rows(df)}
     for (half, layer), crit in crits.items():
-        at, init, name, missing = halves[half]
-        values, before = at.get(layer), init.get(layer)
-        if values is None or not np.isfinite(values).all():
+        at, column, name, missing = halves[half]
+        heads = at.get(layer)
+        if heads is None or not all(np.isfinite(v).all() for v in heads.values()):
             crit.unmeasured(f"layer {layer}: {missing}")
-        else:
-            was = f", {2 ** before.mean():.3g} at init" if before is not None and np.isfinite(before).all() else ""
-            crit.sample(values, detail=f"{name} {2 ** values.mean():.3g} at the checkpoint{was}{suffix}",
-                        over=OVER)
+            continue
+        r = rows[layer]
+        by_head = ", ".join(f"{2 ** v.mean():.3g}" for v in heads.values())
+        crit.sample_each({f"head {h}": v for h, v in heads.items()}, over=OVER, detail=(
+            f"{name} by head {by_head} at the checkpoint: {r[half + '_words']}; at init {r[half + '_words_init']}"
+            f"{suffix}"))
     part = df[df.which == "checkpoint"]
     sat = part.groupby(["layer", "batch"]).saturated_rows.mean()
     reported["checkpoint_not_saturated"].sample_each(
@@ -377,9 +385,14 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
                                                                   over=OVER)
     else:
         reported["checkpoint_sink_tracks_entropy"].unmeasured("fewer than 3 heads, or a constant reading")
-    worst = max(abs(v.mean()) for v in per_layer.values())
-    ev.metric("checkpoint_independence_ratio/max_abs_log2", float(worst))
-    ev.metric("checkpoint_logit_std/max_abs_log2", float(max(abs(v.mean()) for v in halves["scale"][0].values())))
+    # the layers' geometric means over heads (kept: results.json's names), and each head's own, which the answer reads
+    ev.metric("checkpoint_independence_ratio/max_abs_log2", float(max(abs(v.mean()) for v in per_layer.values())))
+    ev.metric("checkpoint_logit_std/max_abs_log2", float(max(
+        abs(v.mean()) for v in readings.layer_log2_logit_std(df).values())))
+    for half, (at, *_rest) in halves.items():
+        name = "independence_ratio" if half == "independence" else "logit_std"
+        ev.metric(f"checkpoint_{name}/max_abs_log2_head", float(max(
+            abs(v.mean()) for heads in at.values() for v in heads.values())))
     ev.metric("checkpoint_logit_std/over_init", float(table[table.which == "checkpoint"].logit_std.mean()
                                                       / table[table.which == "init"].logit_std.mean()))
     ev.metric("checkpoint_saturated_rows/max", float(table[table.which == "checkpoint"].saturated_rows.max()))
@@ -390,7 +403,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
     ev.metric("checkpoint_grad_mean_abs/over_init", float(table[table.which == "checkpoint"].grad_mean_abs.mean()
                                                           / table[table.which == "init"].grad_mean_abs.mean()))
     ev.metric("checkpoint_sink_entropy/rho", float(np.nanmean(rhos)))
-    ev.headline("checkpoint_independence_ratio/max_abs_log2")
+    ev.headline("checkpoint_independence_ratio/max_abs_log2_head")
     ev.figure("checkpoint_heatmaps", figure_heatmaps(table, f"{by_name(trial.spec)}, weights {by_name(ckpt.path)}: "
                                                             f"checkpoint and init, layer x head{suffix}"))
     ev.figure("checkpoint_patterns", figure_patterns(
@@ -403,8 +416,9 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
                                                        f"{steps.save.nunique() - 1} save(s){suffix}"))
     lines = checkpoints.regime_table(df)
     ev.note("the footnote per layer:\n" + "\n".join(lines))         # one line each: the report keeps them
-    ev.table("checkpoint_footnote", [{k: "+".join(v) if k == "why" else v for k, v in r.items() if k != "sink_heads"}
-                                     for r in checkpoints.footnote_rows(df)])
+    ev.table("checkpoint_footnote", [{k: "+".join(v) if k in ("why", "fails_on", "reported") else
+                                      ", ".join(str(h) for h, *_ in v) if "_heads" in k else v      # heads outside
+                                      for k, v in r.items() if k != "sink_heads"} for r in rows.values()])
     lines += series.series_lines(steps)
     if not ckpt.in_distribution:
         progress(checkpoints.RANDOM_NOTE, force=True)

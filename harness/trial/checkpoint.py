@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from harness.trial import checkpoint_probes as readings_of
+from harness.trial.checkpoint_footnote import FACTOR_TWO, footnote_rows, footnote_words, regime_rows, regime_table
 from harness.trial.model import ModelError, ModelUnderTrial, one_line
 
 if TYPE_CHECKING:
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 
 #: the probe's default: 8 sequences of 256 tokens
 PROBE_COUNT, PROBE_LENGTH = 8, 256
-#: Q3's factor band on log2 of the independence ratio: within a factor 2 of 1
-FACTOR_TWO = 1.0
 #: the file names save_pretrained writes, in the order they are tried
 _SINGLE = ("model.safetensors", "pytorch_model.bin")
 _INDEX = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -477,89 +476,3 @@ def head_weight(model: torch.nn.Module, ckpt: Checkpoint) -> tuple[torch.Tensor 
     if getattr(getattr(model, "config", None), "tie_word_embeddings", False):
         return emb, "the checkpoint's embedding, tied as its head"
     return None, ""
-
-
-def regime_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:
-    """``footnote_rows`` of the layers where the checkpoint leaves the footnote's regime (``why`` not empty): the
-    independence ratio or the scaled logits' std outside Q3's factor 2, saturated rows at ``SATURATED_SHARE`` or
-    more (as printed), or a collapsed head; with the init's values beside."""
-    return [r for r in footnote_rows(df) if r["why"]]
-
-
-def regime_table(df: "pd.DataFrame") -> list[str]:
-    """``footnote_rows`` as terminal lines: what they measure (each threshold stated), the scale the logits were
-    read after, a table of every layer (the init in brackets), one line a layer answering the footnote in its two
-    halves, and the heads that sink (or "no head sinks"). Every word follows a number printed beside it."""
-    ro, rows = readings_of, footnote_rows(df)
-    out = [f"the footnote per layer in two halves, each within a factor 2 of 1 (|log2| <= {FACTOR_TWO:g}): "
-           "independence (Var(q.k) over what independent components give) and scale (the scaled logits' std, "
-           "whose unit is 1); "
-           "geometric means over heads and the probe sequences of this one checkpoint, not over training runs",
-           ro.scale_note(df),
-           f"{'layer':>5}  {'indep. ratio (init)':>19}  {'logit std (init)':>17}  {'saturated (init)':>16}  "
-           f"{'collapsed':>9}  {'sinks':>5}  leaves by"]
-    out += [f"{r['layer']:>5}  {r['ratio']:>8.2f} ({r['ratio_init']:>7.2f})  {r['logit_std']:>7.3g} "
-            f"({r['logit_std_init']:>7.3g})  {r['saturated']:>6.1%} ({r['saturated_init']:>6.1%})  "
-            f"{r['collapsed']:>4}/{r['heads']:<4}  {r['sinks']:>2}/{r['heads']:<2}  {'+'.join(r['why']) or '-'}"
-            for r in rows]
-    out.append(f"(saturated: the share of rows whose largest weight is over 0.99, \"saturation\" from "
-               f"{ro.SATURATED_SHARE:.0%} as printed; collapsed: heads whose entropy is under {ro.COLLAPSED:g} of "
-               f"ln n; sinks: heads whose mean weight on the first key is over {ro.SINK_MASS:g})")
-    out += [f"layer {r['layer']}: {r['footnote']}" for r in rows]
-    sinking = [r for r in rows if r["sinks"]]
-    out.append(f"no head sinks at the checkpoint (none puts a mean weight over {ro.SINK_MASS:g} on the first key)"
-               if not sinking else f"heads that sink at the checkpoint (mean weight on the first key over "
-               f"{ro.SINK_MASS:g}): " + "; ".join(f"layer {r['layer']} " + ", ".join(
-                   f"head {h} ({m:.2f})" for h, m in r["sink_heads"]) for r in sinking))
-    return out
-
-
-# ---------------------------------------------------------------------------- the footnote's two halves (issue 55)
-def footnote_rows(df: "pd.DataFrame") -> list[dict[str, Any]]:
-    """One row per layer (attention call): the footnote's two halves at the checkpoint and at init, each the
-    geometric mean over the layer's heads and probe sequences (as Q3's criteria pool them), with the readings that
-    say what a failed half does (entropy, saturated rows, collapsed heads, sinks). ``independence``, ``scale`` (and
-    ``*_init``): ``half_state`` (holds, below, above); ``why``: the reasons the checkpoint leaves the regime;
-    ``footnote``: ``footnote_words``."""
-    ro, rows = readings_of, []
-    for layer, part in ro.layer_table(df).groupby("layer"):
-        c, i = part[part.which == "checkpoint"], part[part.which == "init"]
-        sinks = [(int(h), float(m)) for h, m in zip(c["head"], c.sink_mass) if m > ro.SINK_MASS]
-        r = dict(layer=int(layer), module=str(c.module.iloc[0]), heads=len(c),
-                 ratio=ro.geo_mean(c.independence_ratio), ratio_init=ro.geo_mean(i.independence_ratio),
-                 logit_std=ro.geo_mean(c.logit_std), logit_std_init=ro.geo_mean(i.logit_std),
-                 scale=float(c.scale.mean()), d_k=float(c.d_k.mean()),
-                 entropy=float(c.entropy_ratio.mean()), entropy_init=float(i.entropy_ratio.mean()),
-                 saturated=round(float(c.saturated_rows.mean()), 3),      # as printed (0.1%): the words follow it
-                 saturated_init=round(float(i.saturated_rows.mean()), 3),
-                 collapsed=int(c.collapsed.sum()), sinks=len(sinks), sink_heads=sinks)
-        for half, col in (("independence", "ratio"), ("scale", "logit_std")):
-            r[half], r[half + "_init"] = (ro.half_state(FACTOR_TWO, r[col + s]) for s in ("", "_init"))
-        r["why"] = [w for w, on in (("independence", r["independence"] in ("below", "above")),
-                                    ("scale", r["scale"] in ("below", "above")),
-                                    ("saturation", r["saturated"] >= ro.SATURATED_SHARE),
-                                    ("collapse", r["collapsed"] > 0)) if on]
-        r["footnote"] = footnote_words(r)
-        rows.append(r)
-    return rows
-
-
-def footnote_words(r: dict[str, Any]) -> str:
-    """A ``footnote_rows`` row's answer: "holds: ..." only where both halves hold at the checkpoint; else the half
-    that failed first, at init and at the checkpoint: "fails on scale: at init std 0.05, below the band,
-    attention near uniform (entropy 0.99 of ln n); at the checkpoint std 7, above the band, saturating (27.0% of rows
-    over 0.99); independence holds: ratio 1.07 at the checkpoint (within the band), 1.00 at init (within the band)"."""
-    ro = readings_of
-    at = {s: ro.scale_words(FACTOR_TWO, r["logit_std" + s], r["entropy" + s], r["saturated" + s])
-          for s in ("", "_init")}
-    words = {"independence": f"ratio {r['ratio']:.2f} at the checkpoint ({ro.band_words(r['independence'])}), "
-                             f"{r['ratio_init']:.2f} at init ({ro.band_words(r['independence_init'])})",
-             "scale": f"at init {at['_init']}; at the checkpoint {at['']}"}
-    failed = [h for h in words if r[h] in ("below", "above")]
-    unread = [h for h in words if r[h] == "not read"]
-    if len(failed) == 1:
-        other = next(h for h in words if h not in failed)
-        return f"fails on {failed[0]}: {words[failed[0]]}; {other} {r[other]}: {words[other]}"
-    head = "fails on independence and scale: " if failed else f"not answered, {unread[0]} not read: " if unread \
-        else "holds: "
-    return head + "; ".join(f"{h} {w}" for h, w in words.items())

@@ -144,6 +144,16 @@ def layer_log2_logit_std(df: pd.DataFrame, which: str = "checkpoint") -> dict[in
     return layer_log2(df, "logit_std", which)
 
 
+def head_log2(df: pd.DataFrame, column: str, which: str = "checkpoint") -> dict[int, dict[int, np.ndarray]]:
+    """Layer -> head -> log2 of ``column`` per probe batch: each head on its own (issue 65), the parts of Q3's
+    per-layer criteria, since a mean over heads lets opposite failures cancel."""
+    part = df[df.which == which].assign(l2=lambda d: np.log2(d[column].astype(float)))
+    out: dict[int, dict[int, np.ndarray]] = {}
+    for (layer, head), g in part.sort_values("batch").groupby(["layer", "head"]):
+        out.setdefault(int(layer), {})[int(head)] = g.l2.to_numpy()
+    return out
+
+
 def sink_entropy_rho(df: pd.DataFrame, which: str = "checkpoint") -> float:
     """Spearman's rho between the heads' sink mass and their entropy ratio (every layer's heads, batches pooled)."""
     t = layer_table(df[df.which == which])
