@@ -420,8 +420,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
                                       ", ".join(str(h) for h, *_ in v) if "_heads" in k else v      # heads outside
                                       for k, v in r.items() if k != "sink_heads"} for r in rows.values()])
     lines += series.series_lines(steps)
-    if not ckpt.in_distribution:
-        progress(checkpoints.RANDOM_NOTE, force=True)
+    progress(ckpt.ids_note, force=True)                              # how many sequences, and how they were cut
     for line in lines:
         progress(f"Q3 checkpoint: {line}", force=True)
 

@@ -41,8 +41,9 @@ from harness.trial.model import ModelError, ModelUnderTrial, one_line
 if TYPE_CHECKING:
     import pandas as pd
 
-#: the probe's default: 8 sequences of 256 tokens
-PROBE_COUNT, PROBE_LENGTH = 8, 256
+#: the probe's default: 8 sequences of 256 tokens; a shorter single sequence is cut into 8 pieces of at least
+#: ``MIN_PIECE`` tokens, or fewer pieces, and refused where fewer than 2 fit (issue 65, item 2)
+PROBE_COUNT, PROBE_LENGTH, MIN_PIECE = 8, 256, 16
 #: the file names save_pretrained writes, in the order they are tried
 _SINGLE = ("model.safetensors", "pytorch_model.bin")
 _INDEX = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -329,7 +330,8 @@ def probe_ids(*, vocab: int, tokens: str | None = None, text: str | None = None,
               count: int = PROBE_COUNT, length: int = PROBE_LENGTH, seed: int = 0) -> tuple[torch.Tensor, str, bool]:
     """(token ids, one sequence a row; where they came from in words; whether they are the model's own
     distribution). ``tokens``: ``.npy`` or one sequence of integers a line, the first ``count`` cut to a common
-    length of at most ``length`` (a single sequence is cut into up to ``count`` pieces of ``length``); ``text``:
+    length of at most ``length`` (a single sequence is cut into ``count`` pieces of up to ``length``, each at least
+    ``MIN_PIECE``: fewer pieces where it is shorter, a ``ModelError`` where fewer than 2 fit); ``text``:
     tokenised with the tokenizer beside ``weights`` (offline) and cut the same way; neither: ``count`` x
     ``length`` uniform random ids (``RANDOM_NOTE``). An id outside the vocabulary, a sequence under 2 tokens, or
     no tokenizer: a ``ModelError``."""
@@ -350,17 +352,25 @@ def probe_ids(*, vocab: int, tokens: str | None = None, text: str | None = None,
     bad = next((t for t in flat if not 0 <= t < vocab), None)
     if bad is not None:
         raise ModelError(f"{source}: token id {bad} is outside the model's vocabulary of {vocab}")
-    if len(seqs) == 1:                      # one stream (a text): cut into up to ``count`` pieces of ``length``
-        n = max(1, min(count, len(flat) // length))
-        size = min(length, len(flat))
+    cut = ""
+    if len(seqs) == 1:                      # one stream (a text, a one-row .npy): cut into ``count`` pieces
+        total = len(flat)
+        size = min(length, max(total // count, MIN_PIECE))
+        n = min(count, total // size)
+        if n < 2:                           # Q3's samples are the probe sequences: one cannot give an interval
+            raise ModelError(f"{source}: one sequence of {total} token{'s' * (total != 1)}; the probe needs at "
+                             f"least {2 * MIN_PIECE} (2 sequences of {MIN_PIECE}: Q3's samples are the probe "
+                             "sequences)")
         ids = [flat[i * size:(i + 1) * size] for i in range(n)]
+        cut = f" (one sequence of {total} tokens cut into {n} of {size}" + (
+            f", its last {total - n * size} unread)" if total > n * size else ")")
     else:                                   # sequences: the first ``count``, cut to a common length
         size = min(length, min(len(s) for s in seqs))
         ids = [s[:size] for s in seqs[:count]]
     if size < 2:
         raise ModelError(f"{source}: a sequence of {size} token{'s' * (size != 1)}; the probe needs at least 2")
     return (torch.tensor(ids, dtype=torch.long),
-            f"probe inputs: {len(ids)} sequences of {size} tokens from {source}", True)
+            f"probe inputs: {len(ids)} sequences of {size} tokens from {source}{cut}", True)
 
 
 def _token_file(path: str) -> list[list[int]]:

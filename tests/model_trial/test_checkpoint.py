@@ -196,22 +196,29 @@ def test_without_probe_inputs_the_random_tokens_are_said_to_be_out_of_distributi
 
 def test_probe_text_is_tokenised_with_the_tokenizer_beside_the_weights(trained, trial, tmp_path):
     """A word-level tokenizer saved beside the weights (w0 .. w33 -> ids 0 .. 33), offline: 300 words of text
-    are one stream, cut into one probe sequence of 256."""
+    are one stream, cut into 8 probe sequences of 37 (issue 65: one sequence of 256 ended in a traceback, since
+    Q3's samples are the sequences); the text "x\n" is one line, refused with the length needed."""
     import shutil
 
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import Tokenizer, models as tok_models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     _, root, _, _ = trained
     folder = tmp_path / "hf"
     shutil.copytree(root / "hf", folder)
-    tok = Tokenizer(models.WordLevel({**{f"w{i}": i for i in range(34)}, "[UNK]": 34}, unk_token="[UNK]"))
+    tok = Tokenizer(tok_models.WordLevel({**{f"w{i}": i for i in range(34)}, "[UNK]": 34}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]").save_pretrained(folder)
     words = [i * 7 % 34 for i in range(300)]
     (tmp_path / "probe.txt").write_text(" ".join(f"w{i}" for i in words))
     ckpt = checkpoint.prepare(trial, str(folder), text=str(tmp_path / "probe.txt"))
-    assert ckpt.in_distribution and ckpt.ids.tolist() == [words[:256]]
+    assert ckpt.in_distribution and ckpt.ids.tolist() == [words[i * 37:(i + 1) * 37] for i in range(8)]
+    assert ckpt.ids_note.endswith("(one sequence of 300 tokens cut into 8 of 37, its last 4 unread)")
+    (tmp_path / "x.txt").write_text("x\n")
+    with pytest.raises(models.ModelError) as err:
+        checkpoint.prepare(trial, str(folder), text=str(tmp_path / "x.txt"))
+    assert str(err.value) == (f"--probe-text {tmp_path / 'x.txt'}: one sequence of 1 token; the probe needs at least "
+                              "32 (2 sequences of 16: Q3's samples are the probe sequences)")
 
 
 #: one builder per loading path of examples/models (2-7 s each on the 2-core box): an encoder (bert), GPT-2's Conv1D,

@@ -251,3 +251,16 @@ def test_q3_counts_each_head_a_part_and_answers_no_for_the_split_layer(planted, 
     assert any("layer 0: fails on scale" in n and "head 0 saturating at 7.4" in n for n in rec["notes"])
     assert rec["metrics"]["checkpoint_logit_std/max_abs_log2_head"] > 2 > rec["metrics"][
         "checkpoint_logit_std/max_abs_log2"]
+
+
+@pytest.mark.parametrize("n, shape", [(300, (8, 37)), (40, (2, 16)), (4096, (8, 256)), (31, None)])
+def test_a_short_probe_is_cut_into_sequences_or_refused_in_one_line(tmp_path, n, shape):
+    """Issue 65, item 2: a one-row .npy (or a text) shorter than 8 x 256 is cut into 8 pieces of at least 16 tokens,
+    fewer where it is shorter, and refused, naming the length needed, where 2 do not fit."""
+    np.save(tmp_path / "one.npy", (np.arange(n) % 35)[None, :])
+    if shape is None:
+        with pytest.raises(models.ModelError, match=r"one sequence of 31 tokens; the probe needs at least 32 "):
+            checkpoint.probe_ids(vocab=35, tokens=str(tmp_path / "one.npy"))
+        return
+    ids, note, _ = checkpoint.probe_ids(vocab=35, tokens=str(tmp_path / "one.npy"))
+    assert tuple(ids.shape) == shape and note.startswith(f"probe inputs: {shape[0]} sequences of {shape[1]} tokens")
