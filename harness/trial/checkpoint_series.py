@@ -3,8 +3,10 @@
 ``--model-weights`` names one save or several: a comma-separated list, a glob (``'run/ckpt_*.pt'``, quoted so that
 the shell leaves it), or a folder holding no weights of its own whose entries are saves (a Trainer's
 ``checkpoint-500/``, ``checkpoint-1000/``). Each save is checked as a single one is (``checkpoint.attach``); the
-step of each is the last number in its name (its folder's name for a generic file name such as
-``model.safetensors``). Where every save has a step they are read in step order, else in the order given. A single
+step of each is its folder's ``trainer_state.json``, or the number of a name that carries a step (``checkpoint-N``,
+``step_N``, ``ckpt_N.pt``, ``iter_N``; its folder's name for a generic file name such as ``model.safetensors``):
+``gpt2`` or ``llama3`` carry none. Where every save has a step they are read in step order, else in the order given,
+and the terminal says so. A single
 save is a series of one: Q3 answers for the last save, and the series' readings per layer are a table and a figure
 over the steps (``series_table``).
 
@@ -14,6 +16,7 @@ the random draw of seed 0, loaded by the same rules (and refused in the same one
 from __future__ import annotations
 
 import glob
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,12 +33,30 @@ _GENERIC = {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.j
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
 
 
+#: the names that carry a training step (issue 65, item 3): a Trainer's checkpoint-500, step_500, ckpt_500.pt,
+#: iter_500; a number elsewhere in a name (gpt2, llama3, t5) is no step
+_STEP = re.compile(r"(?:checkpoint|ckpt|step|iter)[-_]?(\d+)(?!\d)", re.IGNORECASE)
+#: what a save says its step is where no name carries one
+STEP_NAMES = "checkpoint-N, step_N, ckpt_N.pt, iter_N or a trainer_state.json"
+
+
 def step_of(path: str | Path) -> int | None:
-    """The last number in the save's name (``ckpt_1500.pt`` 1500, ``checkpoint-500`` 500), its folder's name read
-    for a generic file name; None where there is none."""
+    """The training step of a save: ``global_step`` of the ``trainer_state.json`` in its folder (a Trainer's
+    checkpoint folder), else the number a step-carrying name holds (``_STEP``: ``ckpt_1500.pt`` 1500,
+    ``checkpoint-500`` 500; its folder's name for a generic file name such as ``model.safetensors``); None where
+    neither says (``gpt2``, ``llama3``)."""
     p = Path(path)
+    folder = p if p.is_dir() else p.parent if p.name in _GENERIC else None
+    state = folder / "trainer_state.json" if folder is not None else None
+    if state is not None and state.is_file():
+        try:
+            step = json.loads(state.read_text()).get("global_step")
+            if isinstance(step, int) and not isinstance(step, bool):
+                return step
+        except (ValueError, OSError, AttributeError):
+            pass                                     # an unreadable state says nothing: the name is read
     name = p.parent.name if p.name in _GENERIC else (p.stem if p.suffix in _WEIGHTS else p.name)
-    found = re.findall(r"\d+", name)
+    found = _STEP.findall(name)
     return int(found[-1]) if found else None
 
 
@@ -140,8 +161,14 @@ def series_table(trial: ModelUnderTrial, ckpt: checkpoints.Checkpoint, ids: Any,
 
 
 def series_lines(table: "pd.DataFrame") -> list[str]:
-    """The series in the terminal: one line a save, each reading listed by layer."""
+    """The series in the terminal: where the saves' names carry no step, a line that says they are read in the order
+    given; then one line a save, each reading listed by layer."""
     out = []
+    if (table.step_from == "order").any():
+        n = table[table.which == "checkpoint"].save.nunique()
+        out.append(f"the save's name carries no training step ({STEP_NAMES}): it is save 1" if n == 1 else
+                   f"not every save's name carries a training step ({STEP_NAMES}): the {n} saves are read in the "
+                   "order given, numbered 1..n")
     for (step, save), part in table.groupby(["step", "save"], sort=False):
         part = part.sort_values("layer")
         std = ", ".join(f"{v:.3g}" for v in part.logit_std)

@@ -136,6 +136,32 @@ def test_a_list_keeps_its_order_where_a_name_has_no_step_and_a_trainer_folder_is
         assert str(err.value).startswith("--model-weights ") and says in str(err.value) and "\n" not in str(err.value)
 
 
+def test_only_names_that_carry_a_step_give_one_and_a_trainer_state_does(tmp_path):
+    """Issue 65, item 3: a single save in a folder named gpt2 read as "step 2"; llama3 and t5 would too."""
+    for name in ("gpt2", "llama3", "t5", "t5-small"):
+        assert series.step_of(tmp_path / name) is None
+        assert series.step_of(tmp_path / name / "model.safetensors") is None
+    for name, step in (("checkpoint-100", 100), ("step_200", 200), ("ckpt_300.pt", 300), ("iter_400.pt", 400),
+                       ("gpt2-ckpt_500.pt", 500), ("llama3-step-600", 600)):
+        assert series.step_of(tmp_path / name) == step, name
+    assert series.step_of(tmp_path / "checkpoint-100" / "model.safetensors") == 100
+    (tmp_path / "gpt2").mkdir()
+    (tmp_path / "gpt2" / "trainer_state.json").write_text(json.dumps({"global_step": 750}))
+    assert series.step_of(tmp_path / "gpt2") == series.step_of(tmp_path / "gpt2" / "pytorch_model.bin") == 750
+
+
+def test_a_single_save_without_a_step_is_save_1_and_the_terminal_says_why(planted, tmp_path):
+    trial, root, ids = planted
+    (tmp_path / "gpt2").mkdir()
+    torch.save(torch.load(root / "init.pt"), tmp_path / "gpt2" / "pytorch_model.bin")
+    ckpt = _prepared(trial, tmp_path / "gpt2", ids)
+    assert ckpt.step is None and ckpt.describe()["series"][0]["step"] is None
+    table = series.series_table(trial, ckpt, ids)
+    lines = series.series_lines(table)
+    assert lines[0].startswith("the save's name carries no training step (checkpoint-N, ") and "save 1" in lines[0]
+    assert lines[2].startswith("save 1 (gpt2)") and not any("step 2" in ln for ln in lines)
+
+
 # -------------------------------------------------------------------------------------------------- compare
 def _record(trial, ckpt, tmp_path, name):
     """A results.json of Q3's checkpoint read, as the harness writes it (its judged record and the model)."""
