@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from harness.record import decision
+from harness.record import decision, pvalues
 from harness.record.firmness import FRAGILE_BELOW
 
 #: The rule, as the report prints it (and the README's "How verdicts are decided" summarises).
@@ -154,7 +154,8 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
     """Decide a claim's criteria records: returns ``{"criteria": [judged copies], "verdict", "firmness",
     "seeds_for_firm", "n_seeds", "scope", "not_testable", "not_tested"}``. Each judged criterion gains its ``role``
     and outcome,
-    passed, refuted, ci (at its Holm level), p_value (Holm-adjusted), level, measured, firmness and seeds_for_firm.
+    passed, refuted, ci (at its Holm level), p_value and what it is (p_label: ``harness.record.pvalues``), level,
+    measured, firmness and seeds_for_firm.
 
     Counted criteria decide the verdict (Holm over their parts); premises and reported criteria are decided alone.
     A premise that did not pass (in a --fast run, a fast one) makes the claim inconclusive whatever its counted
@@ -184,7 +185,8 @@ def judge_record(criteria: Sequence[Mapping[str, Any]], *, kind: str = "claim", 
         if d.get("decision_note") and d.get("level") is None:
             c["decision_note"] = d["decision_note"]
         if "level" in d and d["level"] is not None:
-            c.update(level=d["level"], refute_level=d["refute_level"], p_value=d["p_value"], ci=list(d["ci"]),
+            c.update(level=d["level"], refute_level=d["refute_level"], p_value=d["p_value"],
+                     p_label=pvalues.label(d, counted=id(c) in judged_ids), ci=list(d["ci"]),
                      measured=d["measured"], p_support=d["p_support"], p_refute=d["p_refute"],
                      deciding_part=d["deciding_part"], decision_note=d["decision_note"],
                      short_of_margin=d["short_of_margin"])
@@ -527,8 +529,8 @@ def explain(record: Mapping[str, Any]) -> str:
             ["deterministic"] if kind == "exact" else [f"threshold {_fmt(c.get('threshold'))}"])
         if c.get("ci") is not None:
             extra.append(f"CI {_fmt(c['ci'])}")
-        if c.get("p_value") is not None:
-            extra.append(f"Holm p={_fmt(c['p_value'])}")
+        if pvalues.shown(c):
+            extra.append(pvalues.shown(c))
         if c.get("firmness") is not None:
             extra.append(f"firmness {c['firmness']:.2f}")
         if c.get("parts"):

@@ -51,6 +51,7 @@ from harness.report.charts import embed_figure, load_benchmarks, load_sensitivit
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
 from harness.record import objections as objections_of
+from harness.record import pvalues
 from harness.record.cli import USAGE_EXIT, OneLineParser
 
 # The note's items, so the page can say which of them this run did not reach (not a verdict source).
@@ -178,11 +179,13 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "firmness_cell": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None)
             if c.get("firmness") is not None else verdicts.firmness_short(c),
             "leaning": verdicts.leaning_refuted(c),
-            "deciding": [{**k, "effect_text": findings.effect_text(k)} for k in deciding],
+            "deciding": [{**k, "effect_text": findings.effect_text(k), "p_shown": pvalues.shown(k)} for k in deciding],
             "deciding_more": more,
             "deciding_lead": _NOT_TESTABLE_LEAD if c.get("not_testable") and deciding
             else _DECIDING_LEAD.get(verdicts.canonical(c["verdict"]), ""),
-            "criteria": [{**k, "role": verdicts.role_of(k)} for k in c.get("criteria", [])],
+            # each p with what it is (support or Holm-adjusted refutation) and digits enough to tell it from alpha
+            "criteria": [{**k, "role": verdicts.role_of(k), "p_label": pvalues.label(k),
+                          "p_text": pvalues.text(k.get("p_value"), k.get("level"))} for k in c.get("criteria", [])],
             # results.json written before the objections existed: rebuilt from the record (firmness, ceiling)
             "objections": c.get("objections") or objections_of.objections(c),
         })

@@ -126,7 +126,8 @@ def test_explain_names_the_failing_criterion():
     judged = V.judge_record([crit("slope_ci", refuted=True), crit("wide")])["criteria"]
     judged[0] |= {"ci": [0.1, 0.2], "p_value": 0.001}
     text = V.explain({"id": "C9", "verdict": "refuted", "statement": "s", "criteria": judged})
-    assert "slope_ci: REFUTED" in text and "CI [0.1, 0.2]" in text and "p=0.001" in text
+    assert "slope_ci: REFUTED" in text and "CI [0.1, 0.2]" in text
+    assert "refutation p (one-sided, Holm-adjusted over the claim's counted criteria) = 0.001" in text
     assert "wide: inconclusive; band" in text
 
 
