@@ -39,6 +39,7 @@ from harness.profiles import PROFILE_NAMES, Profile, get_profile, wall_budget
 from harness.schedule import PlannedGroupScheduling
 from harness.session import (EVIDENCE_KEY, STATE_KEY, ClaimsSession, Progress, claim_marker_id,
                              sigterm_as_interrupt)
+from harness.session.replicate import ReplicateRun
 from harness.settings import (DEVICE_CHOICES, DRY_RUN_SEEDS, DRY_RUN_STEPS, SEED_STRIDE, check_path_options,
                               choose_fp_path, derive_seeds, faults_module, load_kernel, load_model, parse_settings,
                               resolve_device, worker_threads)
@@ -55,6 +56,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--master-seed", default=None, metavar="N",
                     help=f"derive the seeds from N (seeds N*{SEED_STRIDE} + 0..n-1; default 0, and at --profile "
                          "standard the criteria lock's: reports/criteria.lock, issue 47)")
+    group.addoption("--replicate", default=None, metavar="K",
+                    help="run replicate K of the pre-registered replication (issue 64; docs/replication.md): the "
+                         "standard profile unchanged at the criteria lock's K-th replicate seed; its record goes to "
+                         "<report-dir>/replicates/<lock>/ and its start and end to <report-dir>/runlog.jsonl")
     group.addoption("--report-dir", default=None, metavar="PATH",
                     help="where results.json, index.html and figures go (default reports/)")
     group.addoption("--baseline", default=None, metavar="PATH",
@@ -136,6 +141,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state.model_trial = load_model(settings)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "attention_claims_session")
+    if settings.replicate is not None and state.worker_id is None:   # the process that writes the record logs it
+        config.pluginmanager.register(ReplicateRun(state), "attention_claims_replicate")
     state.previous_sigterm = sigterm_as_interrupt()
     if state.worker_id is not None:
         import torch
@@ -157,6 +164,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         import shutil
 
         shutil.rmtree(state.staging, ignore_errors=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After the controller wrote results.json (``WriteResults``), the earlier run's figures go (issue 65): a report
+    folder holds one run, a failed one included."""
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is None or state.worker_id is not None or state.results is None:
+        return
+    from harness.session.prune import prune_figures
+
+    prune_figures(state.settings.report_dir, state.results)
 
 
 def _state(config: pytest.Config) -> "ClaimsSession":
