@@ -46,7 +46,7 @@ from harness.record import baseline as baseline_gate
 from harness.record import lock
 from harness import fp_path
 from harness.profiles import claim_files
-from harness.report import checkpoint_compare, findings
+from harness.report import checkpoint_compare, findings, revisions
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
@@ -216,6 +216,9 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
         "sensitivity": load_sensitivity(report_dir, list(results["claims"])),
         "run_items": [(k, v) for k, v in run.items() if k != "skipped"],
         "how_decided": verdicts.HOW_VERDICTS_ARE_DECIDED,
+        # the project's design, not this run's: what was revised after an outcome was seen (issue 63, item 8)
+        "revisions": {"title": revisions.TITLE, "lead": revisions.PROTECTS, "rows": revisions.rows(),
+                      "calibration": revisions.CALIBRATION},
     }
 
 
