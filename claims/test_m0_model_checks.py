@@ -378,6 +378,16 @@ def model_trial(ev, trial, block: dict, seeds, progress=lambda msg, force=False:
     df = trials.frame(trial, seeds, block["batch"], block["length"])
     causal_rows = df[df.causal.isna() | df.causal.astype(object).eq(True)] if len(df) else df
     weight = float(causal_rows.future_weight_max.max()) if len(causal_rows) else 0.0
+    if any(not np.isfinite(v) for v in future.values()):     # the last position's output alone (nanoGPT's logits)
+        alone = ("the model's output covers its last position only (nanoGPT's logits without targets): no earlier "
+                 "output to watch while the last token is redrawn")
+        if weight == 0.0:
+            crits["model_causal_mask"].unmeasured(f"{alone}, and the tapped weights on later keys are 0")
+        else:                                                # a leak in the tapped weights refutes on its own
+            crits["model_causal_mask"].check(False, measured=weight, detail=f"largest weight on a later key "
+                                             f"{weight:.3g} over {len(causal_rows)} causal rows; {alone}")
+        ev.table("model_attention", df)
+        return
     leak = max(future.values())
     crits["model_causal_mask"].about("causal mask", "" if leak == 0 and weight == 0 else (
         f"seed {max(future, key=future.get)}: an output before the last position moved by {leak:.3g} (relative) "

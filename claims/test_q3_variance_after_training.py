@@ -371,7 +371,7 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
             continue
         r = rows[layer]
         by_head = ", ".join(f"{2 ** v.mean():.3g}" for v in heads.values())
-        crit.sample_each({f"head {h}": v for h, v in heads.items()}, over=OVER, detail=(
+        crit.sample_each({f"layer {layer} head {h}": v for h, v in heads.items()}, over=OVER, detail=(
             f"{name} by head {by_head} at the checkpoint: {r[half + '_words']}; at init {r[half + '_words_init']}"
             f"{suffix}"))
     part = df[df.which == "checkpoint"]

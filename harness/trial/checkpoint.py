@@ -320,8 +320,13 @@ def prepare(trial: ModelUnderTrial, weights: str, *, tokens: str | None = None, 
     vocab = getattr(getattr(model, "config", None), "vocab_size", None) or getattr(model, "vocab_size", None)
     if not vocab:
         raise ModelError(f"--model-weights: {trial.spec} has no vocab_size to draw probe token ids from")
+    config = getattr(model, "config", None)
+    limit = getattr(config, "block_size", None) or getattr(config, "n_positions", None)   # a learned position table
+    length = min(PROBE_LENGTH, int(limit)) if isinstance(limit, int) and limit >= 2 else PROBE_LENGTH
     ckpt.ids, ckpt.ids_note, ckpt.in_distribution = probe_ids(vocab=int(vocab), tokens=tokens, text=text,
-                                                              weights=weights)
+                                                              weights=weights, length=length)
+    if length < PROBE_LENGTH:
+        ckpt.ids_note += f"; sequences of at most {length} tokens, the model's positions"
     return ckpt
 
 

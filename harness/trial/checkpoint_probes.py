@@ -76,11 +76,21 @@ def head_extras(call: model_probes.Call) -> list[dict[str, float]]:
 OWN_LOSS, RANDOM_DIRECTION = "next-token loss", "random direction"
 
 
-def next_token_loss(head: Tensor, ids: Tensor):
-    """The loss of predicting ``ids[:, 1:]`` from the model's last hidden states through ``head`` (vocabulary x
-    width): the model's own loss on its probe text, C3's L in |dL/dlogits|."""
-    def loss_of(out: Tensor) -> Tensor:
-        logits = out[:, :-1].float() @ head.float().T
+def next_token_loss(head: Tensor, ids: Tensor, used: dict | None = None):
+    """The loss of predicting ``ids[:, 1:]`` from the model's output at every position: its last hidden states
+    through ``head`` (vocabulary x width), or its logits where the output already is (the vocabulary's width): the
+    model's own loss on its probe text, C3's L in |dL/dlogits|. None where the output covers fewer positions than
+    the input (nanoGPT's logits of the last position alone), and ``used["own"]`` is then False."""
+    def loss_of(out: Tensor) -> Tensor | None:
+        full = out.dim() == 3 and out.shape[1] == ids.shape[1]
+        if full and out.shape[-1] == head.shape[1]:
+            logits = out[:, :-1].float() @ head.float().T
+        elif full and out.shape[-1] == head.shape[0]:
+            logits = out[:, :-1].float()
+        else:
+            if used is not None:
+                used["own"] = False
+            return None
         return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
     return loss_of
 
@@ -96,9 +106,10 @@ def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int 
     ``figure_patterns``."""
     frames = []
     both = bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+    used = {"own": head is not None}
     for b in range(ids.shape[0]):
         inputs = {"input_ids": ids[b:b + 1], **({"decoder_input_ids": ids[b:b + 1]} if both else {})}
-        loss_of = next_token_loss(head, ids[b:b + 1]) if head is not None else None
+        loss_of = next_token_loss(head, ids[b:b + 1], used) if head is not None else None
         extra = head_extras
         if patterns is not None and b == 0:
             def extra(call: model_probes.Call) -> list[dict[str, float]]:
@@ -110,7 +121,8 @@ def readings(model: nn.Module, backend: str, ids: Tensor, which: str, seed: int 
     df["std_over_sqrt_dk"] = df.logit_std / np.sqrt(df.d_k.astype(float))     # deprecated: see ``DEPRECATED``
     df["qk_std"] = df.logit_std / df.scale.astype(float).abs()
     df["qk_std_over_sqrt_dk"] = df.qk_std / np.sqrt(df.d_k.astype(float))
-    grad_loss = f"{OWN_LOSS} ({head_name})" if head is not None else RANDOM_DIRECTION
+    grad_loss = f"{OWN_LOSS} ({head_name})" if used["own"] else RANDOM_DIRECTION + (
+        " (the model's output covers its last position only)" if head is not None else "")
     return df.assign(which=which, grad_loss=grad_loss)
 
 

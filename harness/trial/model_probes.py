@@ -24,6 +24,7 @@ What a tap cannot see is NaN in the frame, and the claim records that criterion 
 from __future__ import annotations
 
 import gc
+import inspect
 import math
 import sys
 from contextlib import contextmanager
@@ -253,10 +254,24 @@ def model_inputs(model: nn.Module, batch: int, length: int, seed: int) -> dict[s
                    "(.d_model, .hidden_size or .dim) to draw an input from")
 
 
+def by_keyword(model: nn.Module, names: Sequence[str]) -> bool:
+    """Whether ``model.forward`` takes ``names`` as keywords (transformers' ``input_ids``, or ``**kwargs``); else its
+    inputs are passed positionally, in order (nanoGPT's ``forward(idx, targets=None)``, issue 65)."""
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return True
+    return all(n in params and params[n].kind is not params[n].POSITIONAL_ONLY for n in names)
+
+
 def forward(model: nn.Module, inputs: dict[str, Tensor]) -> Tensor:
-    """The model's first output as one tensor (``last_hidden_state`` or ``logits``, or what the module returns)."""
-    if set(inputs) == {"x"}:
-        out = model(inputs["x"])
+    """The model's first output as one tensor (``last_hidden_state`` or ``logits``, or what the module returns).
+    The model is called as its signature asks: ``input_ids=`` where ``forward`` names it, positionally otherwise
+    (``by_keyword``)."""
+    if set(inputs) == {"x"} or not by_keyword(model, list(inputs)):
+        out = model(*inputs.values())
     else:
         out = model(**inputs)
     if isinstance(out, Tensor):
@@ -378,14 +393,14 @@ def probe(model: nn.Module, backend: str, inputs: dict[str, Tensor], seed: int =
     scaling set to 1 (C3's unscaled arm): the attention modules' ``scaling`` (transformers) or SDPA's ``scale``
     (functions); a softmax the tap only reads cannot be unscaled (``TapError``). ``extra(call)``: more columns,
     one dict a head, added to that call's rows. ``loss_of(output)``: the loss the backward differentiates (e.g. a
-    trained model's own next-token loss); by default the output against a fixed random direction."""
+    trained model's own next-token loss); by default, or where it returns None, the output against a fixed random
+    direction."""
     model.zero_grad(set_to_none=True)
     with tapped(model, backend, unscaled) as calls, _unscaled(model if unscaled and backend == "transformers"
                                                                  else None):
         out = forward(model, inputs)
-        if loss_of is not None:
-            loss = loss_of(out)
-        else:
+        loss = loss_of(out) if loss_of is not None else None      # None: the output cannot carry that loss
+        if loss is None:
             g = torch.Generator().manual_seed(10_000 + seed)
             direction = torch.randn(out.shape, generator=g) / math.sqrt(out[..., 0].numel())
             loss = (out.float() * direction).sum()
@@ -445,6 +460,8 @@ def future_dependency(model: nn.Module, inputs: dict[str, Tensor], seed: int = 0
     with torch.no_grad():
         a, b = forward(model, inputs), forward(model, changed)
     scale = float(a.abs().max()) or 1.0
+    if a.dim() < 2 or a.shape[1] < 2:              # an output of the last position alone (nanoGPT's logits)
+        return math.nan
     return float((a[:, :-1] - b[:, :-1]).abs().max()) / scale
 
 

@@ -246,7 +246,8 @@ def test_q3_counts_each_head_a_part_and_answers_no_for_the_split_layer(planted, 
     assert answers["layer 0"] == "answered no"
     crit = next(c for c in judged["criteria"] if c["name"] == "checkpoint_scale_layer0")
     parts = {p["label"]: p["outcome"] for p in crit["parts"]}
-    assert crit["outcome"] == "refuted" and parts["head 0"] == "refuted" and parts["head 1"] == "passed", parts
+    assert crit["outcome"] == "refuted" and parts["layer 0 head 0"] == "refuted" and parts["layer 0 head 1"] == "passed", \
+        parts
     assert "3 of 4 heads outside the band" in crit["detail"] or "3 of 4 heads" in str(rec["criteria"])
     assert any("layer 0: fails on scale" in n and "head 0 saturating at 7.4" in n for n in rec["notes"])
     assert rec["metrics"]["checkpoint_logit_std/max_abs_log2_head"] > 2 > rec["metrics"][
