@@ -16,6 +16,8 @@ API:
   takes cuda:N);
 * ``lock_master_seed(profile, given)`` — the master seed and where it came from: ``--master-seed`` when given, else
   the headline profile's from the criteria lock's hash (``harness.record.lock``; issue 47), else 0;
+* ``replicate_seed(opt, profile, dry_run)`` — ``--replicate k`` checked against the criteria lock's pre-registered
+  replication (issue 64, ``harness.record.replication``): k, the lock's hash and replicate k's master seed;
 * ``derive_seeds(master_seed, n)`` — a run's seeds, ``master_seed * SEED_STRIDE + 0..n-1`` (at most ``MAX_SEEDS``);
 * ``DRY_RUN_STEPS``, ``DRY_RUN_SEEDS`` — what ``--dry-run`` trains (issue 18);
 * ``load_kernel(settings, worker_id)`` — ``--attention`` resolved, pre-flighted and set as the model's kernel
@@ -41,7 +43,7 @@ import pytest
 
 from harness import fp_path
 from harness.profiles import PROFILE_NAMES
-from harness.record import lock
+from harness.record import lock, replication
 
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
 SEED_STRIDE = 1000  # master seed m uses seeds m*1000 + 0..n-1: disjoint sets for different master seeds
@@ -87,6 +89,10 @@ class Settings:
     model_weights_allow_unused: bool = False
     #: --model-init-weights PATH: the run's own saved init, read as the "at init" half in place of the random draw
     model_init_weights: str | None = None
+    #: --replicate k: replicate k of the pre-registered replication (issue 64), its master seed the lock's k-th;
+    #: ``replicate_lock`` the criteria lock's hash it is at
+    replicate: int | None = None
+    replicate_lock: str | None = None
 
     @property
     def gate_active(self) -> bool:
@@ -167,6 +173,10 @@ def parse_settings(config: pytest.Config) -> Settings:
     device = validate_device(str(opt.device))
     n_seeds = None if opt.seeds is None else _int_option("--seeds", opt.seeds, 1, MAX_SEEDS)
     master_seed, seeds_from = lock_master_seed(profile, opt.master_seed)
+    replicate, replicate_lock = None, None
+    if getattr(opt, "replicate", None) is not None:
+        replicate, replicate_lock, master_seed = replicate_seed(opt, profile, dry_run)
+        seeds_from = lock.SEEDS_FROM_LOCK
     invocation_dir = Path(config.invocation_params.dir)
     report_dir = (invocation_dir / opt.report_dir) if opt.report_dir else (config.rootpath / "reports")
     if report_dir.exists() and not report_dir.is_dir():
@@ -195,7 +205,41 @@ def parse_settings(config: pytest.Config) -> Settings:
                     model_weights=getattr(opt, "model_weights", None),
                     probe_tokens=getattr(opt, "probe_tokens", None), probe_text=getattr(opt, "probe_text", None),
                     model_weights_allow_unused=bool(getattr(opt, "model_weights_allow_unused", False)),
-                    model_init_weights=getattr(opt, "model_init_weights", None))
+                    model_init_weights=getattr(opt, "model_init_weights", None), replicate=replicate,
+                    replicate_lock=replicate_lock)
+
+
+#: what ``--replicate`` cannot be combined with: each would change the standard profile a replicate runs unchanged
+REPLICATE_EXCLUDES = (("--seeds", "seeds"), ("--master-seed", "master_seed"), ("--fast", "fast"),
+                      ("--inject-fault", "inject_fault"), ("--attention", "attention"), ("--model", "model"),
+                      ("--model-config", "model_config"), ("--update-baseline", "update_baseline"))
+
+
+def replicate_seed(opt: Any, profile: str, dry_run: bool) -> tuple[int, str, int]:
+    """``--replicate k`` checked: (k, the lock's hash, replicate k's master seed from the lock's pre-registered
+    seeds, ``harness.record.replication``). A usage error (exit 4) for k outside 1..K, a profile other than
+    standard, an option that changes what a replicate runs, or a lock that pre-registers no replication (a dry run,
+    which decides nothing, takes the seeds the lock's hash gives)."""
+    k = _int_option("--replicate", opt.replicate, 1, replication.K)
+    if profile != replication.PROFILE:
+        raise pytest.UsageError(f"--replicate runs the {replication.PROFILE} profile unchanged; give --profile "
+                                f"{replication.PROFILE} (got {profile})")
+    for flag, name in REPLICATE_EXCLUDES:
+        if getattr(opt, name, None):
+            raise pytest.UsageError(f"--replicate runs the {replication.PROFILE} profile unchanged at the lock's "
+                                    f"seed; it cannot be combined with {flag}")
+    doc = read_lock()
+    if doc is None:
+        raise pytest.UsageError(f"--replicate needs the criteria lock ({lock.LOCK_FILE}), which this checkout lacks")
+    section = doc.get("replication")
+    if section is None and not dry_run:
+        raise pytest.UsageError(f"{lock.LOCK_FILE} pre-registers no replication (no replicate seeds): refresh it with "
+                                f"{lock.REFRESH} before any replicate runs")
+    if section is not None and section != replication.lock_section(doc["hash"]):
+        raise pytest.UsageError(f"{lock.LOCK_FILE}'s replication (K {section.get('K')}) is not this checkout's "
+                                f"(K {replication.K}): refresh it with {lock.REFRESH}")
+    seeds = section["seeds"] if section is not None else replication.replicate_seeds(doc["hash"])
+    return k, doc["hash"], seeds[k - 1]
 
 
 #: the criteria lock the code's criteria are frozen in (``harness.record.lock``)

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.record import verdict as verdicts
 from harness.record import objections as objections_of
+from harness.record import replication
 
 # 2 (issue 16): criteria carry kind, margin, rule, measurements, outcome, firmness, seeds_for_firm and a
 # fingerprint; claims carry firmness and seeds_for_firm. Files of schema 1 are rejected with a clear error.
@@ -241,11 +242,12 @@ def judge_claim(claim: dict[str, Any], *, errored: bool) -> dict[str, Any]:
 def rejudge(data: Mapping[str, Any]) -> dict[str, Any]:
     """A results file's claims decided again from their recorded criteria (rules and per-seed measurements), under
     this checkout's decision rules, without running anything: a copy of ``data`` with each claim's verdict,
-    firmness, criteria outcomes and objections recomputed. With the rules unchanged it is ``data`` itself (the
+    firmness, criteria outcomes and objections recomputed (and a pooled claim's r of K, ``replication.refresh``). With the rules unchanged it is ``data`` itself (the
     firmness simulation is seeded), so it shows what a change of the rules does to stored runs."""
     out = json.loads(json.dumps(to_jsonable(data), allow_nan=False))
     for claim in out["claims"].values():
         judge_claim(claim, errored=claim.get("verdict") == verdicts.ERROR)
+        replication.refresh(claim)      # a pooled claim's r of K, read from its re-decided verdict (issue 64)
     return to_jsonable(out)
 
 
