@@ -15,7 +15,8 @@ COMMANDS = [
     ("harness.report.html", "no/such/results.json"), ("harness.report.browser", "no/such/index.html"),
     ("harness.suite.sensitivity", "--jobs", "0"), ("harness.suite.calibration", "--bogus"),
     ("harness.suite.model_table", "--bogus"), ("harness.suite.fault_tables", "--bogus"),
-    ("harness.suite.new_claim", "--bogus"),
+    ("harness.suite.new_claim", "--bogus"), ("harness.suite.replication_plan", "--bogus"),
+    ("harness.report.html", "replicated", "--bogus"), ("harness.report.html", "replicated", "no/such/folder"),
 ]
 
 

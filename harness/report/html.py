@@ -397,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["rejudge"]:
         from harness.report import rejudge  # a subcommand's own module, imported when asked for
         return rejudge.main(argv[1:])
+    if argv[:1] == ["replicated"]:
+        from harness.report import replicated
+        return replicated.main(argv[1:])
     parser = OneLineParser(prog="python -m harness.report",
                            description="Rebuild index.html from a results.json without rerunning. "
                                        "`python -m harness.report compare OLD NEW`: what moved between "
@@ -410,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
                                        "`python -m harness.report baseline [PATH] [--drop ID]`: what a "
                                        "baseline holds, and removing a claim from it; "
                                        "`python -m harness.report lock [--write]`: the code's criteria "
-                                       "against reports/criteria.lock (issue 47).")
+                                       "against reports/criteria.lock (issue 47); "
+                                       "`python -m harness.report replicated reports/replicates/<lock> [--write "
+                                       "reports/replicated.json]`: the replicates pooled (issue 64).")
     parser.add_argument("results", type=Path, help="path to results.json (figures are read beside it)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output file (default: index.html beside it)")
     parser.add_argument("--times", action="store_true",

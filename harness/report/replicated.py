@@ -1,0 +1,87 @@
+"""``python -m harness.report replicated FOLDER [--write reports/replicated.json]``: the pooled record (issue 64).
+
+FOLDER is ``reports/replicates/<lock[:12]>``, where ``pytest --profile standard --replicate k`` stores each run's
+record. The run log beside it (``reports/runlog.jsonl``, ``--log``) says which record of each claim's replicate is
+the record: its first complete run at the lock (``harness.record.runlog.select``). Those are pooled by the
+pre-registered rule (``harness.record.replication.pool``); a claim with fewer than K replicates in prints
+``k of K in`` and is left out of the pooled record until its set is complete. ``--write`` stores the pooled record
+atomically (``python -m harness.report rejudge`` reproduces it byte for byte); it refuses where the records do not
+stand on the log (``runlog.problems``). Exit 0, 1 where the records and the log disagree, 4 on a usage error.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.record import replication, runlog
+from harness.record import results as results_io
+from harness.record.cli import USAGE_EXIT, OneLineParser
+
+
+def load_records(folder: Path) -> dict[str, dict]:
+    """{file name: results} of the replicate records in ``folder``."""
+    return {p.name: results_io.load(p, what="replicate record") for p in sorted(Path(folder).glob("r*.json"))}
+
+
+def lines(pooled: dict, K: int) -> list[str]:
+    """One line per claim: its pooled verdict and r of K, or how many of its K replicates are in."""
+    out = []
+    for cid, ks in pooled["replication"]["in"].items():
+        claim = pooled["claims"].get(cid)
+        if claim is None:
+            out.append(f"{cid}: {len(ks)} of {K} in" + (f" (replicates {', '.join(map(str, ks))})" if ks else ""))
+            continue
+        r = claim["replication"]
+        lo, hi = r["wilson"]
+        out.append(f"{cid}: {claim['verdict']}, repeated in {r['r']} of {r['K']} replicates [{lo:.2f}, {hi:.2f}]"
+                   + (" (fragile)" if r["fragile"] else "")
+                   + (" (most replicates gave another verdict)" if r["pooled_differs_from_most"] else ""))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = OneLineParser(
+        prog="python -m harness.report replicated",
+        description="Pool the stored replicate records of one lock (reports/replicates/<lock>) by the pre-registered "
+                    "rule and print each claim's pooled verdict and r of K, or 'k of K in'. Exit 0, 1 where the "
+                    "records do not stand on the run log, 4 on a usage error.")
+    parser.add_argument("folder", type=Path, help="reports/replicates/<lock hash[:12]>")
+    parser.add_argument("--log", type=Path, default=None,
+                        help=f"the run log (default: {runlog.LOG_NAME} two folders above FOLDER)")
+    parser.add_argument("--write", type=Path, default=None, metavar="FILE",
+                        help="store the pooled record there (reports/replicated.json)")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        parser.error(f"{args.folder} is not a folder of replicate records")
+    log = args.log or args.folder.resolve().parents[1] / runlog.LOG_NAME
+    try:
+        records = load_records(args.folder)
+        entries = runlog.read(log)
+    except (results_io.ResultsFormatError, ValueError) as exc:
+        parser.error(str(exc))
+    locks = {(r["run"].get("replicate") or {}).get("lock") for r in records.values()}
+    if len(locks) != 1 or None in locks:
+        parser.error(f"{args.folder}: needs replicate records of one lock, found {len(records)} records at "
+                     f"{len(locks)} locks")
+    lock = locks.pop()
+    try:
+        pooled = replication.pool(runlog.select(records, entries, lock))
+    except replication.ReplicationError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"lock {lock[:12]}, K = {replication.K}, {len(records)} records, run log {log}")
+    print("\n".join(lines(pooled, replication.K)))
+    problems = runlog.problems(records, entries, pooled)
+    for lk, claims in runlog.locks(entries).items():
+        if lk != lock:
+            print(f"note: the run log also has complete runs at lock {lk[:12]} ({', '.join(sorted(claims))})")
+    if problems:
+        print("\n".join(f"problem: {p}" for p in problems))
+        return 1
+    if args.write is not None:
+        same = args.write.is_file() and json.loads(args.write.read_text(encoding="utf-8")) == \
+            results_io.to_jsonable(pooled)
+        if not same:
+            results_io.write_json_atomic(args.write, pooled)
+        print(f"{'unchanged' if same else 'wrote'} {args.write}")
+    return 0
