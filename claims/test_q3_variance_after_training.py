@@ -352,6 +352,9 @@ def checkpoint_trial(ev, trial, progress=lambda msg, force=False: None) -> None:
             f"each of the layer's heads, one part each, does: a mean over heads is reported, never counted, since "
             f"opposite failures would cancel in it; {FIRMNESS_OVER}")
     progress(f"model {trial.spec}: reading {ckpt.path} and the init on {probes}", force=True)
+    for save in [s for s in [*(ckpt.saves or [ckpt]), ckpt.init] if s is not None and s.dropped]:
+        progress(f"--model-weights-allow-unused: {len(save.dropped)} saved tensors of {save.path.name} left out, "
+                 f"unread: {checkpoints.dropped_words(save.dropped)}", force=True)
     df = checkpoints.read(trial, ckpt, ckpt.ids)
     table = readings.layer_table(df)
     ev.table("checkpoint_readings", table)

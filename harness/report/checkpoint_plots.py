@@ -181,7 +181,8 @@ def figure_patterns(patterns: Sequence[Any], table: Any, ids: Sequence[int], tit
                     n: int = PATTERN_HEADS):
     """Where the strongest heads look on the first probe sequence (issue 55, item 7): one query x key map a head
     (``strongest_heads``), weights on [0, 1], titled with the head's entropy over ln n and its weight on the first
-    key over the probe batches; the token ids label the axes where the sequence is short enough to read."""
+    key over the probe batches. The axes are positions; where the sequence is short enough to read (32 tokens),
+    each tick is labelled with that position's token id, and the axis label says so."""
     heads = [(layer, h) for layer, h in strongest_heads(table, n) if layer < len(patterns)]
     fig, axes = plt.subplots(1, max(1, len(heads)), figsize=(3.4 * max(1, len(heads)), 3.6), squeeze=False,
                              layout="constrained")
@@ -193,10 +194,11 @@ def figure_patterns(patterns: Sequence[Any], table: Any, ids: Sequence[int], tit
         r = rows.loc[(layer, h)]
         ax.set_title(f"layer {layer} head {h}: entropy {r.entropy_ratio:.2f} of ln n,\n"
                      f"first key {r.sink_mass:.2f}", fontsize=8)
-        ax.set_xlabel("key (token id)", fontsize=7)
-        ax.set_ylabel("query (token id)", fontsize=7)
         tokens = [str(int(t)) for t in ids][: w.shape[-1]]
-        if len(tokens) <= 32:
+        named = len(tokens) <= 32                    # the ticks carry each position's token id where they fit
+        ax.set_xlabel("key position" + (" (ticks: its token id)" if named else ""), fontsize=7)
+        ax.set_ylabel("query position" + (" (ticks: its token id)" if named else ""), fontsize=7)
+        if named:
             ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=5)
             ax.set_yticks(range(min(len(tokens), w.shape[0])), tokens[: w.shape[0]], fontsize=5)
         else:

@@ -60,6 +60,9 @@ class Checkpoint:
     prefix: str = ""                                           # taken off the saved names ("model.")
     unused: list[str] = field(default_factory=list)           # saved tensors the built model has no place for
     n_tensors: int = 0
+    #: of ``unused``, those left out under ``--model-weights-allow-unused`` (not an output head's, not declared
+    #: harmless): said in the terminal by ``dropped_words``
+    dropped: list[str] = field(default_factory=list)
     #: the probe inputs (``probe_ids``), where they came from, whether they are the model's own distribution
     ids: torch.Tensor | None = field(default=None, repr=False)
     ids_note: str = ""
@@ -78,17 +81,30 @@ class Checkpoint:
         return (f"weights {self.path} ({self.n_tensors} tensors: {kinds}"
                 + (f"; {' and '.join(low)} loaded as saved and measured in float32" if low else "")
                 + (f"; prefix {self.prefix!r} taken off" if self.prefix else "")
-                + (f"; {len(self.unused)} saved tensors unused (e.g. {self.unused[0]})" if self.unused else "") + ")")
+                + (f"; {len(self.unused)} saved tensors unused (e.g. {self.unused[0]})" if self.unused else "")
+                + (f"; left out by --model-weights-allow-unused: {dropped_words(self.dropped)}" if self.dropped else "")
+                + ")")
 
     def describe(self) -> dict[str, Any]:
         return {"path": str(self.path), "files": [str(f) for f in self.files], "dtypes": self.dtypes,
-                "prefix": self.prefix, "unused": len(self.unused), "tensors": self.n_tensors,
+                "prefix": self.prefix, "unused": len(self.unused), "dropped": list(self.dropped),
+                "tensors": self.n_tensors,
                 "probe": self.ids_note, "probe_in_distribution": self.in_distribution,
                 "probe_shape": list(self.ids.shape) if self.ids is not None else None,
                 "init": ({"source": "saved", "path": str(self.init.path), "files": [str(f) for f in self.init.files],
                           "tensors": self.init.n_tensors} if self.init is not None
                          else {"source": "random", "seed": 0}),
                 "series": [{"path": str(s.path), "step": s.step} for s in self.saves or [self]]}
+
+
+def dropped_words(names: list[str]) -> str:
+    """Saved tensors left out, by layer: 'model.layers.4 (9 tensors), model.layers.5 (9 tensors), q_bias' (a name
+    outside a numbered layer is given whole)."""
+    groups: dict[str, int] = {}
+    for name in names:
+        m = re.match(r"^(.*?\.(?:layers|layer|h|blocks|block)\.\d+)\.", name)
+        groups[m[1] if m else name] = groups.get(m[1] if m else name, 0) + 1
+    return ", ".join(f"{g} ({n} tensor{'s' * (n > 1)})" if n > 1 or g not in names else g for g, n in groups.items())
 
 
 def weight_files(path: str | os.PathLike) -> list[Path]:
@@ -195,6 +211,7 @@ def attach(trial: ModelUnderTrial, path: str | os.PathLike, allow_unused: bool =
     for f in files:
         saved.update(_read_file(f, meta_only=True))
     model = trial.base if trial.base is not None else trial.build(0)
+    config_beside(path, model, trial.spec)
     wanted = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     prefix = _match(saved, wanted, _prefixes(model))
     named = {k[len(prefix):]: v for k, v in saved.items() if k.startswith(prefix)}
@@ -222,9 +239,40 @@ def attach(trial: ModelUnderTrial, path: str | os.PathLike, allow_unused: bool =
         raise ModelError(f"--model-weights {path}: {len(stray)} saved tensor{'s' * (len(stray) > 1)} the model built "
                          f"by {trial.spec} does not use ({', '.join(stray[:2])}{', ...' * (len(stray) > 2)}): "
                          "another config's checkpoint? --model-weights-allow-unused reads it without them")
-    ckpt = Checkpoint(Path(path), files, dtypes, prefix, unused, len(wanted))
+    ckpt = Checkpoint(Path(path), files, dtypes, prefix, unused, len(wanted), dropped=stray)
     trial.checkpoint = ckpt
     return ckpt
+
+
+#: the config fields that change how the same tensors are read (issue 65, item 6): the head split and the scale.
+#: 8 heads of 12 and 4 heads of 24 have the same shapes, so the names and shapes cannot catch them
+HEAD_FIELDS = ("num_attention_heads", "n_head", "num_heads", "num_key_value_heads", "n_head_kv", "head_dim", "d_kv",
+               "query_pre_attn_scalar", "attention_multiplier", "scale_attn_weights", "attn_logit_softcapping")
+
+
+def config_beside(path: str | os.PathLike, model: torch.nn.Module, spec: str) -> None:
+    """A ``ModelError`` where the ``config.json`` beside the weights (in the folder, or the file's folder) says
+    another head split or attention scale (``HEAD_FIELDS``) than the config the model was built by: the same
+    shapes would be read as other heads. Fields either side lacks, or left None, are not compared."""
+    p = Path(path)
+    saved = (p if p.is_dir() else p.parent) / "config.json"
+    built = getattr(model, "config", None)
+    if built is None or not saved.is_file():
+        return
+    try:
+        doc = json.loads(saved.read_text())
+    except (ValueError, OSError):
+        return                                      # not a config: nothing it says is compared
+    if not isinstance(doc, dict) or "model_type" not in doc:
+        return
+    for key in HEAD_FIELDS:
+        want, have = doc.get(key), getattr(built, key, None)
+        if want is None or have is None or isinstance(have, bool) != isinstance(want, bool):
+            continue
+        if want != have:
+            raise ModelError(f"--model-weights {path}: {saved} says {key} {want}, the model built by {spec} has "
+                             f"{have}: the same tensors would be read as another head split or scale; give "
+                             f"--model-config={saved.parent} (or the override {key}={want})")
 
 
 def tied_groups(model: torch.nn.Module) -> list[tuple[str, ...]]:

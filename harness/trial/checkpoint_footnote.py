@@ -112,7 +112,8 @@ def regime_table(df: "pd.DataFrame") -> list[str]:
            "fails on (counted) | reported"]
     out += [f"{r['layer']:>5}  {len(r['independence_heads']):>13}/{r['heads']:<3}  "
             f"{len(r['scale_heads']):>2}/{r['heads']:<2}  {r['ratio']:>13.2f} ({r['ratio_init']:>6.2f})  "
-            f"{r['logit_std']:>11.3g} ({r['logit_std_init']:>6.3g})  {r['saturated']:>6.1%} ({r['saturated_init']:>6.1%})"
+            f"{r['logit_std']:>11.3g} ({r['logit_std_init']:>6.3g})  "
+            f"{r['saturated']:>6.1%} ({r['saturated_init']:>6.1%})"
             f"  {r['collapsed']:>4}/{r['heads']:<4}  {r['sinks']:>2}/{r['heads']:<2}  "
             f"{'+'.join(r['fails_on']) or '-'} | {'+'.join(r['reported']) or '-'}" for r in rows]
     out.append(f"(heads out: heads whose own reading is outside the band, counted; saturated: the share of rows "

@@ -67,6 +67,11 @@ def test_a_six_layer_checkpoint_in_a_four_layer_config_is_refused_naming_its_ext
     # allowed: the first four layers load, and the two others and the head are counted unused
     ckpt = checkpoint.prepare(trial, str(tmp_path / "six"), allow_unused=True)
     assert len(ckpt.unused) == 2 * PER_LAYER + 1 and "lm_head.weight" in ckpt.unused
+    # issue 65, item 7: what was left out is named by layer (the terminal's line and the note), the head is exempt
+    assert len(ckpt.dropped) == 2 * PER_LAYER and "lm_head.weight" not in ckpt.dropped
+    words = f"model.layers.4 ({PER_LAYER} tensors), model.layers.5 ({PER_LAYER} tensors)"
+    assert checkpoint.dropped_words(ckpt.dropped) == words and words in ckpt.note
+    assert checkpoint.dropped_words(["q_bias", "model.layers.0.x.weight"]) == "q_bias, model.layers.0 (1 tensor)"
     loaded = checkpoint.load(trial, ckpt).state_dict()
     assert all(torch.equal(loaded[k], six.model.state_dict()[k]) for k in loaded)
 

@@ -246,8 +246,8 @@ def test_q3_counts_each_head_a_part_and_answers_no_for_the_split_layer(planted, 
     assert answers["layer 0"] == "answered no"
     crit = next(c for c in judged["criteria"] if c["name"] == "checkpoint_scale_layer0")
     parts = {p["label"]: p["outcome"] for p in crit["parts"]}
-    assert crit["outcome"] == "refuted" and parts["layer 0 head 0"] == "refuted" and parts["layer 0 head 1"] == "passed", \
-        parts
+    assert crit["outcome"] == "refuted", parts
+    assert parts["layer 0 head 0"] == "refuted" and parts["layer 0 head 1"] == "passed", parts
     assert "3 of 4 heads outside the band" in crit["detail"] or "3 of 4 heads" in str(rec["criteria"])
     assert any("layer 0: fails on scale" in n and "head 0 saturating at 7.4" in n for n in rec["notes"])
     assert rec["metrics"]["checkpoint_logit_std/max_abs_log2_head"] > 2 > rec["metrics"][
@@ -265,3 +265,39 @@ def test_a_short_probe_is_cut_into_sequences_or_refused_in_one_line(tmp_path, n,
         return
     ids, note, _ = checkpoint.probe_ids(vocab=35, tokens=str(tmp_path / "one.npy"))
     assert tuple(ids.shape) == shape and note.startswith(f"probe inputs: {shape[0]} sequences of {shape[1]} tokens")
+
+
+def test_a_config_json_beside_the_weights_with_another_head_split_is_refused_in_one_line(planted, tmp_path):
+    """Issue 65, item 6: 8 heads of 8 against weights trained as 4 heads of 16 have the same shapes, and read with
+    other numbers; the config.json saved beside them says so, and the read is refused naming the field."""
+    import shutil
+
+    trial, root, _ = planted
+    folder = tmp_path / "w"
+    folder.mkdir()
+    shutil.copy(root / "unit.pt", folder / "pytorch_model.bin")
+    config = trial.base.config.to_dict()
+    (folder / "config.json").write_text(__import__("json").dumps(config))
+    assert checkpoint.attach(trial, str(folder)).n_tensors > 0               # the same split: read
+    config.update(num_attention_heads=8, num_key_value_heads=4, head_dim=8)
+    (folder / "config.json").write_text(__import__("json").dumps(config))
+    with pytest.raises(models.ModelError) as err:
+        checkpoint.attach(trial, str(folder))
+    assert str(err.value) == (f"--model-weights {folder}: {folder / 'config.json'} says num_attention_heads 8, the "
+                              "model built by config LlamaConfig has 4: the same tensors would be read as another "
+                              f"head split or scale; give --model-config={folder} (or the override "
+                              "num_attention_heads=8)")
+
+
+@pytest.mark.parametrize("length, label", [(64, "key position"), (16, "key position (ticks: its token id)")])
+def test_the_pattern_maps_label_their_axes_as_positions(length, label):
+    """Issue 65, item 8: the axes said "token id" where the ticks were positions."""
+    import pandas as pd
+
+    from harness.report import checkpoint_plots as plots
+
+    table = pd.DataFrame([dict(which="checkpoint", layer=0, head=0, entropy_ratio=0.5, sink_mass=0.1)])
+    w = np.full((1, length, length), 1.0 / length)
+    fig = plots.figure_patterns([w], table, list(range(length)), "t")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == label and ax.get_ylabel() == label.replace("key", "query")
