@@ -32,6 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.record import decision
 from harness.record import verdict as verdicts
+from harness.report import sentences
 
 BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
 
@@ -175,22 +176,15 @@ def _tail_of(criterion: Mapping[str, Any], bound: str) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
-#: a decided outcome whose Holm-adjusted p lies within this share of its level below it is "at the edge": one seed
-#: more or less could turn it, which the firmness says in a number and the sentence says in words (issue 54)
-EDGE_SHARE = 0.2
+EDGE_SHARE = sentences.EDGE_SHARE
 
 
 def _at_the_edge(criterion: Mapping[str, Any]) -> str:
-    """'at the edge: adjusted p 0.04999 against 0.05' where a passed or refuted criterion's adjusted p lies within
-    ``EDGE_SHARE`` of its level; '' otherwise."""
-    p, level = criterion.get("p_value"), criterion.get("level")
-    if criterion.get("outcome") not in (decision.PASSED, decision.REFUTED) or not all(
-            isinstance(v, (int, float)) and math.isfinite(v) for v in (p, level)) or level <= 0:
-        return ""
-    if not (1 - EDGE_SHARE) * level <= p <= level:
-        return ""
-    digits = next((n for n in range(3, 9) if float(f"{p:.{n}g}") != level), 9)    # enough to tell p from level
-    return f"at the edge: adjusted p {p:.{digits}g} against {number(level, 2)}"
+    """'at the edge: adjusted p 0.049998 against 0.05' (a refuted criterion) or 'at the edge: support p 0.0499 against
+    0.05' (a passed one) where its p lies within ``EDGE_SHARE`` of its level (``sentences.at_the_edge``)."""
+    edge = sentences.at_the_edge(criterion)
+    return edge.replace("Decided at the edge: Holm-adjusted refutation p", "at the edge: adjusted p").replace(
+        "Decided at the edge:", "at the edge:")
 
 
 def _band_bound(rule: Mapping[str, Any]) -> str:
@@ -385,9 +379,10 @@ def _largest_contradiction(claim: Mapping[str, Any], deciding: str = "") -> str:
 
 
 def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
-    """One row per claim, in the results' order: id, title, verdict (with firmness), the deciding effect."""
+    """One row per claim, in the results' order: id, title, verdict (with firmness), and the finding: one sentence in
+    the paper's words (``harness.report.sentences``, issue 63), the same the report's summary and the terminal show."""
     return [{"id": cid, "claim": strip_own_id(cid, c.get("title") or c.get("statement")),
-             "verdict": verdict_text(c), "effect": deciding_effect(c)}
+             "verdict": verdict_text(c), "effect": sentences.sentence(c)}
             for cid, c in results.get("claims", {}).items()]
 
 
@@ -425,7 +420,7 @@ def findings_markdown(results: Mapping[str, Any], expected: Sequence[str] = ()) 
     """The findings table as Markdown, with the line that says where and when it was measured; ``expected``: claim
     ids the file should hold, those it lacks named below the table (a baseline that parts fill,
     ``reports/full.json``)."""
-    lines = [run_line(results), "", "| id | claim | verdict | the effect that decided it |", "|---|---|---|---|"]
+    lines = [run_line(results), "", "| id | claim | verdict | what was found |", "|---|---|---|---|"]
     lines += [f"| {_cell(r['id'])} | {_cell(r['claim'])} | {_cell(r['verdict'])} | {_cell(r['effect'])} |"
               for r in findings_rows(results)]
     missing = [c for c in expected if c not in results.get("claims", {})]

@@ -47,6 +47,7 @@ from harness.record import lock
 from harness import fp_path
 from harness.profiles import claim_files
 from harness.report import checkpoint_compare, findings, revisions
+from harness.report import sentences
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
@@ -160,7 +161,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             **c,
             "title": findings.strip_own_id(cid, c.get("title")),
             "statement": findings.strip_own_id(cid, c.get("statement")),
-            "effect_text": findings.deciding_effect(c),
+            "effect_text": sentences.sentence(c),
             "answers_text": verdicts.answers_text(c.get("answers") or []),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),
@@ -354,7 +355,7 @@ def compare_main(argv: list[str]) -> int:
 def findings_main(argv: list[str]) -> int:
     parser = OneLineParser(
         prog="python -m harness.report findings",
-        description="The findings table (per claim: the verdict with its firmness and the effect that decided it, "
+        description="The findings table (per claim: the verdict with its firmness and what was found, "
                     "in words) as Markdown. Exit 1 when --write's file lacks the markers, 4 when RESULTS cannot be read.")
     parser.add_argument("results", type=Path, help="a results.json or reports/baseline.json")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",

@@ -7,6 +7,7 @@ from typing import Any
 from harness.profiles import KERNEL_TRIAL_CLAIMS, MODEL_TRIAL_CLAIMS
 from harness.record import lock as criteria_lock
 from harness.record import verdict as verdicts
+from harness.report import sentences
 from harness.settings import Settings
 
 
@@ -52,6 +53,8 @@ class TerminalSummary:
         width = max([len(c) for c in res["claims"]] + [2])
         for cid, claim in res["claims"].items():
             tr.write_line(_summary_line(cid, claim, s, width), **_verdict_markup(claim["verdict"]))
+            if not s.dry_run:       # the row in the paper's words, as the README and the report say it (issue 63)
+                tr.write_line(f"{'':<{width}}  {sentences.sentence(claim)}")
             if _not_testable_line(claim, width):
                 tr.write_line(_not_testable_line(claim, width), yellow=True)
             if claim.get("answers"):

@@ -169,7 +169,7 @@ def test_the_summary_speaks_in_effects_and_an_answer_is_not_a_failure(driver, pa
     row = driver.find_element("css selector", "table.summary tbody tr:has(a[href='#claim-C4'])")
     assert EFFECT in row.text
     header = driver.find_element("css selector", "table.summary thead").text
-    assert "the effect that decided it" in header and "headline" not in header
+    assert "what was found" in header and "headline" not in header
 
     def colour(cid: str) -> str:
         return driver.execute_script(

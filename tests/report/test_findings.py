@@ -96,9 +96,11 @@ def test_findings_rows_follow_the_deciding_criterion_and_strip_a_repeated_id():
                               ci=[0.35, 0.8], passed=False, refuted=True, rule={"kind": "band", "hi": -0.5})])
     rows = F.findings_rows(results(C3=c3, Q2=q2))
     assert rows[0] == {"id": "C3", "claim": "unscaled saturates", "verdict": "refuted (firmness not estimated)",
-                       "effect": "unscaled trails additive by 1.69 nats [1.2, 2.1] (margin 0.1)"}
+                       "effect": "Refuted in this run: no scaling is 1.7 nats [1.2, 2.1] worse than additive "
+                                 "attention in held-out loss (needed: more than 0.1 nats, the margin)."}
     assert rows[1]["verdict"] == "answered no (firmness 0.97)"
-    assert rows[1]["effect"] == "Spearman rho(sink, resolution) = 0.57 [0.35, 0.8] (band ≤ −0.5)"
+    assert rows[1]["effect"] == ("No: the rank correlation of the attention sink with resolution is 0.57 [0.35, 0.8] "
+                                 "(needed: at most −0.5).")
     table = F.findings_markdown(results(C3=c3, Q2=q2))
     assert "| C3 | unscaled saturates | refuted (firmness not estimated) |" in table
     assert "2026-01-01 00:00 UTC" in table.splitlines()[0]
