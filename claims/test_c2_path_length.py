@@ -47,8 +47,8 @@ module measures the argument's steps (issue 6), and counts those that test *help
     steps), paired by seed. Each arm has one rate, tuned as in (e) at the short d, where both arms learn and the
     tuning has an optimum to find, and kept at the long d: between the two cells only d changes. Whether another
     rate would let the LSTM learn at the long d is (e)'s question (its whole grid is in (e)'s detail and table),
-    and the live-foil rule reads it: a long d where the LSTM is at chance on every seed and at every rate of (e)'s
-    grid there is not testable (issue 47). Its firmness simulates a fresh choice of each arm's rate at the short d
+    and an LSTM at chance there on every seed and rate, alive at the short d, is a live comparison (issue 63; one
+    dead at the short d is not testable). Its firmness simulates a fresh choice of each arm's rate at the short d
     (``interaction_rates``): the arm's loss then moves at both d, by what (e)'s tuning runs at the long d and (f)'s
     at the short d measured at that rate on the same tuning seed. (d) and (d') carry their cells' choices
     (``deep_rates``: each chosen by steps to 0.95, the quantity they read).
@@ -59,9 +59,9 @@ position, which sees the whole sequence in all five.
 **A live foil** (issue 38, ``harness.record.decision.dead_foil``). A comparison whose foil is at chance on every seed
 and at every rate tried (held-out loss within ``AT_CHANCE_TOL`` of ln 2, or above it), or at the loss floor, is
 invalid: inconclusive, firmness null, with the reason. The rule holds at every d a comparison reads (issue 47): the
-foil of (e) is the LSTM at the long d; of (f) the LSTM at the short d (the control that the foil can learn at all)
-and at each long d (a part whose long d has a dead LSTM is not testable, however large the advantage grows: an
-LSTM at chance is what the claim predicts, and also what a broken LSTM gives); of (d) and (d') the deep conv at
+foil of (e) is the LSTM at the long d; of (f) the LSTM at the short d, the control that it learns at all (issue 63,
+``rules.C2_LIVE_FOIL``: one alive there and at chance at the long d is what the claim predicts, a live comparison;
+unreached (d) runs are bounds, ``rules.C2_CENSORED``); of (d) and (d') the deep conv at
 every d they read. The floor applies to (e) only:
 in (f) an LSTM at the floor at the short d is the best control there is (advantage 0), and (d) reads steps, which
 keep their meaning when both arms end at the floor. An arm whose tuned rate stays at its grid's edge makes the
@@ -154,7 +154,7 @@ from harness.record import decision, margins
 from harness.report.plots import figure_loss_vs_lr, plt
 from harness.study.tuning import TUNING_SCORE, Tuned, tuned_table
 from harness.study.path_length import (
-    ARCHS, CONVS, DEEP_TARGET, FORMULAS, STEPS_SCORE, advantage, at_rates, base_config, build_arch, by_cell,
+    ARCHS, CONVS, DEEP_BY, DEEP_TARGET, DEEP_TIE, FORMULAS, advantage, at_rates, base_config, build_arch, by_cell,
     censoring_text, deep_cells, deep_interaction_measurements, deep_measurements, deep_short_distance,
     expected_path_length, gradient_slope, helps_measurements, helps_rate, interaction_measurements, lag,
     lag_means_text, learning_train, match_task, matched_width, measure_gradient_vs_distance, measure_learning,
@@ -235,7 +235,7 @@ CRITERIA: dict[str, dict[str, Any]] = {
         prediction="self-attention's advantage over the parameter-matched 2-layer LSTM (the LSTM's held-out loss "
                    "minus attention's) is larger at every long d (>= 16) than at a short d where the LSTM learns, "
                    "by at least 0.05 nats, each arm at one rate of its own (tuned at the short d) at both distances; "
-                   "a long d where the LSTM learnt nothing (at chance on every seed and at every rate tried there) "
+                   "an LSTM that learnt nothing at the short d (at chance on every seed and at every rate tried) "
                    "is not testable",
         metric="(LSTM minus self-attention held-out loss, nats) at the long d minus at the short d, paired by seed, "
                "per long d"),
@@ -278,7 +278,7 @@ OBJECTIONS = {
     "tuned_lr": ("answered", "every comparison of trained arms that counts puts each arm at its own rate, tuned on a "
                  "seed disjoint from the evaluation seeds: advantage_grows_with_distance (one rate per arm, tuned by "
                  "validation loss at the short d, kept at the long d; (e)'s reported grid at the long d shows "
-                 "whether any rate helps the LSTM there, and a long d where none does is not testable) and "
+                 "whether any rate helps the LSTM there; an LSTM dead at the short d is not testable) and "
                  "deep_conv_advantage_grows_with_distance (each arm tuned at each d, where the conv is another model, "
                  "by steps to 0.95 validation accuracy); helps_vs_recurrent and deep_convs (reported) are tuned per "
                  "d; only (c)'s reported cells run at attention's rate"),
@@ -533,7 +533,7 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
         cells, control = deep_cells(block["deep"], deep_ds)
         all_runs, all_tuned, deep_tuning = tune_and_measure([], [], seeds, model, deep_train, learn["n_test"],
                                                             deep_tune, device, progress=progress, layers=deep_layers,
-                                                            by=(STEPS_SCORE, TUNING_SCORE), curve_on_test=True,
+                                                            by=DEEP_BY, curve_on_test=True,
                                                             stop_at_target=True,
                                                             cells=list(dict.fromkeys(cells + control)))
         deep_tuned = {k: all_tuned[k] for k in cells}       # (d)'s cells; all_runs has the control's too
@@ -543,12 +543,12 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
                      f"{int(pd.to_numeric(dp['steps_to_target'], errors='coerce').isna().sum())}/{len(dp)} runs")
         c["deep_convs"].measure(
             deep_measurements(dp, deep_tuned, deep_tuning, budget_steps),
-            detail=f"tuned rates (by steps to {DEEP_TARGET}, then validation loss): " + _rates_text(deep_tuned)
+            detail=f"tuned rates (by steps to {DEEP_TARGET}: {DEEP_TIE}): " + _rates_text(deep_tuned)
                    + f"; {unreached}; " + _accuracy_text(dp))
         lags = {(a, d): lag(dp, a, d, budget_steps) for a in archs for d in deep_ds}
         c["deep_conv_advantage_grows_with_distance"].measure(
             deep_interaction_measurements(dp, deep_tuned, deep_tuning, budget_steps, deep_short),
-            detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
+            detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}: {DEEP_TIE}): "
                    + _rates_text(deep_tuned) + "; " + lag_means_text(lags) + "; "
                    + censoring_text(dp, deep_tuned, budget_steps, deep_short))
         if control:    # the positive control of (d'), measured as (d') is: a contiguous conv, its lag growing with d
@@ -556,7 +556,7 @@ def _run(ev, block: dict, device, seeds: list[int], progress: Callable[[str], An
             ctl_lags = {(a, d): lag(all_runs, a, d, budget_steps) for a, d in control if a != "self_attention"}
             c["contiguous_conv_lag_grows"].measure(
                 deep_interaction_measurements(all_runs, ctl_tuned, deep_tuning, budget_steps, deep_short),
-                detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}, then validation loss): "
+                detail=f"each arm tuned at each d (by steps to {DEEP_TARGET}: {DEEP_TIE}): "
                        + _rates_text(ctl_tuned) + "; " + lag_means_text(ctl_lags))
             lags.update(ctl_lags)
         for (arch, d), g in all_runs.groupby(["arch", "d"], sort=False):

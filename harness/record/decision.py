@@ -77,7 +77,8 @@ from harness.record import firmness as firm
 # the family's vocabulary, shared with firmness; claim modules and the record read all of it as ``decision.X``
 from harness.record.family import (_CODE, _OUTCOME, ALPHA, CONSTANT_ARM, INCONCLUSIVE, KINDS,  # noqa: F401
                                    OUTCOME_RANK, PASSED, REFUTED, DecisionError, Judged, Rule, Stat, _decide_family,
-                                   _Member, _p_values, _verdict_codes, holm_levels, interval, stat, verdict_code)
+                                   _Member, _p_values, _verdict_codes, CENSORED_BOTH, bound_notes, bounded_p, censor_bound, holm_levels,
+                                   interval, stat, verdict_code)
 
 SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predicted region but not in the "
                    "refutation region, so the effect is neither shown nor contradicted")
@@ -473,6 +474,7 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         members.append(mem)
 
     p_sup, p_ref, p_out = _observed_p(members)
+    p_sup, p_ref = bounded_p(members, p_sup, p_ref)          # a censored part's blocked side reads p 1
     codes, part_codes, rejected = _decide_family(members, p_sup, p_ref, alpha)
     # the claim's refutation family: every part of every counted criterion, less the never-testable ones (dead
     # foil on every seed and rate tried: ``_Member.slotless``), which hold no slot and read level None, adjusted p 1
@@ -503,6 +505,7 @@ def judge(criteria: Sequence[Mapping[str, Any]], counted_mask: Sequence[bool], *
         note = [f"not testable ({mem.untestable})"] if mem.untestable else []
         if mem.counts and any(mem.slotless):
             note.append(NO_SLOT)
+        note += bound_notes(mem.measurements)
         if short:
             note.append(SHORT_OF_MARGIN)
         if outcome == INCONCLUSIVE and not mem.untestable and np.any(pr <= alpha):

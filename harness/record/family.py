@@ -194,6 +194,60 @@ def _point_p(delta: np.ndarray, rule: Rule) -> tuple[np.ndarray, np.ndarray, np.
     return tuple(np.where(x, 0.0, 1.0) for x in (inside, refuted, outside))
 
 
+# ========================================================================================= censoring
+#: a measurement's ``bound`` (issue 63, C2's rule b): its per-seed values are bounds of δ, not values, because a
+#: run that never reached its target within the budget is censored (its true steps lie above the budget + 1).
+#: "upper": every value is at least its seed's true δ (a censored cell enters δ with a minus sign), so the values
+#: can show δ is small (refute a predicted advantage) and never that it is large (support it); "lower": the mirror.
+#: A superiority or non-inferiority rule only (pass region above, refutation below); censoring on both sides makes
+#: the measurement invalid (``censor_bound``).
+BOUND_UPPER, BOUND_LOWER = "upper", "lower"
+CENSORED_BOTH = "runs censored on both sides of δ: its values bound it neither above nor below"
+
+
+def censor_bound(m: dict[str, Any], plus: Any, minus: Any, why: str) -> dict[str, Any]:
+    """Mark measurement ``m`` (``decision.samples``) by which of its cells were censored on which seed: ``plus``
+    (cells entering δ with +, censored there: the true δ is larger) and ``minus`` (with −: the true δ is smaller),
+    each a per-seed bool array. Nothing censored: ``m`` unchanged; one side: ``bound`` "lower" or "upper" and
+    ``censored`` = ``why``; both: invalid (``CENSORED_BOTH``)."""
+    up, down = bool(np.any(plus)), bool(np.any(minus))
+    if not (up or down):
+        return m
+    m["censored"] = str(why)
+    if up and down:
+        m["invalid"] = "; ".join(r for r in (m.get("invalid", ""), CENSORED_BOTH) if r)
+    else:
+        m["bound"] = BOUND_LOWER if up else BOUND_UPPER
+    return m
+
+
+def bound_notes(measurements: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One note per censored part: 'd=64 vs d=4: censored runs (...): its values are upper bounds of δ, so it can
+    refute and never support'."""
+    side = {BOUND_UPPER: "upper bounds of δ, so it can refute and never support",
+            BOUND_LOWER: "lower bounds of δ, so it can support and never refute"}
+    return [f"{m.get('label') or 'measurement'}: {m['censored']}: its values are {side[m['bound']]}"
+            for m in measurements if m.get("bound") in side]
+
+
+def bounded_p(members: Sequence["_Member"], p_sup: Sequence[np.ndarray], p_ref: Sequence[np.ndarray]
+              ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The p arrays (n_sim, parts) with each censored part's blocked side set to 1: an "upper" bound cannot
+    support, a "lower" one cannot refute (``BOUND_UPPER``)."""
+    sup, ref = [np.array(p, float, copy=True) for p in p_sup], [np.array(p, float, copy=True) for p in p_ref]
+    for i, mem in enumerate(members):
+        for q, m in enumerate(mem.measurements):
+            side = m.get("bound")
+            if side and (mem.rule.kind not in ("superiority", "non_inferiority")):
+                raise DecisionError(f"{m.get('label') or 'measurement'}: a censored bound needs a superiority or "
+                                    f"non-inferiority rule, not {mem.rule.kind}")
+            if side == BOUND_UPPER:
+                sup[i][:, q] = 1.0
+            elif side == BOUND_LOWER:
+                ref[i][:, q] = 1.0
+    return sup, ref
+
+
 # ============================================================================================= family
 def holm_levels(p_decide: Sequence[float], alpha: float = ALPHA) -> tuple[list[float], list[bool], list[float]]:
     """Holm's step-down over a family: each member's level α/(m - r + 1), whether it is rejected, and its
@@ -259,6 +313,7 @@ def _decide_family(members: Sequence[_Member], p_sup: Sequence[np.ndarray], p_re
     """Outcome codes (2 passed, 1 inconclusive, 0 refuted) per member and per part, and Holm's rejection per part,
     for p arrays of shape (n_sim, parts) per member: support at alpha on every part; refutation by Holm over the
     parts of the counted members (a reported member: Holm over its own parts)."""
+    p_sup, p_ref = bounded_p(members, p_sup, p_ref)      # censored parts: the side their bounds cannot show
     counted = [i for i, mem in enumerate(members) if mem.counts]
     rejected: list[np.ndarray | None] = [None] * len(members)
     if counted:

@@ -54,6 +54,11 @@ CHANCE_LOSS = math.log(2)           # nats: held-out cross-entropy of a model th
 LOSS_FLOOR = 0.0                    # nats: the label is a function of the input, so the loss can reach 0
 #: (d)'s tuning score: steps to ``DEEP_TARGET`` validation accuracy on the tuning seed (unreached: the budget + 1)
 STEPS_SCORE = "steps to target"
+#: (d)'s tuning rule (issue 63, C2's rule b, fixed before the replication): a cell's rate is the one with the
+#: fewest mean steps to ``DEEP_TARGET`` on its tuning seeds, and a tie goes to the lower rate. The validation loss
+#: at the stop no longer breaks ties: every run stops at the same accuracy, so it reads noise, and it picked 0.03
+#: over 0.01 next to a diverging 0.09 at lock 157b2b70e7a6
+DEEP_BY, DEEP_TIE = (STEPS_SCORE,), "fewest steps, a tie to the lower rate"
 
 
 # ==================================================================================== architectures
@@ -401,10 +406,9 @@ def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tu
     """(f)'s parts, one per long d: the advantage at the long d minus the advantage at ``short``, paired by seed.
     ``tuned``: the choices at ``short`` (the rates every cell ran at); any at its grid's edge makes every part
     invalid, and so does an LSTM at chance at ``short`` on every seed and at every rate tried (a dead foil: the
-    control that the LSTM can learn at all is missing). The live-foil rule holds at every d the part reads (issue
-    47): a long d where the LSTM is at chance on every seed, and at every rate ``long_tuned`` ((e)'s choice there)
-    tried, makes that part invalid (not testable there); the floor does not apply (an LSTM at the floor at a long d
-    is a live foil that leaves no advantage). ``tuning``, ``long_tuning``: the tuning runs at ``short`` and (e)'s
+    control that the LSTM can learn at all is missing), and it holds no slot in Holm's family. An LSTM alive at
+    ``short`` and at chance at a long d (on every seed, at every rate ``long_tuned``, (e)'s choice there, tried) is
+    a live comparison (issue 63, rule a: what the claim predicts; until then it made the part not testable). ``tuning``, ``long_tuning``: the tuning runs at ``short`` and (e)'s
     at the long d; with both, each part carries its arms' rate choices (``interaction_rates``)."""
     invalid = edge_reasons(tuned.values())
     foil = lstm_foil(runs, tuned, short, floor=False)
@@ -414,9 +418,12 @@ def interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tu
             long_tuned[("recurrent", int(d))].mean_loss
         dead_long = decision.dead_foil(seed_values(runs, "recurrent", d), chance=CHANCE_LOSS, tol=AT_CHANCE_TOL,
                                        better="lower", tried=tried, arm=f"recurrent at d={d}")
+        # issue 63, C2's rule a: a foil dead at the short d (the control that it learns at all) is never testable,
+        # whatever it does at the long d; one alive at the short d and at chance at the long d is a live comparison:
+        # that is what the claim predicts
         out.append(decision.samples(advantage(runs, d), advantage(runs, short), paired=True,
                                     label=f"d={d} vs d={short}", invalid=invalid,
-                                    foil_dead="; ".join(r for r in (foil, dead_long) if r),
+                                    foil_dead="; ".join(r for r in (foil, dead_long) if r) if foil else "",
                                     rates=None if tuning is None or long_tuning is None else
                                     interaction_rates(runs, tuned, tuning, long_tuning, d, short)))
     return out
@@ -466,13 +473,13 @@ def deep_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int], Tuned], t
     """(d)'s parts, one per (deep conv, d): its steps to ``DEEP_TARGET`` minus attention's at that d, paired by
     seed (unreached: ``steps`` + 1); invalid where either arm's rate is at its grid's edge, or where the conv is a
     dead foil (``conv_foil``)."""
-    return [decision.samples(steps_of(runs, arch, d, steps), steps_of(runs, "self_attention", d, steps), paired=True,
-                             label=_deep_label(runs, arch, d),
-                             invalid=edge_reasons([t, tuned[("self_attention", d)]]),
-                             foil_dead=conv_foil(runs, tuning, arch, d),
-                             rates=deep_rates(runs, tuned, tuning, steps,
-                                              {(arch, d): 1.0, ("self_attention", d): -1.0}))
-            for (arch, d), t in tuned.items() if arch != "self_attention"]
+    return [censored_part(
+        decision.samples(steps_of(runs, arch, d, steps), steps_of(runs, "self_attention", d, steps), paired=True,
+                         label=_deep_label(runs, arch, d), invalid=edge_reasons([t, tuned[("self_attention", d)]]),
+                         foil_dead=conv_foil(runs, tuning, arch, d),
+                         rates=deep_rates(runs, tuned, tuning, steps, {(arch, d): 1.0, ("self_attention", d): -1.0})),
+        runs, {(arch, d): 1.0, ("self_attention", d): -1.0}, steps)
+        for (arch, d), t in tuned.items() if arch != "self_attention"]
 
 
 def lag(runs: pd.DataFrame, arch: str, d: int, steps: int) -> np.ndarray:
@@ -519,10 +526,24 @@ def deep_interaction_measurements(runs: pd.DataFrame, tuned: dict[tuple[str, int
         cells = [tuned[(a, dd)] for a in (arch, "self_attention") for dd in (short, d)]
         foil = "; ".join(r for r in (conv_foil(runs, tuning, arch, short), conv_foil(runs, tuning, arch, d)) if r)
         signs = {(arch, d): 1.0, ("self_attention", d): -1.0, (arch, short): -1.0, ("self_attention", short): 1.0}
-        out.append(decision.samples(lag(runs, arch, d, steps), lag(runs, arch, short, steps), paired=True,
-                                    label=f"{_deep_label(runs, arch, d)} vs d={short}", invalid=edge_reasons(cells),
-                                    foil_dead=foil, rates=deep_rates(runs, tuned, tuning, steps, signs)))
+        label = f"{_deep_label(runs, arch, d)} vs d={short}"
+        m = decision.samples(lag(runs, arch, d, steps), lag(runs, arch, short, steps), paired=True, label=label,
+                             invalid=edge_reasons(cells), foil_dead=foil,
+                             rates=deep_rates(runs, tuned, tuning, steps, signs))
+        out.append(censored_part(m, runs, signs, steps))
     return out
+
+
+def censored_part(m: dict[str, Any], runs: pd.DataFrame, signs: Mapping[tuple[str, int], float],
+                  steps: int) -> dict[str, Any]:
+    """Issue 63, C2's rule b: a (d') part whose cells hold runs that never reached ``DEEP_TARGET`` reads their
+    steps (the budget + 1) as bounds, not values (``decision.censor_bound``): a censored cell entering the lag's
+    growth with + makes each value a lower bound, one entering with − an upper bound."""
+    hit = {k: steps_of(runs, *k, steps) > steps for k in signs}
+    plus = np.any([hit[k] for k, sg in signs.items() if sg > 0], axis=0)
+    minus = np.any([hit[k] for k, sg in signs.items() if sg < 0], axis=0)
+    cells = ", ".join(f"{a} d={d} {int(c.sum())}/{len(c)}" for (a, d), c in hit.items() if c.any())
+    return decision.censor_bound(m, plus, minus, f"runs unreached within {steps} steps ({cells})")
 
 
 def by_cell(df: pd.DataFrame, column: str, shift: float = 0.0) -> dict[str, np.ndarray]:
