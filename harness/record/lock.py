@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.record import replication
 from harness.record.verdict import COUNTED, PREMISE, role_of
 
 #: where the lock lives, relative to the repository root
@@ -100,9 +101,13 @@ def block_fingerprints(blocks: Mapping[str, Any], n_seeds: int) -> dict[str, str
     return dict(sorted(out.items()))
 
 
-def criteria_hash(criteria: Mapping[str, Any], blocks: Mapping[str, Any] | None = None) -> str:
-    """The sha256 of the lock's canonical content (sorted JSON): the criteria, and the blocks where it holds them."""
-    content = criteria if blocks is None else {"blocks": blocks, "criteria": criteria}
+def criteria_hash(criteria: Mapping[str, Any], blocks: Mapping[str, Any] | None = None,
+                  rules: Mapping[str, str] | None = None) -> str:
+    """The sha256 of the lock's canonical content (sorted JSON): the criteria, and the blocks and the decision rules
+    (``harness.record.rules``, issue 63) where it holds them."""
+    content: Any = criteria if blocks is None else {"blocks": blocks, "criteria": criteria}
+    if rules is not None:
+        content = {**({"criteria": criteria} if blocks is None else content), "rules": dict(rules)}
     return hashlib.sha256(canonical(content).encode()).hexdigest()
 
 
@@ -119,10 +124,11 @@ def profile_seed(doc: Mapping[str, Any], profile: str = HEADLINE_PROFILE) -> int
         return master_seed(doc["hash"]) if profile == HEADLINE_PROFILE else None
     if profile not in blocks:
         return None
-    return master_seed(criteria_hash(doc["criteria"], blocks[profile]))
+    return master_seed(criteria_hash(doc["criteria"], blocks[profile], doc.get("rules")))
 
 
-def document(criteria: Mapping[str, Any], blocks: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+def document(criteria: Mapping[str, Any], blocks: Mapping[str, Mapping[str, str]] | None = None,
+             rules: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The lock file's content: the criteria, the seeded profiles' block fingerprints (``block_fingerprints``), the
     hash of both, and each seeded profile's master seed (``profile_seed``)."""
     doc: dict[str, Any] = {"about": "issues 47, 54: every premise and counted criterion, and the standard and full "
@@ -131,7 +137,11 @@ def document(criteria: Mapping[str, Any], blocks: Mapping[str, Mapping[str, str]
                            "criteria": dict(criteria)}
     if blocks is not None:
         doc["blocks"] = {p: dict(sorted(b.items())) for p, b in sorted(blocks.items())}
-    doc["hash"] = criteria_hash(doc["criteria"], doc.get("blocks"))
+    if rules is not None:
+        doc["rules"] = dict(sorted(rules.items()))
+    doc["hash"] = criteria_hash(doc["criteria"], doc.get("blocks"), doc.get("rules"))
+    if rules is not None:   # the replicates that decide the record (issue 64): seeds from the hash, rule in ``rules``
+        doc["replication"] = replication.lock_section(doc["hash"])
     doc["standard_master_seed"] = profile_seed(doc, HEADLINE_PROFILE)
     if blocks is not None:
         doc["master_seeds"] = {p: profile_seed(doc, p) for p in sorted(blocks)}
@@ -141,7 +151,7 @@ def document(criteria: Mapping[str, Any], blocks: Mapping[str, Mapping[str, str]
 def dumps(doc: Mapping[str, Any]) -> str:
     """The lock as text: sorted JSON, one criterion per line (a change reads as a one-line diff)."""
     head = [f"  {json.dumps(k)}: {json.dumps(doc[k], sort_keys=True, ensure_ascii=True)}"
-            for k in sorted(doc) if k not in ("criteria", "blocks")]
+            for k in sorted(doc) if k not in ("criteria", "blocks", "rules", "replication")]
     crits = doc["criteria"]
     lines = [f"    {json.dumps(k)}: {json.dumps(crits[k], sort_keys=True, ensure_ascii=True)}" for k in sorted(crits)]
     body = head + ['  "criteria": {\n' + ",\n".join(lines) + "\n  }"]
@@ -150,6 +160,11 @@ def dumps(doc: Mapping[str, Any]) -> str:
                                                     for k, v in sorted(b.items())) + "\n    }"
                for p, b in sorted(doc["blocks"].items())]
         body.append('  "blocks": {\n' + ",\n".join(per) + "\n  }")
+    if "replication" in doc:
+        body.append('  "replication": ' + json.dumps(doc["replication"], sort_keys=True, ensure_ascii=True))
+    if "rules" in doc:      # one rule a line
+        body.append('  "rules": {\n' + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v, ensure_ascii=True)}"
+                                                 for k, v in sorted(doc["rules"].items())) + "\n  }")
     return "{\n" + ",\n".join(body) + "\n}\n"
 
 
@@ -161,7 +176,7 @@ def load(path: Path) -> dict[str, Any]:
         raise LockError(f"{path}: cannot read the criteria lock ({exc}); refresh it with {REFRESH}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("criteria"), dict) or "hash" not in doc:
         raise LockError(f"{path}: not a criteria lock (no hash or criteria); refresh it with {REFRESH}")
-    if criteria_hash(doc["criteria"], doc.get("blocks")) != doc["hash"]:
+    if criteria_hash(doc["criteria"], doc.get("blocks"), doc.get("rules")) != doc["hash"]:
         raise LockError(f"{path}: its hash {doc['hash'][:12]} is not its criteria's; refresh it with {REFRESH}")
     return doc
 
@@ -192,6 +207,13 @@ def block_differences(old: Mapping[str, Any] | None, new: Mapping[str, Any] | No
                 what = "default seed count" if key == DEFAULT_SEEDS_KEY else f"{key}'s block"
                 out.append(f"~ {profile}: {what} {a.get(key, '(none)')} -> {b.get(key, '(none)')}")
     return out
+
+
+def rule_differences(old: Mapping[str, str] | None, new: Mapping[str, str] | None) -> list[str]:
+    """One line per decision rule (``harness.record.rules``) added, removed or reworded between two locks."""
+    old, new = old or {}, new or {}
+    return [f"{'+' if k not in old else '-' if k not in new else '~'} rule {k}"
+            for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
 
 
 def _at(entry: Mapping[str, Any], field: str, profile: str) -> Any:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.profiles import get_profile
-from harness.record import lock
+from harness.record import lock, rules
 from harness.record.cli import OneLineParser
 from harness.record.results import write_text_atomic
 
@@ -71,14 +71,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"harness.report lock: {exc}", file=sys.stderr)
         return 4
     blocks = code_blocks()
-    doc = lock.document(new, blocks)
+    doc = lock.document(new, blocks, rules.RULES)
     old = None
     if path.is_file():
         try:
             old = lock.load(path)
         except lock.LockError as exc:
             print(f"{exc}", file=sys.stderr)
-    moved = (lock.differences(old["criteria"], new) + lock.block_differences(old.get("blocks"), blocks)) if old else []
+    moved = (lock.differences(old["criteria"], new) + lock.block_differences(old.get("blocks"), blocks)
+             + lock.rule_differences(old.get("rules"), rules.RULES)) if old else []
     seeds = ", ".join(f"{p} master seed {s}" for p, s in doc["master_seeds"].items())
     if args.write:
         write_text_atomic(path, lock.dumps(doc))

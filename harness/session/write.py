@@ -18,6 +18,7 @@ from harness.record import results as results_io
 from harness.record import verdict as verdicts
 from harness.profiles import get_profile, wall_budget
 from harness.record import lock as criteria_lock
+from harness.record import rules as decision_rules
 from harness.settings import DRY_RUN_SEEDS, MAX_SEEDS, derive_seeds, read_lock, resolve_device
 
 
@@ -108,6 +109,9 @@ class WriteResults:
         profile = get_profile(s.profile, s.n_seeds)
         blocks = None if s.dry_run else criteria_lock.block_fingerprints(profile.blocks, profile.n_seeds)
         differences = criteria_lock.check_run(claims, doc, s.profile, fast=s.fast, blocks=blocks) if comparable else []
+        if comparable:      # the decision rules the fingerprints do not hold (issue 63): the code's against the lock's
+            differences += [f"decision {d[2:]} differs from the lock" for d in
+                            criteria_lock.rule_differences(doc.get("rules"), decision_rules.RULES)]
         return {"criteria_lock": doc["hash"] if doc else None,
                 "criteria_at_lock": (not differences) if comparable and claims else None,
                 "criteria_lock_differences": differences, "seeds_from": s.seeds_from, "blocks": blocks}

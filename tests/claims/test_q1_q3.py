@@ -72,7 +72,9 @@ def test_q1_counts_the_modern_variants_at_the_suites_loss_margin():
     assert roles["scale_earns_place_layernorm_gain1"] == "reported"          # yes by construction (issue 38.5)
     for name in ("scale_earns_place_l2", "scale_earns_place_rmsnorm", "scale_earns_place_layernorm_gain1"):
         rule = q1.CRITERIA[name]["rule"]
-        assert rule.kind == "superiority" and rule.paired and rule.refute_below == 0.0
+        assert rule.kind == "superiority" and rule.paired
+        assert rule.refute_below == (rule.margin if name in ("scale_earns_place_l2", "scale_earns_place_rmsnorm")
+                                     else 0.0)               # issue 63: a counted one answers no below the margin
         assert rule.margin == margins.HELD_OUT_LOSS.value                    # the suite's margin, not Q1's own
     arms = q1.arms(seq_len=9)
     for v in ("l2", "rmsnorm", "layernorm"):                                 # the scale is the only difference
@@ -93,8 +95,10 @@ def test_q1_scale_criteria_decide_yes_no_and_neither(name):
     assert q1_decide(name, _q1_sweep(unscaled=1.0, scaled=0.3))["outcome"] == "passed"
     assert q1.measurements(name, _q1_sweep(1.0, 0.3), None, 64, L0)[0]["paired"]
     assert q1_decide(name, _q1_sweep(unscaled=0.3, scaled=1.0))["outcome"] == "refuted"   # dropping it helps
-    small = q1_decide(name, _q1_sweep(unscaled=0.32, scaled=0.3))           # a cost below the 0.05-nat margin
-    assert small["outcome"] == "inconclusive" and small["short_of_margin"]
+    small = q1_decide(name, _q1_sweep(unscaled=0.32, scaled=0.3))           # a cost shown below the 0.05-nat margin
+    assert small["outcome"] == "refuted" and not small["short_of_margin"]   # issue 63: that is an answer, no
+    edge = q1_decide(name, _q1_sweep(unscaled=0.35, scaled=0.3))            # an interval across the margin
+    assert edge["outcome"] == "inconclusive"
 
 
 def test_q1_question_answered_yes_only_when_both_variants_pay_for_dropping_the_scale():
@@ -103,7 +107,8 @@ def test_q1_question_answered_yes_only_when_both_variants_pay_for_dropping_the_s
     mixed = _q1_sweep(1.0, 0.3, variants=("rmsnorm",))                      # rmsnorm pays, l2 gains from dropping it
     mixed = tuning.merge(mixed, _q1_sweep(0.3, 1.0, variants=("l2",)))
     assert q1_verdict(mixed) == "answered no"
-    assert q1_verdict(_q1_sweep(unscaled=0.32, scaled=0.3)) == "inconclusive at this scale"
+    assert q1_verdict(_q1_sweep(unscaled=0.32, scaled=0.3)) == "answered no"
+    assert q1_verdict(_q1_sweep(unscaled=0.35, scaled=0.3)) == "inconclusive at this scale"
 
 
 def test_q1_answers_per_variant_each_with_its_firmness():
