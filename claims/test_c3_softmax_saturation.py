@@ -463,6 +463,7 @@ def _run(ev, block, device, seeds, progress, fast, model_on_trial=None, model_bl
     crit = ev.declare(CRITERIA, fast=fast, probe_dks=probe_dks, small_dk=small_dk, large_dk=large_dk,
                       grad_steps=block["sweep"]["grad_steps"],
                       small_grid=sorted(set(block.get("small_d_ks", [])) | {small_dk}))
+    ev.note(sweeps.SHARED_RUNS)
     ev.gate("grad_slope_unscaled", direction="both", tolerance=0.15)
     ev.gate("entropy_unscaled_max_dk", direction="both", tolerance=0.15)
     if not fast:

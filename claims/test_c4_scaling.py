@@ -447,6 +447,7 @@ def test_c4_scaling(evidence, profile, device, seeds, progress, fast, model_on_t
         **{k: model_how for k in CRITERIA if k.startswith("model_")},
         **{k: alpha_how for k in CRITERIA if k.startswith("alpha")}})
     ev.gate("qk_var_slope_model_scaled", direction="both", tolerance=0.1)
+    ev.note(sweeps.SHARED_RUNS)
     if not fast:
         for name, tol in (("qk_var_slope_iid_unscaled", 0.02), ("qk_var_slope_iid_scaled", 0.02),
                           ("qk_var_slope_model_unscaled", 0.1), ("qk_component_var_model_default_init", 0.03),

@@ -514,6 +514,7 @@ def _run(ev, profile, block, device, seeds, progress, fast):
     sweep_block = profile.claim(block["sweep_from"])
     crit = ev.declare(CRITERIA, fast=fast, d_ks=d_ks, heads=heads, masks=list(MASKS),
                       sweep_d_ks=sweep_block["sweep_d_ks"], tasks=" and ".join(tuning.sweep_tasks(sweep_block)))
+    ev.note(sweeps.SHARED_RUNS)
     ev.gate("r1_default_rel_err_vs_sdpa", direction="lower", tolerance=1e-9)
 
     # ---- the default scale, against PyTorch's reference

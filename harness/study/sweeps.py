@@ -73,6 +73,12 @@ _RUN_CACHE: dict[str, dict[str, Any]] = {}
 #: the pytest-xdist group of the claim modules that share this in-process cache (C3, C4, R1; Q1 calls the sweep
 #: with its own task and model, shares no run, and so balances the other worker)
 XDIST_GROUP = "attention_sweep"
+#: issue 63, item 7: the note each of C3, C4 and R1 shows in its section (and docs/claims.md says): one experiment,
+#: counted three times
+SHARED_RUNS = ("One experiment, counted three times: C3 (1/√d_k ahead of no scaling at large d_k), C4 (no scaling "
+               "behind 1/√d_k at large d_k) and R1 (1/√d_k never worse than no scaling) count the same runs of this "
+               "sweep, so the same difference and interval stand in all three. Their agreement is one experiment read "
+               "three ways, not three replications.")
 
 
 def clear_sweep_cache() -> None:
