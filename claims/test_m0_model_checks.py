@@ -133,8 +133,9 @@ def check_causal(df: pd.DataFrame) -> tuple[bool, dict, str]:
          "fast_path_gap": float(df["gap_to_tapped_path"].max())}
     holds = (m["future_dependency"] == 0.0 and m["past_dependency_min"] > PATH_TOL and m["future_weight_max"] == 0.0
              and m["allowed_weight_min"] > 0.0 and m["fast_path_gap"] <= PATH_AGREE_TOL)
-    detail = (f"{len(df)} cases (seeds x {sorted(df.model.unique())} x both paths): max |d out_i/d in_j| over j > i "
-              f"= {m['future_dependency']:.3g}, min over j <= i = {m['past_dependency_min']:.3g}; self-attention "
+    detail = (f"{len(df)} cases (seeds x {sorted(df.model.unique())} x both paths): output i's largest dependence "
+              f"on a later input j > i, max |d out_i/d in_j|, {m['future_dependency']:.3g}, and its smallest on an "
+              f"earlier or the same input (j <= i) {m['past_dependency_min']:.3g}; self-attention "
               f"weights: max above the diagonal {m['future_weight_max']:.3g}, min at j <= i "
               f"{m['allowed_weight_min']:.3g} (on the diagonal {m['self_weight_min']:.3g}); fast path vs tapped "
               f"path: relative gap {m['fast_path_gap']:.3g} (tolerance {PATH_AGREE_TOL:g})")

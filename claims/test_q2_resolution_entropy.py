@@ -357,9 +357,9 @@ def test_q2_resolution_entropy(evidence, profile, device, seeds, progress, fast,
             f"{sinks['resolution'].mean():.3f}, against {others['entropy'].mean():.3f} and "
             f"{others['resolution'].mean():.3f} for the other heads (nan: no such head).")
     ev.note("Correlations: '<pair>_within' removes each checkpoint's mean first, so it compares heads at the same "
-            "point of training without the trend they share (what the counted criteria test: sink and resolution "
-            "can both rise over training without one reading the other); '<pair>' is Spearman over (checkpoint x "
-            "head) points per seed, trend included (the reported *_over_training criteria).")
+            "point of training without the trend they share (the reported *_tracks_resolution criteria: sink and "
+            "resolution can both rise over training without one reading the other); '<pair>' is Spearman over "
+            "(checkpoint x head) points per seed, trend included (the reported *_over_training criteria).")
     halves = {name: decision.decide_alone(CRITERIA[name]["rule"], [decision.samples(corr[PAIR_OF[name]].dropna())])
               ["outcome"] for name in ("entropy_tracks_resolution", "sink_tracks_resolution")
               if corr[PAIR_OF[name]].notna().sum() >= 2}

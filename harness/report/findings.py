@@ -261,7 +261,9 @@ def effect_text(criterion: Mapping[str, Any] | None) -> str:
             what = f"{arms[0]} − {arms[1]} in {what}"
         measured = c.get("measured")
         value = number(measured) if measured is not None else "not measured"
-        return _join(f"{what} = {value}", interval(c.get("ci")), part_text(c.get("deciding_part"))) + _tail_of(
+        label = c.get("deciding_part") or ""
+        place = "" if "slope" in str(label) and "slope" in what else part_text(label)   # Q3's 'd_k slope' restates it
+        return _join(f"{what} = {value}", interval(c.get("ci")), place) + _tail_of(
             c, _band_bound(c.get("rule") or {}))
     return _comparison(c, kind or "")
 
