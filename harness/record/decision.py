@@ -77,8 +77,8 @@ from harness.record import firmness as firm
 # the family's vocabulary, shared with firmness; claim modules and the record read all of it as ``decision.X``
 from harness.record.family import (_CODE, _OUTCOME, ALPHA, CONSTANT_ARM, INCONCLUSIVE, KINDS,  # noqa: F401
                                    OUTCOME_RANK, PASSED, REFUTED, DecisionError, Judged, Rule, Stat, _decide_family,
-                                   _Member, _p_values, _verdict_codes, CENSORED_BOTH, bound_notes, bounded_p, censor_bound, holm_levels,
-                                   interval, stat, verdict_code)
+                                   _Member, _p_values, _verdict_codes, BOUND_LOWER, BOUND_UPPER, CENSORED_BOTH,
+                                   bound_notes, bounded_p, censor_bound, holm_levels, interval, stat, verdict_code)
 
 SHORT_OF_MARGIN = ("smaller than the margin: the interval lies outside the predicted region but not in the "
                    "refutation region, so the effect is neither shown nor contradicted")

@@ -166,6 +166,10 @@ def pooled_part(label: str, ms: Sequence[Mapping[str, Any]], ks: Sequence[int]) 
                             if m.get("invalid") and not (all(dead) and m["invalid"].startswith(decision.DEAD_FOIL)))
         out = decision.samples(values, label=label, invalid=invalid, over=OVER,
                                foil_dead=f"in every replicate: {dead[0]}" if all(dead) else "")
+    sides = {m.get("bound") for m in ms if m.get("bound")}          # issue 63: a censored part stays bounded
+    if sides and "invalid" not in out:
+        why = "; ".join(f"replicate {k}: {m['censored']}" for k, m in zip(ks, ms) if m.get("censored"))
+        decision.censor_bound(out, [decision.BOUND_LOWER in sides], [decision.BOUND_UPPER in sides], why)
     arms = next((m.get("arms") for m in ms if m.get("arms")), None)
     if arms:
         out["arms"] = list(arms)

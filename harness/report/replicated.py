@@ -39,19 +39,63 @@ def lines(pooled: dict, K: int) -> list[str]:
     return out
 
 
+#: the README's generated block of replicates in (``--status --write README.md``)
+STATUS_MARKER = "replication-status"
+
+
+def status_markdown(lock_doc: dict, entries: list[dict]) -> str:
+    """The README's 'k of K in' block: at the lock's hash, each trained claim's replicates complete in the run log
+    (``runlog.first_complete``), and any other lock the log has complete runs at (an abandoned lock stays visible)."""
+    from harness.record import lock as criteria_lock
+
+    h, rep = lock_doc["hash"], lock_doc.get("replication") or {}
+    K = int(rep.get("K") or replication.K)
+    done = runlog.first_complete(entries, h)
+    claims = sorted(criteria_lock.held_claims(lock_doc), key=results_io.claim_sort_key)
+    per = {c: sorted(k for (cc, k) in done if cc == c) for c in claims}
+    total = sum(len(v) for v in per.values())
+    out = [f"At lock {h[:12]} (replicate master seeds {', '.join(map(str, rep.get('seeds') or []))}): "
+           f"{total} of {K * len(claims)} claim replicates in; "
+           + ", ".join(f"{c} {len(ks)} of {K}" for c, ks in per.items()) + "."]
+    for lk, got in runlog.locks(entries).items():
+        if lk != h:
+            out.append(f"Complete runs at another lock, {lk[:12]} (not the record): "
+                       + ", ".join(f"{c} {len(ks)}" for c, ks in got.items()) + ".")
+    return "\n\n".join(out) + "\n"
+
+
+def status_main(args, parser) -> int:
+    from harness.record import lock as criteria_lock
+    from harness.report import findings
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        lock_doc = criteria_lock.load(root / criteria_lock.LOCK_FILE)
+        entries = runlog.read(args.log or root / "reports" / runlog.LOG_NAME)
+    except (criteria_lock.LockError, ValueError) as exc:
+        parser.error(str(exc))
+    return findings.print_or_write(status_markdown(lock_doc, entries), args.write, STATUS_MARKER,
+                                   f"wrote the replicates in into {args.write}")
+
+
 def main(argv: list[str]) -> int:
     parser = OneLineParser(
         prog="python -m harness.report replicated",
         description="Pool the stored replicate records of one lock (reports/replicates/<lock>) by the pre-registered "
                     "rule and print each claim's pooled verdict and r of K, or 'k of K in'. Exit 0, 1 where the "
                     "records do not stand on the run log, 4 on a usage error.")
-    parser.add_argument("folder", type=Path, help="reports/replicates/<lock hash[:12]>")
+    parser.add_argument("folder", type=Path, nargs="?", help="reports/replicates/<lock hash[:12]>")
+    parser.add_argument("--status", action="store_true",
+                        help="print (or --write into FILE's replication-status markers) the replicates in at the "
+                             "current lock, from the run log")
     parser.add_argument("--log", type=Path, default=None,
                         help=f"the run log (default: {runlog.LOG_NAME} two folders above FOLDER)")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",
                         help="store the pooled record there (reports/replicated.json)")
     args = parser.parse_args(argv)
-    if not args.folder.is_dir():
+    if args.status:
+        return status_main(args, parser)
+    if args.folder is None or not args.folder.is_dir():
         parser.error(f"{args.folder} is not a folder of replicate records")
     log = args.log or args.folder.resolve().parents[1] / runlog.LOG_NAME
     try:

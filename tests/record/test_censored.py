@@ -62,3 +62,16 @@ def test_a_bound_on_an_equivalence_rule_is_refused():
     crit = {"rule": decision.equivalence(5, reason="r", paired=True).as_dict(), "measurements": [m]}
     with pytest.raises(decision.DecisionError, match="censored bound"):
         decision.judge([crit], [True], firmness=False)
+
+
+def test_a_censored_part_stays_bounded_when_replicates_pool():
+    """A part bounded in one replicate is bounded pooled: the pooled effect is a mean of bounds."""
+    from harness.record import replication
+
+    plain = decision.samples([-600.0, -650, -550], [0.0, 1, 2], paired=True, label="p")
+    upper = _part([-600.0, -650, -550], [0.0, 1, 2], minus=[1, 0, 0])
+    lower = _part([-600.0, -650, -550], [0.0, 1, 2], plus=[1, 0, 0])
+    assert replication.pooled_part("p", [plain, upper, plain], [1, 2, 3])["bound"] == decision.BOUND_UPPER
+    assert "bound" not in replication.pooled_part("p", [plain, plain, plain], [1, 2, 3])
+    both = replication.pooled_part("p", [upper, lower, plain], [1, 2, 3])
+    assert decision.CENSORED_BOTH in both["invalid"]
