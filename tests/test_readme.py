@@ -139,6 +139,19 @@ def test_the_readmes_standard_table_is_the_committed_standard_run():
                                "findings-standard`")
 
 
+def test_the_readmes_replicates_in_are_the_run_logs_at_the_lock():
+    """Issue 64: 'k of K in' shows in the README until the set is complete, from the run log at the current lock."""
+    from harness.record import lock, runlog
+    from harness.report import replicated
+
+    block = findings.between_markers(README.read_text(encoding="utf-8"), replicated.STATUS_MARKER)
+    assert block is not None, f"the README has no {replicated.STATUS_MARKER} markers"
+    expected = replicated.status_markdown(lock.load(ROOT / lock.LOCK_FILE),
+                                          runlog.read(ROOT / "reports" / runlog.LOG_NAME))
+    assert block == expected, ("the README's replicates in differ from the run log; run `python -m harness.report "
+                               "replicated --status --write README.md`")
+
+
 def test_the_readmes_full_table_is_what_reports_full_json_holds_and_names_what_it_lacks():
     """Issue 57: the full profile arrives in parts; the README shows what reports/full.json holds (nothing while no
     part has run) and names every claim it does not hold yet."""

@@ -305,6 +305,10 @@ def verdict_text(claim: Mapping[str, Any]) -> str:
     f = claim.get("firmness")
     firm = verdicts.firmness_short(claim) if not isinstance(f, (int, float)) else \
         f"firmness {f:.2f}" + (f" {verdicts.GIVEN_TUNED}" if verdicts.tuned(claim) else "")
+    rep = claim.get("replication")
+    if isinstance(rep, Mapping) and "r" in rep:        # a pooled record: the observed repeat rate beside the model's
+        firm = f"{rep['r']} of {rep['K']} replicates" + (", fragile" if rep.get("fragile") else "") + (
+            f"; firmness {f:.2f}" if isinstance(f, (int, float)) else "")
     per_case = f": {verdicts.answers_text(claim['answers'])}" if claim.get("answers") else ""
     leaning = f", {verdicts.LEANING_REFUTED}" if verdicts.leaning_refuted(claim) else ""
     return f"{verdicts.verdict_shown(claim)}{leaning} ({firm}){per_case}"

@@ -278,8 +278,27 @@ def other_counted(claim: Mapping[str, Any], c: Mapping[str, Any] | None) -> str:
     return f"; {text}" + ("" if "not testable" in text else f", {OUTCOME_WORDS.get(rows[0].get('outcome'), '')}")
 
 
+def repeated(claim: Mapping[str, Any]) -> str:
+    """'Repeated in 7 of 8 replicates [0.59, 0.96]' for a pooled record (``harness.record.replication``), with
+    'fragile' and 'most replicates gave another verdict' where they hold; '' for a single run."""
+    rep = claim.get("replication")
+    if not isinstance(rep, Mapping) or "r" not in rep:
+        return ""
+    lo, hi = rep.get("wilson") or (math.nan, math.nan)
+    text = f"Repeated in {rep['r']} of {rep['K']} replicates [{num(lo)}, {num(hi)}]"
+    if rep.get("fragile"):
+        text += ", fragile"
+    if rep.get("pooled_differs_from_most"):
+        text += "; most replicates gave another verdict on their own"
+    return text
+
+
 def sentence(claim: Mapping[str, Any], scope: str = "in this run") -> str:
-    """The claim's row: '<lead>: <effect>. <extra>.' (module docstring)."""
+    """The claim's row: '<lead>: <effect>. <repeated>. <extra>.' (module docstring); a pooled record's lead says
+    'pooled over K replicates' and its row says in how many of them the verdict repeats."""
+    rep = repeated(claim)
+    if rep and scope == "in this run":
+        scope = f"pooled over {claim['replication']['K']} replicates"
     head = lead(claim, scope)
     v = verdicts.canonical(claim.get("verdict"))
     if claim.get("error") or v == verdicts.ERROR:
@@ -297,7 +316,7 @@ def sentence(claim: Mapping[str, Any], scope: str = "in this run") -> str:
                           for a in claim["answers"])
         body = f"{cases}; {body}"
     more = extra(claim, c)
-    text = f"{head}: {body}."
+    text = f"{head}: {body}." + (f" {rep}." if rep else "")
     if more and len(f"{text} {more}.".split()) <= MAX_WORDS:      # the one more clause, where it fits
         text += f" {more}."
     return _clean(text)

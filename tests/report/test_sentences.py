@@ -111,3 +111,16 @@ def test_a_question_says_yes_or_no():
                               "answers": [{"case": "l2", "answer": "answered no"}]})
     assert row.startswith("No: no for L2 QK-norm; held-out loss of L2 QK-norm without 1/√d_k minus")
     assert "(needed: more than 0.05 nats to answer yes, less to answer no)" in row
+
+
+def test_a_pooled_row_says_in_how_many_replicates_it_repeats():
+    from harness.report import findings
+
+    c = {**_comparison(-0.25, [-0.3, -0.2], arms=["alpha = 1", "alpha = 0.5"], kind="non_inferiority"),
+         "role": "counted", "outcome": "refuted", "refuted": True}
+    claim = {"verdict": "refuted", "criteria": [c], "firmness": 0.64,
+             "replication": {"K": 8, "r": 3, "wilson": [0.16, 0.66], "fragile": True, "pooled_differs_from_most": True}}
+    row = sentences.sentence(claim)
+    assert row.startswith("Refuted pooled over 8 replicates: 1/√d_k is 0.25 nats [0.2, 0.3] worse than 1/d_k")
+    assert "Repeated in 3 of 8 replicates [0.16, 0.66], fragile; most replicates gave another verdict" in row
+    assert findings.verdict_text(claim) == "refuted (3 of 8 replicates, fragile; firmness 0.64)"
