@@ -187,6 +187,33 @@ def falsifier_outcomes(record: Mapping[str, Any], fault: str | None) -> dict[str
             if role_of(c) == COUNTED and name in (c.get("falsified_by") or ())}
 
 
+def add_matrix_rows(rows: dict[str, Any], cid: str, record: Mapping[str, Any], fault: str | None) -> None:
+    """Issue 64, item 6: each fast counted criterion's outcome under ``fault`` as a falsifiers.json row, with its
+    fingerprint (the matrix proves the fast ones, ``--criteria`` the trained ones; ``merge_matrix_rows``)."""
+    from harness.record.verdict import COUNTED, role_of
+
+    name = fault or NO_FAULT
+    for c in record.get("criteria", []):
+        if role_of(c) != COUNTED or not c.get("fast") or name not in (c.get("falsified_by") or ()):
+            continue
+        row = rows.setdefault(f"{cid}/{c['name']}", {"claim": cid, "criterion": c["name"].split("/")[0],
+                                                     "proven_by": "fault matrix",
+                                                     "falsified_by": list(c.get("falsified_by") or ()),
+                                                     "outcomes": {}, "fingerprint": c.get("fingerprint")})
+        row["outcomes"][name] = c.get("outcome") or "not measured"
+        row["refuted"] = any(o == CAUGHT for o in row["outcomes"].values())
+
+
+def merge_matrix_rows(old: Mapping[str, Any] | None, rows: Mapping[str, Any], run: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """falsifiers.json with the fault matrix's rows (``add_matrix_rows``) over its smoke rows of the same criteria;
+    every other row, and the other profiles' rows, kept."""
+    out = dict(old or {"schema_version": 1, "mode": "", "criteria": {}, "faults": {}})
+    out["criteria"] = {**out.get("criteria", {}), **rows}
+    out["matrix_run"] = dict(run)
+    return out
+
+
 def flakiness(record: Mapping[str, Any], below: float = FLAKY_BELOW) -> str:
     """Why a claim's cell is flaky in this run ('' when it is not): the claim's firmness, or that of a counted fast
     criterion, below ``below``. Firmness is the share of simulated fresh seed sets that repeat the outcome, so a
@@ -263,6 +290,7 @@ def measure(faults: Sequence[str], master_seeds: Sequence[int], *, claims_dir: P
             for cid, rec in records.items():
                 for crit, outcome in falsifier_outcomes(rec, fault).items():
                     criteria_caught[f"{fault} x {cid}/{crit}"] = outcome
+                add_matrix_rows(doc.setdefault("criteria_rows", {}), cid, rec, fault)
             verdicts = {cid: v for cid, v in verdicts.items() if cid in base}
             cells = {cid: classify(fault, cid, v, base.get(cid)) for cid, v in verdicts.items()}
             warn_flaky(fault, 0, {c: w for c, w in flaky.items() if c in cells}, cells)
@@ -403,9 +431,11 @@ def merge_falsifiers(old: Mapping[str, Any] | None, new: Mapping[str, Any], clai
     """``new``'s rows for ``claim_ids`` over ``old``'s rows for every other claim (a partial re-run)."""
     if not old:
         return dict(new)
-    keep = {k: v for k, v in old.get("criteria", {}).items() if v.get("claim") not in claim_ids}
+    keep = {k: v for k, v in old.get("criteria", {}).items() if v.get("claim") not in claim_ids
+            or v.get("proven_by") == "fault matrix"}          # the matrix's rows are the matrix's to replace
     runs = {**old.get("runs", {}), **{cid: new["run"] for cid in claim_ids}}
-    return {**new, "criteria": {**keep, **new["criteria"]}, "runs": runs}
+    extra = {"matrix_run": old["matrix_run"]} if old.get("matrix_run") else {}
+    return {**new, **extra, "criteria": {**keep, **new["criteria"]}, "runs": runs}
 
 
 def merge_profile(old: Mapping[str, Any] | None, new: Mapping[str, Any], claim_ids: Sequence[str] | None
@@ -475,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     report_dir = Path(args.report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(report_dir / "sensitivity.json", doc)
+    if doc.get("criteria_rows") and set(faults) == set(EXPECTED_CATCHERS):     # the whole matrix: its rows
+        out = report_dir / "falsifiers.json"
+        old = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else None
+        write_json_atomic(out, merge_matrix_rows(old, doc["criteria_rows"], {
+            "git_commit": clean_commit(ROOT), "profile": "smoke", "master_seed": 0,
+            "date": time.strftime("%Y-%m-%d", time.gmtime())}))
     results = report_dir / "results.json"
     if results.is_file():           # re-render so the matrix shows up in index.html
         from harness.report.html import main as render

@@ -130,8 +130,32 @@ def test_the_file_names_the_faults_each_criterion_declares():
         for key, row in part["criteria"].items():
             assert tuple(row["falsified_by"]) == declared[row["claim"]][row["criterion"]], f"{profile}: {key}"
     trained = sensitivity.declared_falsifiers(REPO / "claims", trained_only=True)
-    assert {(r["claim"], r["criterion"]) for r in rows.values()} == {(c, n) for c, crits in trained.items()
-                                                                      for n in crits}
+    assert {(r["claim"], r["criterion"]) for r in rows.values() if not r.get("proven_by")} == {
+        (c, n) for c, crits in trained.items() for n in crits}
+
+
+def test_every_counted_criterion_of_the_lock_has_a_refuted_row_at_its_fingerprint():
+    """Issue 64, item 6: every counted criterion the criteria lock holds, at each profile it counts at, has a
+    falsifiers.json row under that very fingerprint showing it refuted by a fault it names: a trained one from
+    ``--criteria`` (a smoke row stands for standard where the definitions are one), a fast one from the fault matrix
+    (``proven_by``), a criterion counted only at standard from ``profiles.standard``."""
+    from harness.record import lock
+
+    doc = json.loads(FALSIFIERS.read_text(encoding="utf-8"))
+    smoke, standard = doc["criteria"], sensitivity.profile_rows(doc, "standard")
+    locked = lock.load(REPO / lock.LOCK_FILE)["criteria"]
+    unproven_ = []
+    for key, entry in locked.items():
+        roles = entry["role"] if isinstance(entry["role"], dict) else dict.fromkeys(entry["fingerprint"], entry["role"])
+        for profile, fp in entry["fingerprint"].items():
+            if roles.get(profile) != COUNTED:
+                continue
+            rows = [smoke.get(key)] + ([standard.get(key)] if profile == "standard" else [])
+            if not any(r and r.get("fingerprint") == fp and r.get("refuted") for r in rows):
+                unproven_.append(f"{profile} {key} {fp}")
+    assert unproven_ == [], ("no refuted falsifier row at the lock's fingerprint; re-run `python -m "
+                             "harness.suite.sensitivity --criteria --claims <ids> [--profile standard]` or the fault "
+                             "matrix (`python -m harness.suite.sensitivity --jobs 2`):\n  " + "\n  ".join(unproven_))
 
 
 @pytest.mark.parametrize("outcomes, refuted", [({"local_window": "refuted"}, True),
