@@ -163,6 +163,11 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "statement": findings.strip_own_id(cid, c.get("statement")),
             "effect_text": sentences.sentence(c),
             "answers_text": verdicts.answers_text(c.get("answers") or []),
+            # issue 64: a pooled record's replicate outcomes, one mark a replicate, beside its r of K
+            "strip": [{"k": k, "verdict": v, "badge": badge_class(v)} for k, v in zip(
+                (c.get("replication") or {}).get("replicates") or range(1, 1 + len((c.get("replication") or {}).get(
+                    "outcomes") or [])), (c.get("replication") or {}).get("outcomes") or [])],
+            "repeated": sentences.repeated(c),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),
             "verdict_shown": verdicts.verdict_shown(c),

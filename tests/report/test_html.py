@@ -371,3 +371,14 @@ def test_a_note_of_several_lines_keeps_its_lines(tmp_path):
     box = section(report.render_html(results(Q3=claim("Q3", notes=[note, "one line"])), tmp_path), "claim-Q3")
     assert '<li>the footnote per layer:<pre class="lines">layer  ratio\n    0   1.03\n    1   0.98</pre></li>' in box
     assert "<li>one line</li>" in box
+
+
+def test_a_pooled_claim_shows_its_replicates_as_a_strip(tmp_path):
+    """Issue 64: one mark a replicate, coloured by its own verdict, beside r of K."""
+    c4 = claim("C4", "refuted", replication={"K": 3, "r": 2, "wilson": [0.3, 0.9], "fragile": True,
+                                             "pooled_differs_from_most": False, "replicates": [1, 2, 3],
+                                             "outcomes": ["refuted", "inconclusive", "refuted"]})
+    box = section(report.render_html(results(C4=c4), tmp_path), "claim-C4")
+    assert "Repeated in 2 of 3 replicates [0.3, 0.9], fragile" in box
+    assert '<span class="badge bad" title="replicate 1: refuted">1</span>' in box
+    assert '<span class="badge meh" title="replicate 2: inconclusive">2</span>' in box
