@@ -407,9 +407,10 @@ def test_r2_saturation_check(evidence, profile, device, seeds, progress, fast, a
     rows = FAST_ROWS if fast else tuple(SCORE_FUNCTIONS)
     how = f"harness.measure.probes.saturation_check over dims {block['dims']} x {len(seeds)} seeds, iid N(0, 1) q and k"
     declared = ev.declare(CRITERIA, fast=fast, how=how, min_slope=min_slope)
-    ev.counts_nothing("R2 trains nothing: its rows are slopes on iid inputs, identities of the variance argument "
-                      "that calibrate the check (premises) or read the model's default scale (reported, R1 counts "
-                      "it). How a flagged score trains is measured in C3 and C4, which train two of the scores it "
+    ev.counts_nothing("R2 checks the saturation check on iid inputs: its rows are slopes, identities of the "
+                      "variance argument that calibrate the check (premises) or read the model's default scale "
+                      "(reported, R1 counts it). How a flagged score trains is measured in C3 and C4, which train "
+                      "two of the scores it "
                       "flags (the unscaled dot, flagged 'saturates', in both; 1/d_k, flagged 'goes uniform', as "
                       "C4's alpha = 1) and count their own criteria; R2 declares none over their runs, so whether "
                       "its flag foretells how a score trains is not tested here")
