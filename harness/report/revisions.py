@@ -42,23 +42,25 @@ class Revision(NamedTuple):
     issue: str
 
 
-#: Decided in issue 63 after the committed standard run (lock 157b2b70e7a6, master seed 675646) was seen; the
-#: commits are filled in when each lands
+#: Decided in issue 63 after the committed standard run (lock 157b2b70e7a6, master seed 675646) was seen, frozen in
+#: lock cc56dc418df7 before any replicate ran
 PENDING = "pending"
 ISSUE_63_SEEN = "standard run at lock 157b2b70e7a6 (reports/standard.json)"
 REVISIONS: tuple[Revision, ...] = (
     Revision("C2", "the live-foil rule for the LSTM interaction: a foil alive at the short distance is a live "
-             "comparison; only a foil dead at every distance is never testable", f"{ISSUE_63_SEEN}: C2 refuted "
-             "0.27; advantage_grows_with_distance held no Holm slot, its LSTM at chance at d 16 and 64 but "
-             "learning at d 4", "675646", (), "63"),
+             "comparison; only a foil dead at the short distance is never testable (lock cc56dc418df7)",
+             f"{ISSUE_63_SEEN}: C2 refuted 0.27; advantage_grows_with_distance held no Holm slot, its LSTM at "
+             "chance at d 16 and 64 but learning at d 4", "675646", ("06d17c6",), "63"),
     Revision("C2", "steps to 95% never reached are censored, not counted as the budget; a tie rule for the tuned "
-             "rate", f"{ISSUE_63_SEEN}: 3 of 6 dilated-conv seeds at d 4 never reached 95% (counted as 801 "
-             "steps); its rate 0.03 chosen on a tie with 0.01", "675646", (), "63"),
+             "rate: the lower one (lock cc56dc418df7)", f"{ISSUE_63_SEEN}: 3 of 6 dilated-conv seeds at d 4 never "
+             "reached 95% (counted as 801 steps); its rate 0.03 chosen on a tie with 0.01", "675646", ("06d17c6",),
+             "63"),
     Revision("C2", "the contiguous-conv control's role (a premise that can void C2 but never support it)",
-             f"{ISSUE_63_SEEN}: contiguous_conv_lag_grows passed, +350 steps [270, 430]", "675646", (), "63"),
-    Revision("Q1", "an equivalence answer: both bounds inside the margin answers the question",
-             f"{ISSUE_63_SEEN}: Q1 inconclusive at this scale; l2 0.0197 nats [-0.0057, 0.045] against the 0.05 "
-             "margin", "675646", (), "63"),
+             f"{ISSUE_63_SEEN}: contiguous_conv_lag_grows passed, +350 steps [270, 430]", "675646", ("1a1162d",),
+             "63"),
+    Revision("Q1", "an answer of no: an interval wholly below the margin (equivalent within it, or worse) answers "
+             "the question", f"{ISSUE_63_SEEN}: Q1 inconclusive at this scale; l2 0.0197 nats [-0.0057, 0.045] "
+             "against the 0.05 margin", "675646", ("1a1162d",), "63"),
     Revision("C1", "counts sufficiency (generalises, decoder_is_causal); the LSTM comparisons are reported; one "
              "250-step budget on both tasks; convergence_area_vs_lstm added (reported)",
              "standard: C1 inconclusive 0.65, quality_ratio_vs_lstm on reverse 1.24 [0.8, 1.7] in its refutation "
