@@ -2,7 +2,7 @@
 results, so that a failed run never shows the last run's pictures beside its own index.html.
 
 Only what the harness writes is touched: ``figures/<claim id>/*.png`` (``Evidence.figure``'s paths) that no claim of
-the new results.json names. Anything else in the folder (a baseline, a lock, a user's own files) is left as it is.
+the new results.json names, and a claim's ``benchmark_<claim id>.json`` where the new run holds no such claim. Anything else in the folder (a baseline, a lock, a user's own files) is left as it is.
 """
 from __future__ import annotations
 
@@ -24,10 +24,20 @@ def stale_figures(report_dir: Path, results: Mapping[str, Any]) -> list[Path]:
             for p in sorted(folder.glob("*.png")) if p.relative_to(report_dir).as_posix() not in keep]
 
 
+def stale_benchmarks(report_dir: Path, results: Mapping[str, Any]) -> list[Path]:
+    """A claim's own timing file, ``benchmark_<claim id>.json`` (R3's ``benchmark_r3.json``, which the report
+    renders), left by an earlier run of a claim that ``results`` does not hold."""
+    claims = {str(c).upper() for c in (results.get("claims") or {})}
+    return [p for p in sorted(Path(report_dir).glob("benchmark_*.json"))
+            if _CLAIM_FOLDER.match(p.stem.removeprefix("benchmark_").upper())
+            and p.stem.removeprefix("benchmark_").upper() not in claims]
+
+
 def prune_figures(report_dir: Path, results: Mapping[str, Any]) -> list[str]:
-    """``stale_figures`` removed, and the claim folders they leave empty; returns what was removed (relative)."""
+    """``stale_figures`` and ``stale_benchmarks`` removed, and the claim folders they leave empty; returns what was
+    removed (relative)."""
     removed = []
-    for p in stale_figures(report_dir, results):
+    for p in stale_figures(report_dir, results) + stale_benchmarks(report_dir, results):
         p.unlink(missing_ok=True)
         removed.append(p.relative_to(report_dir).as_posix())
         if p.parent.is_dir() and not any(p.parent.iterdir()):

@@ -33,3 +33,14 @@ def test_only_the_harness_figures_not_in_the_results_are_stale(tmp_path):
     assert [p.name for p in stale_figures(tmp_path, results)] == ["b.png"]
     assert prune_figures(tmp_path, results) == ["figures/C1/b.png"]
     assert prune_figures(tmp_path, {"claims": {}}) == ["figures/C1/a.png"] and (tmp_path / "figures/C1").is_dir()
+
+
+def test_a_claims_benchmark_file_goes_with_its_claim(tmp_path):
+    """R3 writes benchmark_r3.json, which the report renders: a run without R3 must not show the last run's."""
+    from harness.session.prune import stale_benchmarks
+
+    for name in ("benchmark_r3.json", "benchmark_c1.json", "benchmark_gpu.json", "benchmarks.json"):
+        (tmp_path / name).write_text("{}")
+    stale = [p.name for p in stale_benchmarks(tmp_path, {"claims": {"C1": {}}})]
+    assert stale == ["benchmark_r3.json"]                        # a user's own files stay
+    assert prune_figures(tmp_path, {"claims": {"C1": {}}}) == ["benchmark_r3.json"]
