@@ -159,7 +159,8 @@ def test_claim_id_verdict_and_a_script_named_criterion_render_as_text(driver, pa
     assert EVIL in moved and "R1" in moved
 
 
-EFFECT = "scaled trails unscaled by 0.4 nats [0.2, 0.6] on key-value lookup at d_k 256 (margin 0.1)"
+EFFECT = ("Refuted in this run: 1/√d_k is 0.4 nats [0.2, 0.6] worse than no scaling in held-out loss on key-value "
+          "lookup at d_k 256 (needed: more than 0.1 nats, the margin).")
 
 
 def test_the_summary_speaks_in_effects_and_an_answer_is_not_a_failure(driver, page):
