@@ -122,6 +122,10 @@ def test_a_kernel_criterion_is_refuted_by_its_falsifier(cid, criterion, name, dt
     """A kernel criterion nothing can refute would be a defect (issue 38): the gallery kernel it names must refute
     it, in each dtype (R3's speed: the query loop, 10x SDPA, answers no to "the same speed" and "within 2x")."""
     row = trial(name, dtype)
+    if cid == "R3" and row[f"{cid}/{criterion}"] != "refuted":
+        # a timed criterion read while the other xdist worker loads the 2-core box can come out inconclusive
+        # (CI at 93f1837: query_loop bfloat16, alone it refutes); it is timed afresh once, and must refute then
+        row = trial_records.__wrapped__(name, dtype)[0]
     assert row[f"{cid}/{criterion}"] == "refuted", row
 
 
