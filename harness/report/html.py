@@ -106,6 +106,13 @@ def badge_class(verdict: str | None) -> str:
     return _BADGE.get(verdicts.canonical(verdict) if verdict else None, "none")
 
 
+def replicate_strip(rep: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A pooled claim's replicates as marks: number, own verdict, its badge (issue 64); [] for a single run."""
+    outcomes = rep.get("outcomes") or []
+    ks = rep.get("replicates") or range(1, len(outcomes) + 1)
+    return [{"k": k, "verdict": v, "badge": badge_class(v)} for k, v in zip(ks, outcomes)]
+
+
 def slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(text))
 
@@ -164,9 +171,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "effect_text": sentences.sentence(c),
             "answers_text": verdicts.answers_text(c.get("answers") or []),
             # issue 64: a pooled record's replicate outcomes, one mark a replicate, beside its r of K
-            "strip": [{"k": k, "verdict": v, "badge": badge_class(v)} for k, v in zip(
-                (c.get("replication") or {}).get("replicates") or range(1, 1 + len((c.get("replication") or {}).get(
-                    "outcomes") or [])), (c.get("replication") or {}).get("outcomes") or [])],
+            "strip": replicate_strip(c.get("replication") or {}),
             "repeated": sentences.repeated(c),
             "anchor": "claim-" + slug(cid),
             "badge": badge_class(c["verdict"]),

@@ -324,6 +324,6 @@ def sentence(claim: Mapping[str, Any], scope: str = "in this run") -> str:
 
 def _clean(text: str) -> str:
     """Any identifier left (a user's arm, a task this table does not know) said as words; at most ``MAX_WORDS``."""
-    text = words.INTERNAL_ID.sub(lambda m: m.group(0).replace("_", " "), text)
+    text = words.plain(text)
     parts = text.split()
     return text if len(parts) <= MAX_WORDS else " ".join(parts[:MAX_WORDS - 1]) + " …"

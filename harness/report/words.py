@@ -86,9 +86,9 @@ PHRASES = ((r"\bunscaled dot\b", "the dot product with no scaling"), (r"\bscaled
 
 def say(text: str) -> str:
     """A suite text in the paper's words (``PHRASES``), identifiers as words."""
-    for pattern, plain in PHRASES:
-        text = re.sub(pattern, plain, text)
-    return _plain(text)
+    for pattern, said in PHRASES:
+        text = re.sub(pattern, said, text)
+    return plain(text)
 
 
 #: a snake_case identifier, the suite's own dialect; ``d_k`` is the paper's
@@ -103,7 +103,7 @@ def arm(name: str | None) -> str:
     m = re.fullmatch(r"alpha = ([0-9.]+)(?: .*)?", text)
     if m:
         return f"1/d_k^{m.group(1)}"
-    return _plain(text)
+    return plain(text)
 
 
 def quantity(metric: str | None) -> tuple[str, str]:
@@ -113,7 +113,7 @@ def quantity(metric: str | None) -> tuple[str, str]:
         if re.search(pattern, text):
             return words, unit
     first = re.split(r"[,;(]", text, 1)[0].strip()
-    return _plain(first) or "the metric", ("nats" if re.search(r"\bnats?\b", text) else "")
+    return plain(first) or "the metric", ("nats" if re.search(r"\bnats?\b", text) else "")
 
 
 def where(label: str | None) -> str:
@@ -135,7 +135,7 @@ def where(label: str | None) -> str:
     phrase = " ".join(words)
     for key in sorted(TASKS, key=len, reverse=True):
         phrase = re.sub(rf"(?<![\w/]){re.escape(key)}(?![\w])", TASKS[key], phrase)
-    phrase = _plain(phrase)
+    phrase = plain(phrase)
     lead = "for" if phrase.startswith("the ") else "on"
     out = f"{lead} {phrase}" if phrase else ""
     if params:
@@ -143,6 +143,6 @@ def where(label: str | None) -> str:
     return out
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """Underscores to spaces (an identifier said as words)."""
     return INTERNAL_ID.sub(lambda m: m.group(0).replace("_", " "), text)
