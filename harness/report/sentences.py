@@ -161,7 +161,12 @@ def _arm_names(c: Mapping[str, Any]) -> list[str]:
     for m in c.get("measurements") or ():
         if (m.get("label") or "") == (c.get("deciding_part") or "") and len(m.get("arms") or ()) == 2:
             return list(m["arms"])
-    return list(c.get("arms") or ())
+    if c.get("arms"):
+        return list(c["arms"])
+    # a level criterion declares no arm; the one model its part tuned does name it ("C1/<task>/transformer")
+    tuned = {str(r.get("key") or "").rsplit("/", 1)[-1] for m in c.get("measurements") or ()
+             if (m.get("label") or "") == (c.get("deciding_part") or "") for r in m.get("rates") or ()}
+    return sorted(tuned) if len(tuned) == 1 and tuned <= set(words.ARMS) else []
 
 
 def _join(*pieces: str) -> str:

@@ -82,6 +82,17 @@ def test_a_log_ratio_reads_as_a_ratio_with_its_arms():
                                    "dot-product attention is 61× [26×, 146×] at n = 256 (needed: at least 5×)")
 
 
+def test_a_level_names_the_one_model_its_part_tuned():
+    """C1's band declares no arm; its part tuned one model (``C1/<task>/transformer``), and the row names it."""
+    c = {"name": "generalises/reverse", "kind": "band", "metric": "held-out test cross-entropy (teacher-forced, nats "
+         "per target token), reverse", "arms": [], "measured": 0.0412, "ci": [0.02, 0.062], "deciding_part": "reverse",
+         "rule": {"kind": "band", "hi": 0.1}, "measurements": [{"label": "reverse", "rates": [
+             {"key": "C1/reverse/transformer"}]}]}
+    assert sentences.effect(c).startswith("held-out loss of the Transformer is 0.0412 nats [0.02, 0.062]")
+    c["measurements"][0]["rates"].append({"key": "C1/reverse/lstm"})      # two models: no single name to give
+    assert sentences.effect(c).startswith("held-out loss is 0.0412 nats")
+
+
 def test_a_growth_across_distance_says_both_distances():
     c = {"name": "g", "kind": "superiority", "arms": ["lag at the long d", "lag at the short d"], "better": "none",
          "metric": "(deep conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the budget "
