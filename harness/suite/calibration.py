@@ -16,6 +16,13 @@ the fast criteria, so that the predictions between 0.5 and 0.9, which only train
 
     python -m harness.suite.calibration --trained --profile standard --claims C1,C5 --master-seeds 301,302 --keep /tmp/cs
 
+``--replicates FOLDER`` (issue 64) trains nothing: it reads the replicate records of the verdict of record
+(``reports/replicates/<lock>``, the ones the run log says are the record) and sets each replicate's firmness beside
+how often the replicates repeat, claim by claim; ``--write docs/profiles.md`` puts the table between that file's
+``calibration-replicates`` markers (tests/suite/test_calibration.py fails when it drifts from the records):
+
+    python -m harness.suite.calibration --replicates reports/replicates/<lock> --write docs/profiles.md
+
 One row per criterion (mean predicted firmness, observed repeat rate over the ordered pairs of runs, outcomes),
 then the same pooled into bins of predicted firmness. With a handful of runs and criteria that are nearly always
 decided the same way, it can show gross miscalibration only (a criterion predicted 0.95 that flips every other run);
@@ -84,13 +91,50 @@ def rows(runs: Mapping[int, Mapping[str, Any]], fast: bool = True) -> list[dict[
     return out
 
 
+#: the generated block of docs/profiles.md (``--replicates ... --write``)
+REPLICATES_MARKER = "calibration-replicates"
+
+
+def from_replicates(folder: Path, log: Path | None = None) -> tuple[dict[int, dict[str, Any]], dict[int, dict]]:
+    """{replicate k: {claim: record}} of the replicate records in ``folder`` that the run log (default
+    ``reports/runlog.jsonl`` two folders up) says are the record (``runlog.select``), and {k: that replicate's run
+    block}; ValueError where the folder holds no records of one lock."""
+    from harness.record import runlog
+    from harness.report import replicated
+
+    records = replicated.load_records(folder)
+    locks = {(r["run"].get("replicate") or {}).get("lock") for r in records.values()}
+    if len(locks) != 1 or None in locks:
+        raise ValueError(f"{folder}: needs replicate records of one lock, found {len(records)} at {len(locks)} locks")
+    entries = runlog.read(log or Path(folder).resolve().parents[1] / runlog.LOG_NAME)
+    runs: dict[int, dict[str, Any]] = {}
+    blocks: dict[int, dict] = {}
+    for rec in runlog.select(records, entries, locks.pop()):
+        k = int(rec["run"]["replicate"]["k"])
+        runs.setdefault(k, {}).update(rec["claims"])
+        blocks[k] = rec["run"]
+    return runs, blocks
+
+
+def replicates_header(blocks: Mapping[int, Mapping[str, Any]]) -> str:
+    """Where the replicate table comes from, in the records' own terms (no date or machine of today's)."""
+    some = next(iter(blocks.values()), {}).get("replicate") or {}
+    K = some.get("K") or "K"
+    vendors = sorted({str((b.get("fp_path") or {}).get("vendor") or "unknown vendor") for b in blocks.values()})
+    return (f"From the replicate records at lock {str(some.get('lock') or '?')[:12]}: replicates "
+            f"{', '.join(str(k) for k in sorted(blocks))} of {K} in (master seeds "
+            f"{', '.join(str(blocks[k].get('master_seed')) for k in sorted(blocks))}; {', '.join(vendors)}). Each "
+            f"replicate is a full standard run; a row's firmness is each replicate's prediction, its repeat rate "
+            f"the share of ordered pairs of replicates that agree:")
+
+
 def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int], fast: bool = True,
-             commit: str | None = None, profile: str = "smoke") -> str:
+             commit: str | None = None, profile: str = "smoke", header: str | None = None) -> str:
     what = "fast criteria" if fast else "every counted criterion and verdict"
-    lines = [f"Measured {dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
+    lines = [header or (f"Measured {dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
              f"({platform.processor() or platform.machine()}){f', commit {commit[:7]}' if commit else ''}, "
              f"{what} at {profile} budgets, master seeds "
-             f"{', '.join(map(str, master_seeds))}:", "",
+             f"{', '.join(map(str, master_seeds))}:"), "",
              "| criterion | predicted firmness (mean) | observed repeat rate | runs | outcomes |",
              "|---|---|---|---|---|"]
     lines += [f"| {r['criterion']} | {r['predicted']:.2f} | {r['observed']:.2f} | {r['runs']} | {r['outcomes']} |"
@@ -105,6 +149,11 @@ def markdown(table: list[dict[str, Any]], master_seeds: Sequence[int], fast: boo
     return "\n".join(lines)
 
 
+def replicates_markdown(folder: Path, log: Path | None = None) -> str:
+    runs, blocks = from_replicates(folder, log)
+    return markdown(rows(runs, fast=False), sorted(runs), fast=False, header=replicates_header(blocks)) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m harness.suite.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--master-seeds", default="0,1,2,3,4", help="comma-separated master seeds (at least 2)")
@@ -117,8 +166,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--claims", default="", help="comma-separated claim ids (default every claim)")
     parser.add_argument("--keep", default=None, metavar="DIR",
                         help="keep each master seed's report directory as DIR/m<seed> (default: not kept)")
+    parser.add_argument("--replicates", type=Path, default=None, metavar="FOLDER",
+                        help="train nothing: the replicate records in FOLDER (reports/replicates/<lock>), firmness "
+                             "beside the replicates' repeat rate")
+    parser.add_argument("--write", type=Path, default=None, metavar="FILE",
+                        help=f"with --replicates: put the table between FILE's {REPLICATES_MARKER} markers")
     parser.add_argument("--claims-dir", default=str(sensitivity.ROOT / "claims"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.write is not None and args.replicates is None:
+        parser.error("--write goes with --replicates")
+    if args.replicates is not None:
+        from harness.report import findings
+        try:
+            block = replicates_markdown(args.replicates)
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
+        return findings.print_or_write(block, args.write, REPLICATES_MARKER,
+                                       f"wrote the replicates' calibration into {args.write}")
     known = sensitivity.matrix_claims(Path(args.claims_dir))
     claim_ids = [c.strip().upper() for c in args.claims.split(",") if c.strip()]
     if set(claim_ids) - set(known):
