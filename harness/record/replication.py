@@ -173,6 +173,9 @@ def pooled_part(label: str, ms: Sequence[Mapping[str, Any]], ks: Sequence[int]) 
     arms = next((m.get("arms") for m in ms if m.get("arms")), None)
     if arms:
         out["arms"] = list(arms)
+    tuned = sorted({str(r["key"]) for m in ms for r in m.get("rates") or () if r.get("key")})
+    if tuned:               # which models tuned their rate (their keys, no rate: each replicate chose its own)
+        out["tuned"] = tuned
     return out
 
 

@@ -164,8 +164,9 @@ def _arm_names(c: Mapping[str, Any]) -> list[str]:
     if c.get("arms"):
         return list(c["arms"])
     # a level criterion declares no arm; the one model its part tuned does name it ("C1/<task>/transformer")
-    tuned = {str(r.get("key") or "").rsplit("/", 1)[-1] for m in c.get("measurements") or ()
-             if (m.get("label") or "") == (c.get("deciding_part") or "") for r in m.get("rates") or ()}
+    tuned = {str(key).rsplit("/", 1)[-1] for m in c.get("measurements") or ()
+             if (m.get("label") or "") == (c.get("deciding_part") or "")
+             for key in [r.get("key") for r in m.get("rates") or ()] + list(m.get("tuned") or ())}
     return sorted(tuned) if len(tuned) == 1 and tuned <= set(words.ARMS) else []
 
 

@@ -91,6 +91,8 @@ def test_a_level_names_the_one_model_its_part_tuned():
     assert sentences.effect(c).startswith("held-out loss of the Transformer is 0.0412 nats [0.02, 0.062]")
     c["measurements"][0]["rates"].append({"key": "C1/reverse/lstm"})      # two models: no single name to give
     assert sentences.effect(c).startswith("held-out loss is 0.0412 nats")
+    c["measurements"] = [{"label": "reverse", "tuned": ["C1/reverse/transformer"]}]     # a part pooled over replicates
+    assert sentences.effect(c).startswith("held-out loss of the Transformer is 0.0412 nats")
 
 
 def test_a_growth_across_distance_says_both_distances():
