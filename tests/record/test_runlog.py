@@ -141,3 +141,15 @@ def test_the_committed_pooled_record_is_reproduced():
     lock = stored["replication"]["lock"]
     mine = {n: r for n, r in records.items() if (r["run"].get("replicate") or {}).get("lock") == lock}
     assert R.to_jsonable(replication.pool(runlog.select(mine, entries, lock))) == stored
+
+
+def test_no_committed_part_ran_over_90_minutes_and_each_names_its_vendor():
+    """Issue 64, done-when: no part ran longer than 90 minutes (a session's commands end with it), read from the log;
+    every start line names the CPU vendor its replicate ran on."""
+    from harness.suite.replication_plan import PART_BUDGET_S
+
+    _, entries, _ = committed()
+    for rid, run in runlog.runs(entries).items():
+        assert run["start"].get("vendor"), f"run {rid}: its start line names no CPU vendor"
+        took = (run.get("end") or {}).get("duration_s")
+        assert took is None or took <= PART_BUDGET_S, f"run {rid} took {took:.0f} s, over {PART_BUDGET_S} s"
