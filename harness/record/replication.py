@@ -153,6 +153,10 @@ def cluster_effect(m: Mapping[str, Any]) -> float:
     return float((a - b).mean()) if m.get("paired") else float(a.mean() - b.mean())
 
 
+#: a pooled part's arm that differed between replicates: ONE_OF + "a | b" (``harness.report.words.arm`` says it)
+ONE_OF = "one of: "
+
+
 def pooled_part(label: str, ms: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
     """One part pooled from its measurement in each replicate (replicate ``ks[i]`` gave ``ms[i]``)."""
     exact = [m.get("exact") for m in ms if m["source"] == "estimate" and m.get("se") == 0]
@@ -170,9 +174,12 @@ def pooled_part(label: str, ms: Sequence[Mapping[str, Any]], ks: Sequence[int]) 
     if sides and "invalid" not in out:
         why = "; ".join(f"replicate {k}: {m['censored']}" for k, m in zip(ks, ms) if m.get("censored"))
         decision.censor_bound(out, [decision.BOUND_LOWER in sides], [decision.BOUND_UPPER in sides], why)
-    arms = next((m.get("arms") for m in ms if m.get("arms")), None)
-    if arms:
-        out["arms"] = list(arms)
+    picks = [[str(a) for a in m["arms"]] for m in ms if m.get("arms")]
+    if picks:       # an arm a replicate chose for itself (C4's best other alpha) is named with every replicate's pick
+        out["arms"] = [ONE_OF + " | ".join(dict.fromkeys(p[i] for p in picks)) if len({p[i] for p in picks}) > 1
+                       else picks[0][i] for i in range(len(picks[0]))]
+        if out["arms"] != picks[0]:
+            out["arms_by_replicate"] = picks
     tuned = sorted({str(r["key"]) for m in ms for r in m.get("rates") or () if r.get("key")})
     if tuned:               # which models tuned their rate (their keys, no rate: each replicate chose its own)
         out["tuned"] = tuned

@@ -322,14 +322,17 @@ def sentence(claim: Mapping[str, Any], scope: str = "in this run") -> str:
                           for a in claim["answers"])
         body = f"{cases}; {body}"
     more = extra(claim, c)
-    text = f"{head}: {body}." + (f" {rep}." if rep else "")
-    if more and len(f"{text} {more}.".split()) <= MAX_WORDS:      # the one more clause, where it fits
-        text += f" {more}."
-    return _clean(text)
+    text = f"{head}: {body}."
+    tail = f" {rep}." if rep else ""          # r of K, and "fragile" with it, is never cut to fit
+    if more and len(f"{text}{tail} {more}.".split()) <= MAX_WORDS:      # the one more clause, where it fits
+        tail += f" {more}."
+    if not rep:
+        return _clean(text + tail)
+    return _clean(text, MAX_WORDS - len(words.plain(tail).split())) + words.plain(tail)
 
 
-def _clean(text: str) -> str:
-    """Any identifier left (a user's arm, a task this table does not know) said as words; at most ``MAX_WORDS``."""
+def _clean(text: str, most: int = MAX_WORDS) -> str:
+    """Any identifier left (a user's arm, a task this table does not know) said as words; at most ``most`` words."""
     text = words.plain(text)
     parts = text.split()
-    return text if len(parts) <= MAX_WORDS else " ".join(parts[:MAX_WORDS - 1]) + " …"
+    return text if len(parts) <= most else " ".join(parts[:most - 1]) + " …"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from harness.record import replication
+
 #: arms as the paper (and the note) names them; "alpha = x" is the scale 1/d_k^x of C4's family
 ARMS = {
     "scaled": "1/√d_k", "default": "1/√d_k", "alpha = 0.5": "1/√d_k", "alpha = 0.5 (1/sqrt(d_k))": "1/√d_k",
@@ -100,6 +102,8 @@ def arm(name: str | None) -> str:
     text = str(name or "")
     if text in ARMS:
         return ARMS[text]
+    if text.startswith(replication.ONE_OF):        # pooled: each replicate picked its own (C4's best other alpha)
+        return " or ".join(arm(a) for a in text[len(replication.ONE_OF):].split(" | ")) + " (each replicate's own)"
     m = re.fullmatch(r"alpha = ([0-9.]+)(?: .*)?", text)
     if m:
         return f"1/d_k^{m.group(1)}"

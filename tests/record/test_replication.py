@@ -178,3 +178,21 @@ def test_replicates_of_another_definition_are_refused():
 
 def test_record_names_list_the_part_in_the_suites_order():
     assert replication.record_name(3, ["R1", "C4", "C3", "R3"]) == "r3-C3-C4-R1-R3.json"
+
+
+def test_an_arm_each_replicate_picked_for_itself_is_named_with_every_pick():
+    """C4's 'best other alpha' is chosen within each replicate: the pooled part names every pick, not the first
+    replicate's, and keeps each replicate's pair."""
+    def m(other):
+        return {"source": "samples", "label": "kv_lookup d_k=512", "a": [0.5, 0.6], "b": [0.2, 0.3], "paired": True,
+                "arms": [other, "alpha = 0.5 (1/sqrt(d_k))"]}
+    part = replication.pooled_part("kv_lookup d_k=512", [m("alpha = 0.75 (d_k^-0.75)"), m("alpha = 1 (1/d_k)"),
+                                                         m("alpha = 0.75 (d_k^-0.75)")], [1, 2, 3])
+    assert part["arms"] == [replication.ONE_OF + "alpha = 0.75 (d_k^-0.75) | alpha = 1 (1/d_k)",
+                            "alpha = 0.5 (1/sqrt(d_k))"]
+    assert [p[0] for p in part["arms_by_replicate"]] == ["alpha = 0.75 (d_k^-0.75)", "alpha = 1 (1/d_k)",
+                                                         "alpha = 0.75 (d_k^-0.75)"]
+    from harness.report import words
+    assert words.arm(part["arms"][0]) == "1/d_k^0.75 or 1/d_k (each replicate's own)"
+    same = replication.pooled_part("kv_lookup d_k=512", [m("alpha = 1 (1/d_k)")] * 2, [1, 2])
+    assert same["arms"] == ["alpha = 1 (1/d_k)", "alpha = 0.5 (1/sqrt(d_k))"] and "arms_by_replicate" not in same

@@ -141,3 +141,17 @@ def test_a_pooled_row_says_in_how_many_replicates_it_repeats():
     assert row.startswith("Refuted pooled over 8 replicates: 1/√d_k is 0.25 nats [0.2, 0.3] worse than 1/d_k")
     assert "Repeated in 3 of 8 replicates [0.16, 0.66], fragile; most replicates gave another verdict" in row
     assert findings.verdict_text(claim) == "refuted (3 of 8 replicates, fragile; firmness 0.64)"
+
+
+def test_a_pooled_row_cut_to_fit_keeps_its_r_of_k():
+    """The r of K clause, with "fragile" and "most replicates gave another verdict", is never what a long row loses:
+    the effect is cut instead, and the row stays within MAX_WORDS."""
+    long_arm = "a variant " + " ".join(f"w{i}" for i in range(80))
+    c = {**_comparison(-0.25, [-0.3, -0.2], arms=[long_arm, "alpha = 0.5"], kind="non_inferiority"),
+         "role": "counted", "outcome": "refuted", "refuted": True}
+    claim = {"verdict": "refuted", "criteria": [c], "firmness": 0.64,
+             "replication": {"K": 8, "r": 3, "wilson": [0.16, 0.66], "fragile": True, "pooled_differs_from_most": True}}
+    row = sentences.sentence(claim)
+    assert len(row.split()) <= sentences.MAX_WORDS and " … " in row
+    assert row.endswith("Repeated in 3 of 8 replicates [0.16, 0.66], fragile; most replicates gave another verdict on "
+                        "their own.")
