@@ -294,6 +294,9 @@ def repeated(claim: Mapping[str, Any]) -> str:
     text = f"Repeated in {rep['r']} of {rep['K']} replicates [{num(lo)}, {num(hi)}]"
     if rep.get("fragile"):
         text += ", fragile"
+    others = [str(o) for o in rep.get("outcomes") or () if o != claim.get("verdict")]
+    if others:          # what the replicates that did not repeat it gave, so a near miss reads as one
+        text += f" (the other {len(others)}: " + ", ".join(f"{o} {others.count(o)}" for o in dict.fromkeys(others)) + ")"
     if rep.get("pooled_differs_from_most"):
         text += "; most replicates gave another verdict on their own"
     return text

@@ -136,10 +136,12 @@ def test_a_pooled_row_says_in_how_many_replicates_it_repeats():
     c = {**_comparison(-0.25, [-0.3, -0.2], arms=["alpha = 1", "alpha = 0.5"], kind="non_inferiority"),
          "role": "counted", "outcome": "refuted", "refuted": True}
     claim = {"verdict": "refuted", "criteria": [c], "firmness": 0.64,
-             "replication": {"K": 8, "r": 3, "wilson": [0.16, 0.66], "fragile": True, "pooled_differs_from_most": True}}
+             "replication": {"K": 8, "r": 3, "wilson": [0.16, 0.66], "fragile": True, "pooled_differs_from_most": True,
+                             "outcomes": ["refuted"] * 3 + ["inconclusive"] * 4 + ["supported"]}}
     row = sentences.sentence(claim)
     assert row.startswith("Refuted pooled over 8 replicates: 1/√d_k is 0.25 nats [0.2, 0.3] worse than 1/d_k")
-    assert "Repeated in 3 of 8 replicates [0.16, 0.66], fragile; most replicates gave another verdict" in row
+    assert ("Repeated in 3 of 8 replicates [0.16, 0.66], fragile (the other 5: inconclusive 4, supported 1); most "
+            "replicates gave another verdict") in row
     assert findings.verdict_text(claim) == "refuted (3 of 8 replicates, fragile; firmness 0.64)"
 
 
