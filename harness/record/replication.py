@@ -153,6 +153,14 @@ def cluster_effect(m: Mapping[str, Any]) -> float:
     return float((a - b).mean()) if m.get("paired") else float(a.mean() - b.mean())
 
 
+#: what a replicate measures with (the claims, the model, the data, training, probes, budgets and the pinned
+#: floating-point path): every replicate at a lock runs one version of these, and while the set is incomplete the
+#: checkout does too (tests/record/test_runlog.py, by git). The decision code (harness/record) is not among them: a
+#: stored run is judged again by ``rejudge``, and the lock's hash covers the rules.
+MEASURING_PATHS = ("claims", "model", "harness/data", "harness/measure", "harness/train", "harness/study",
+                   "harness/profiles", "harness/fp_path.py", "harness/schedule.py", "harness/settings.py",
+                   "harness/__init__.py", "conftest.py")
+
 #: a pooled part's arm that differed between replicates: ONE_OF + "a | b" (``harness.report.words.arm`` says it)
 ONE_OF = "one of: "
 

@@ -153,3 +153,36 @@ def test_no_committed_part_ran_over_90_minutes_and_each_names_its_vendor():
         assert run["start"].get("vendor"), f"run {rid}: its start line names no CPU vendor"
         took = (run.get("end") or {}).get("duration_s")
         assert took is None or took <= PART_BUDGET_S, f"run {rid} took {took:.0f} s, over {PART_BUDGET_S} s"
+
+
+def test_every_replicate_at_the_lock_measured_with_one_code():
+    """Referee: the lock's hash covers criteria, budgets and rules, not code, so a change to training between two
+    replicates would be mixed up with the replicate. Every run the log has at the current lock was started from a
+    commit whose measuring code (``replication.MEASURING_PATHS``) is the first run's; while the set is incomplete the
+    checkout's is too, so the next replicate measures with it. Read with git; skipped outside a git checkout."""
+    import shutil
+    import subprocess
+
+    _, entries, pooled_path = committed()
+    lock_hash = criteria_lock.load(REPO / criteria_lock.LOCK_FILE)["hash"]
+    starts = [r["start"] for r in runlog.runs(entries).values()
+              if r["start"].get("lock") == lock_hash and not r["start"].get("dry_run")]
+    if not starts:
+        pytest.skip("no replicate at the current lock yet")
+    git = shutil.which("git")
+    if git is None or subprocess.run([git, "-C", str(REPO), "cat-file", "-e", f"{starts[0]['commit']}^{{commit}}"],
+                                     capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout with the replicates' commits")
+
+    def same(a, b=None):
+        cmd = [git, "-C", str(REPO), "diff", "--quiet", a, *([b] if b else []), "--", *replication.MEASURING_PATHS]
+        return subprocess.run(cmd, capture_output=True).returncode == 0
+
+    first = starts[0]["commit"]
+    moved = [s["commit"][:7] for s in starts[1:] if not same(first, s["commit"])]
+    assert moved == [], f"replicates at lock {lock_hash[:12]} measured with other code than {first[:7]}: {moved}"
+    complete = pooled_path.is_file() and (R.load(pooled_path).get("replication") or {}).get("complete")
+    assert complete or same(first), (
+        f"the measuring code differs from replicate {starts[0]['replicate']}'s ({first[:7]}) while the set at lock "
+        f"{lock_hash[:12]} is incomplete: the next replicate would measure with other code "
+        f"(git diff {first[:7]} -- {' '.join(replication.MEASURING_PATHS)})")
