@@ -23,6 +23,20 @@ def load_records(folder: Path) -> dict[str, dict]:
     return {p.name: results_io.load(p, what="replicate record") for p in sorted(Path(folder).glob("r*.json"))}
 
 
+def stored(folder: Path, log: Path | None = None) -> tuple[str, dict[str, dict], list[dict], Path]:
+    """(lock, {file: results}, run-log entries, log path) of the replicate records in ``folder``, all of one lock,
+    and the run log (default ``reports/runlog.jsonl`` two folders above ``folder``); ValueError (or
+    ``results.ResultsFormatError``) where a record or the log is unreadable or the records are not of one lock."""
+    log = log or Path(folder).resolve().parents[1] / runlog.LOG_NAME
+    records = load_records(folder)
+    entries = runlog.read(log)
+    locks = {(r["run"].get("replicate") or {}).get("lock") for r in records.values()}
+    if len(locks) != 1 or None in locks:
+        raise ValueError(f"{folder}: needs replicate records of one lock, found {len(records)} records at "
+                         f"{len(locks)} locks")
+    return locks.pop(), records, entries, log
+
+
 def lines(pooled: dict, K: int) -> list[str]:
     """One line per claim: its pooled verdict and r of K, or how many of its K replicates are in."""
     out = []
@@ -97,17 +111,10 @@ def main(argv: list[str]) -> int:
         return status_main(args, parser)
     if args.folder is None or not args.folder.is_dir():
         parser.error(f"{args.folder} is not a folder of replicate records")
-    log = args.log or args.folder.resolve().parents[1] / runlog.LOG_NAME
     try:
-        records = load_records(args.folder)
-        entries = runlog.read(log)
+        lock, records, entries, log = stored(args.folder, args.log)
     except (results_io.ResultsFormatError, ValueError) as exc:
         parser.error(str(exc))
-    locks = {(r["run"].get("replicate") or {}).get("lock") for r in records.values()}
-    if len(locks) != 1 or None in locks:
-        parser.error(f"{args.folder}: needs replicate records of one lock, found {len(records)} records at "
-                     f"{len(locks)} locks")
-    lock = locks.pop()
     try:
         pooled = replication.pool(runlog.select(records, entries, lock))
     except replication.ReplicationError as exc:

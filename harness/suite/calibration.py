@@ -98,18 +98,14 @@ REPLICATES_MARKER = "calibration-replicates"
 def from_replicates(folder: Path, log: Path | None = None) -> tuple[dict[int, dict[str, Any]], dict[int, dict]]:
     """{replicate k: {claim: record}} of the replicate records in ``folder`` that the run log (default
     ``reports/runlog.jsonl`` two folders up) says are the record (``runlog.select``), and {k: that replicate's run
-    block}; ValueError where the folder holds no records of one lock."""
+    block}; ValueError where the folder holds no records of one lock (``replicated.stored``)."""
     from harness.record import runlog
     from harness.report import replicated
 
-    records = replicated.load_records(folder)
-    locks = {(r["run"].get("replicate") or {}).get("lock") for r in records.values()}
-    if len(locks) != 1 or None in locks:
-        raise ValueError(f"{folder}: needs replicate records of one lock, found {len(records)} at {len(locks)} locks")
-    entries = runlog.read(log or Path(folder).resolve().parents[1] / runlog.LOG_NAME)
+    lock, records, entries, _ = replicated.stored(folder, log)
     runs: dict[int, dict[str, Any]] = {}
     blocks: dict[int, dict] = {}
-    for rec in runlog.select(records, entries, locks.pop()):
+    for rec in runlog.select(records, entries, lock):
         k = int(rec["run"]["replicate"]["k"])
         runs.setdefault(k, {}).update(rec["claims"])
         blocks[k] = rec["run"]
