@@ -49,6 +49,45 @@ def excludes_zero(ci: Any) -> bool:
     return _finite(ci) and (ci[0] > 0 or ci[1] < 0)
 
 
+def _bound(c: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The deciding part's censoring (``family.censor_bound``): ('upper' or 'lower', why), None where its values are
+    values."""
+    for m in c.get("measurements") or ():
+        if (m.get("label") or "") == (c.get("deciding_part") or "") and m.get("bound") in ("upper", "lower"):
+            return str(m["bound"]), str(m.get("censored") or "")
+    return None
+
+
+def says_direction(c: Mapping[str, Any], ci: Any) -> bool:
+    """Whether a direction may be said: the interval excludes zero, and a censored part's bound does not undo it (an
+    upper bound above zero, or a lower bound below it, says nothing of the true difference's sign)."""
+    bound = _bound(c)
+    if not excludes_zero(ci) or bound is None:
+        return excludes_zero(ci)
+    return (bound[0] == "upper" and ci[1] < 0) or (bound[0] == "lower" and ci[0] > 0)
+
+
+def bound_clause(c: Mapping[str, Any]) -> str:
+    """'; an upper bound, as 2 of 6 self-attention seeds at distance 8 missed 95% accuracy within 800 steps in
+    replicate 1' for a censored deciding part (why its interval cannot show what a value's would); ''
+    otherwise."""
+    bound = _bound(c)
+    if bound is None:
+        return ""
+    side, why = bound
+    target = re.search(r"steps to (0?\.\d+)", str(c.get("metric") or ""))
+    goal = f"{float(target.group(1)) * 100:.0f}% accuracy" if target else "the target"
+    said = []
+    for m in re.finditer(r"(?:replicate (\d+): )?runs unreached within (\d+) steps \(([^)]*)\)", why):
+        cells = [re.match(r"(\S+) d=(\d+) (\d+)/(\d+)", x.strip()) for x in m.group(3).split(",")]
+        who = " and ".join(f"{x.group(3)} of {x.group(4)} {words.arm(x.group(1))} seeds at distance {x.group(2)}"
+                           for x in cells if x)
+        if who:
+            said.append(f"{who} missed {goal} within {m.group(2)} steps"
+                        + (f" in replicate {m.group(1)}" if m.group(1) else ""))
+    return f"; an {side} bound" + (f", as {'; '.join(said)}" if said else "")
+
+
 def amount(value: float, unit: str) -> str:
     """A difference in its unit: '0.25 nats', '600 steps', '61×' (a natural-log ratio), '4.3×' (a log2 one)."""
     if unit == "x":
@@ -121,15 +160,15 @@ def effect(c: Mapping[str, Any], needed: bool = True) -> str:
         if dist:
             far, near = f"at distance {dist.group(1)}", f"at distance {dist.group(2)}"
             place = words.where(re.sub(r"\s*d=\d+ vs d=\d+", "", str(c.get("deciding_part"))))
-        if excludes_zero(ci):
+        if says_direction(c, ci):
             text = f"{q} is {amount(abs(delta), unit)} {bracket([abs(v) for v in ci], unit)} " \
                    f"{'larger' if delta > 0 else 'smaller'} {far} than {near}"
         else:
             text = f"{q} {far} minus {near} is {amount(delta, unit)} {bracket(ci, unit)}"
-        return _join(text, place) + need
+        return _join(text, place) + need + bound_clause(c)
     a, b = arms[0], arms[1]
     better = c.get("better") if c.get("better") in ("lower", "higher") else None
-    if not excludes_zero(ci):
+    if not says_direction(c, ci):
         text = f"{q} of {a} minus {b} is {amount(delta, unit)} {bracket(ci, unit)}"
     elif better is None:
         text = f"{a} is {'larger' if delta > 0 else 'smaller'} than {b} by {amount(abs(delta), unit)} " \
@@ -142,7 +181,7 @@ def effect(c: Mapping[str, Any], needed: bool = True) -> str:
         ahead, behind = (a, b) if delta > 0 else (b, a)
         text = f"{q} is {amount(abs(delta), unit)} {bracket([abs(v) for v in ci], unit)} higher with {ahead} " \
                f"than with {behind}"
-    return _join(text, at_n, place) + need
+    return _join(text, at_n, place) + need + bound_clause(c)
 
 
 def _growth(arms: Sequence[str]) -> tuple[str, str] | None:
@@ -209,7 +248,7 @@ def extra(claim: Mapping[str, Any], c: Mapping[str, Any] | None) -> str:
         n = sum(len(x.get("parts") or [x]) for x in claim.get("criteria") or ()
                 if verdicts.role_of(x) == verdicts.COUNTED and x.get("kind") != "exact")
         p = c.get("p_refute")
-        return (f"Holm's correction over the claim's {n} tests leaves it short of refutation"
+        return (f"Holm's correction over the claim's {n} tests leaves it short of {words.short_of(claim)}"
                 + (f" (adjusted p {num(p)})" if isinstance(p, (int, float)) else ""))
     if c is not None:
         edge = at_the_edge(c)

@@ -52,7 +52,7 @@ def test_a_direction_only_where_the_interval_excludes_zero(claim):
             continue
         text = sentences.effect(c, needed=False).replace(words.quantity(c.get("metric"))[0], "the quantity")
         if DIRECTION.search(text.split(" (needed")[0]):          # a quantity's own name ('lag behind') is no direction
-            assert sentences.excludes_zero(c.get("ci")), (c.get("name"), text)
+            assert sentences.says_direction(c, c.get("ci")), (c.get("name"), text)
 
 
 def _comparison(delta, ci, **kw):
@@ -103,6 +103,28 @@ def test_a_growth_across_distance_says_both_distances():
     text = sentences.effect(c)
     assert "is 600 steps [258, 943] smaller at distance 64 than at distance 4" in text
     assert text.endswith("(needed: more than 50 steps, the margin)")
+
+
+def test_a_censored_part_says_it_is_a_bound_and_which_way_its_sign_is_unknown():
+    """C2's control pooled over replicates: an upper bound whose interval lies above zero says no direction (the true
+    growth may be smaller), and the row says why the premise could not hold: which runs missed their target where."""
+    c = {"name": "g", "kind": "superiority", "arms": ["lag at the long d", "lag at the short d"], "better": "none",
+         "metric": "(contiguous conv minus self-attention steps to 0.95 on each seed's test slice; unreached: the "
+                   "budget + 1) at the long d minus at the short d", "measured": 254.3, "ci": [146.8, 361.8],
+         "deciding_part": "conv_k5 (2 layers) d=8 vs d=4", "rule": {"kind": "superiority", "margin": 50},
+         "measurements": [{"label": "conv_k5 (2 layers) d=8 vs d=4", "bound": "upper", "censored":
+                           "replicate 1: runs unreached within 800 steps (self_attention d=8 2/6)"}]}
+    text = sentences.effect(c)
+    assert "at distance 8 minus at distance 4 is 254 steps [147, 362]" in text
+    assert not DIRECTION.search(text.split(" (needed")[0].replace("lag behind", ""))
+    assert text.endswith("(needed: more than 50 steps, the margin); an upper bound, as 2 of 6 self-attention seeds "
+                         "at distance 8 missed 95% accuracy within 800 steps in replicate 1")
+    # an upper bound below zero keeps its direction: the true difference is smaller still
+    down = {**c, "measured": -254.3, "ci": [-361.8, -146.8]}
+    assert "is 254 steps [147, 362] smaller at distance 8 than at distance 4" in sentences.effect(down)
+    assert sentences.says_direction(down, down["ci"]) and not sentences.says_direction(c, c["ci"])
+    c["measurements"] = []                      # the same interval, not censored: a direction
+    assert "is 254 steps [147, 362] larger at distance 8" in sentences.effect(c)
 
 
 def test_a_reported_comparison_is_not_part_of_the_claim_and_never_a_contradiction():
