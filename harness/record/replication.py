@@ -311,7 +311,8 @@ def pool(records: Sequence[Mapping[str, Any]], K_: int = K) -> dict[str, Any]:
 
 def _pooled_run(runs: Sequence[Mapping[str, Any]], claims: Mapping[str, Any], K_: int,
                 have: Mapping[str, list[int]]) -> dict[str, Any]:
-    """The pooled record's ``run``: what the replicate runs share, their summed time, and where they differ, each."""
+    """The pooled record's ``run``: what the replicate runs share, their summed time, and where they differ, each
+    (``replicates``: one entry a run, by replicate: k, seed, vendor, commit, start, duration, platform)."""
     first = runs[0] if runs else {}
     commits = sorted({r.get("git_commit") for r in runs if r.get("git_commit")})
     devices = sorted({r.get("device") for r in runs if r.get("device")})
@@ -324,4 +325,9 @@ def _pooled_run(runs: Sequence[Mapping[str, Any]], claims: Mapping[str, Any], K_
             "complete": bool(have) and all(len(v) >= K_ for v in have.values()),
             "master_seed": None, "seeds_from": "lock", "fast": False, "dry_run": False, "inject_fault": None,
             "criteria_at_lock": all(r.get("criteria_at_lock") for r in runs) if runs else None,
-            "replicated": {"K": K_, "runs": len(runs), "claims": len(claims)}}
+            "replicated": {"K": K_, "runs": len(runs), "claims": len(claims)},
+            "replicates": sorted(({"k": (r.get("replicate") or {}).get("k"), "seed": (r.get("replicate") or {}).get("seed"),
+                                   "vendor": (r.get("replicate") or {}).get("vendor"), "commit": r.get("git_commit"),
+                                   "started_at": r.get("started_at"), "duration_s": r.get("duration_s"),
+                                   "platform": r.get("platform")} for r in runs),
+                                 key=lambda e: (int(e["k"] or 0), str(e["started_at"])))}

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.record import decision
 from harness.record import verdict as verdicts
-from harness.report import sentences
+from harness.report import sentences, words
 
 BEGIN, END = "<!-- findings:begin -->", "<!-- findings:end -->"   # markers("findings")
 
@@ -310,7 +310,7 @@ def verdict_text(claim: Mapping[str, Any]) -> str:
         firm = f"{rep['r']} of {rep['K']} replicates" + (", fragile" if rep.get("fragile") else "") + (
             f"; firmness {f:.2f}" if isinstance(f, (int, float)) else "")
     per_case = f": {verdicts.answers_text(claim['answers'])}" if claim.get("answers") else ""
-    leaning = f", {verdicts.LEANING_REFUTED}" if verdicts.leaning_refuted(claim) else ""
+    leaning = f", {words.leaning(claim)}" if verdicts.leaning_refuted(claim) else ""
     return f"{verdicts.verdict_shown(claim)}{leaning} ({firm}){per_case}"
 
 
@@ -392,9 +392,40 @@ def findings_rows(results: Mapping[str, Any]) -> list[dict[str, str]]:
             for cid, c in results.get("claims", {}).items()]
 
 
+def _by_replicate(reps: Sequence[Mapping[str, Any]], key: str, short: int = 0) -> str:
+    """'AuthenticAMD (replicates 1-7), GenuineIntel (8)': each value of ``key`` once, with the replicates that had it."""
+    groups: dict[str, list[str]] = {}
+    for r in reps:
+        groups.setdefault(str(r.get(key) or "not recorded")[:short or None], []).append(str(r.get("k")))
+    if len(groups) == 1:
+        return next(iter(groups))
+    return ", ".join(f"{v} ({('replicates ' if len(ks) > 1 else 'replicate ') if i == 0 else ''}{', '.join(ks)})"
+                     for i, (v, ks) in enumerate(groups.items()))
+
+
+def pooled_run_line(results: Mapping[str, Any]) -> str:
+    """Where the pooled record's figures come from: its replicates (seeds, vendors, commits, times), none of it
+    read off one replicate's run block."""
+    run, rep = results.get("run", {}), results.get("replication") or {}
+    reps = run.get("replicates") or []
+    times = [float(r["duration_s"]) for r in reps if isinstance(r.get("duration_s"), (int, float))]
+    first = min((str(r["started_at"]) for r in reps if r.get("started_at")), default="?").replace("T", " ")[:16]
+    each = f"{number(min(times), 4)}-{number(max(times), 4)} s each, " if times else ""
+    workers = f" with {run['workers']} xdist workers" if run.get("workers") else ""
+    return (f"Pooled from {len(reps)} replicates of profile **{run.get('profile')}** at lock "
+            f"{str(rep.get('lock') or run.get('criteria_lock') or '?')[:12]}, each a full run on {run.get('device')}"
+            f"{workers}: master seeds {', '.join(str(r.get('seed')) for r in reps)}; CPU vendor "
+            f"{_by_replicate(reps, 'vendor')}; at commit {_by_replicate(reps, 'commit', 7)}; {each}"
+            f"{number(run.get('duration_s') or 0, 4)} s in all, the first started {first} UTC; Python "
+            f"{run.get('python') or '?'}.")
+
+
 def run_line(results: Mapping[str, Any]) -> str:
-    """Where and when the figures were measured, from the run's own record."""
+    """Where and when the figures were measured, from the run's own record; a pooled record's from its replicates
+    (``pooled_run_line``)."""
     run = results.get("run", {})
+    if run.get("replicates"):
+        return pooled_run_line(results)
     started = str(run.get("started_at") or "?").replace("T", " ")[:16]
     workers = f", {run['workers']} xdist workers" if run.get("workers") else ""
     commit = f", commit {run['git_commit'][:7]}" if run.get("git_commit") else ""

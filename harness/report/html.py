@@ -47,7 +47,7 @@ from harness.record import lock
 from harness import fp_path
 from harness.profiles import claim_files
 from harness.report import checkpoint_compare, findings, revisions
-from harness.report import sentences
+from harness.report import sentences, words
 from harness.report.charts import embed_figure, load_benchmarks, load_sensitivity
 from harness.record import results as results_io
 from harness.record import verdict as verdicts
@@ -190,6 +190,7 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
             "firmness_cell": verdicts.firmness_text(c, len(c["seeds"]) if c.get("seeds") else None)
             if c.get("firmness") is not None else verdicts.firmness_short(c),
             "leaning": verdicts.leaning_refuted(c),
+            "leaning_label": words.leaning(c),
             "deciding": [{**k, "effect_text": findings.effect_text(k), "p_shown": pvalues.shown(k)} for k in deciding],
             "deciding_more": more,
             "deciding_lead": _NOT_TESTABLE_LEAD if c.get("not_testable") and deciding
@@ -208,6 +209,8 @@ def build_context(results: Mapping[str, Any], report_dir: Path) -> dict[str, Any
     return {
         "run": run,
         "lock_line": lock.summary(run) if "criteria_lock" in run else None,
+        # a pooled record (issue 64) says where its figures come from: its replicates, not one replicate's run
+        "pooled_line": findings.pooled_run_line(results).replace("**", "") if run.get("replicates") else None,
         "attention": results.get("attention"),
         "model_on_trial": results.get("model"),
         "claims": claims,

@@ -7,6 +7,7 @@ still reads; ``tests/report/test_sentences.py`` holds every committed record's r
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from harness.record import replication
 
@@ -150,3 +151,14 @@ def where(label: str | None) -> str:
 def plain(text: str) -> str:
     """Underscores to spaces (an identifier said as words)."""
     return INTERNAL_ID.sub(lambda m: m.group(0).replace("_", " "), text)
+
+
+def leaning(claim: Mapping[str, Any]) -> str:
+    """How an inconclusive claim whose interval lies in its refutation region, short of Holm, is labelled: 'leaning
+    refuted', or for a question (whose refutation is the answer no) 'leaning no'."""
+    return "leaning no" if claim.get("kind") == "question" else "leaning refuted"
+
+
+def short_of(claim: Mapping[str, Any]) -> str:
+    """What Holm's correction left such a claim short of: 'refutation', or for a question 'answering no'."""
+    return "answering no" if claim.get("kind") == "question" else "refutation"

@@ -196,3 +196,23 @@ def test_an_arm_each_replicate_picked_for_itself_is_named_with_every_pick():
     assert words.arm(part["arms"][0]) == "1/d_k^0.75 or 1/d_k (each replicate's own)"
     same = replication.pooled_part("kv_lookup d_k=512", [m("alpha = 1 (1/d_k)")] * 2, [1, 2])
     assert same["arms"] == ["alpha = 1 (1/d_k)", "alpha = 0.5 (1/sqrt(d_k))"] and "arms_by_replicate" not in same
+
+
+def test_the_pooled_run_line_names_every_replicate_not_the_first():
+    """The pooled record's provenance line names each replicate's seed, vendor and commit, and the summed time; it
+    is never one replicate's run block read as if it were the whole record's."""
+    from harness.report import findings
+    reps = paired_replicates()
+    reps[1]["run"]["git_commit"] = "def4567890"
+    reps[4]["run"]["replicate"]["vendor"] = "GenuineIntel"
+    pooled = replication.pool(reps, 5)
+    assert [r["k"] for r in pooled["run"]["replicates"]] == [1, 2, 3, 4, 5]
+    line = findings.run_line(pooled)
+    assert line.startswith(f"Pooled from 5 replicates of profile **standard** at lock {H[:12]}")
+    assert "master seeds 1, 2, 3, 4, 5" in line and "500 s in all" in line and "100-100 s each" in line
+    assert "CPU vendor AuthenticAMD (replicates 1, 2, 3, 4), GenuineIntel (5)" in line
+    assert "at commit abc (replicates 1, 3, 4, 5), def4567 (2)" in line
+    assert "the first started 2026-12-01 00:00 UTC" in line
+    from harness.report import html
+    page = html.render_html(pooled, __import__("pathlib").Path("/nonexistent-report-dir"))
+    assert "Pooled from 5 replicates of profile standard at lock" in page and "measured in this run" not in page

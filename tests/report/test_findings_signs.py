@@ -112,6 +112,12 @@ def test_leaning_refuted_is_a_label_beside_an_inconclusive_verdict():
     assert findings.verdict_text(claim).startswith("inconclusive, leaning refuted (firmness 0.53")
     assert "leaning" not in findings.verdict_text({**claim, "verdict": "supported"})
     assert "leaning" not in findings.verdict_text({**claim, "criteria": [{**crit, "decision_note": ""}]})
+    # a question's refutation is the answer no: it leans "no", in its own words, and Holm leaves it short of that
+    from harness.report import sentences
+    q = {**claim, "kind": "question", "verdict": "inconclusive at this scale", "criteria": [{**crit, "role": "counted"}]}
+    assert findings.verdict_text(q).startswith("inconclusive at this scale, leaning no (firmness 0.53")
+    assert "short of answering no" in sentences.extra(q, q["criteria"][0])
+    assert "short of refutation" in sentences.extra(claim, crit)
 
 
 def test_a_steps_metric_states_steps_and_restates_no_difference():
