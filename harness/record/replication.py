@@ -326,8 +326,7 @@ def _pooled_run(runs: Sequence[Mapping[str, Any]], claims: Mapping[str, Any], K_
             "master_seed": None, "seeds_from": "lock", "fast": False, "dry_run": False, "inject_fault": None,
             "criteria_at_lock": all(r.get("criteria_at_lock") for r in runs) if runs else None,
             "replicated": {"K": K_, "runs": len(runs), "claims": len(claims)},
-            "replicates": sorted(({"k": (r.get("replicate") or {}).get("k"), "seed": (r.get("replicate") or {}).get("seed"),
-                                   "vendor": (r.get("replicate") or {}).get("vendor"), "commit": r.get("git_commit"),
-                                   "started_at": r.get("started_at"), "duration_s": r.get("duration_s"),
-                                   "platform": r.get("platform")} for r in runs),
+            "replicates": sorted(({**{k: (r.get("replicate") or {}).get(k) for k in ("k", "seed", "vendor")},
+                                   "commit": r.get("git_commit"), "started_at": r.get("started_at"),
+                                   "duration_s": r.get("duration_s"), "platform": r.get("platform")} for r in runs),
                                  key=lambda e: (int(e["k"] or 0), str(e["started_at"])))}

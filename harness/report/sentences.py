@@ -61,10 +61,10 @@ def _bound(c: Mapping[str, Any]) -> tuple[str, str] | None:
 def says_direction(c: Mapping[str, Any], ci: Any) -> bool:
     """Whether a direction may be said: the interval excludes zero, and a censored part's bound does not undo it (an
     upper bound above zero, or a lower bound below it, says nothing of the true difference's sign)."""
+    if not excludes_zero(ci):
+        return False
     bound = _bound(c)
-    if not excludes_zero(ci) or bound is None:
-        return excludes_zero(ci)
-    return (bound[0] == "upper" and ci[1] < 0) or (bound[0] == "lower" and ci[0] > 0)
+    return bound is None or (bound[0] == "upper" and ci[1] < 0) or (bound[0] == "lower" and ci[0] > 0)
 
 
 def bound_clause(c: Mapping[str, Any]) -> str:

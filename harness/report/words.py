@@ -10,6 +10,7 @@ import re
 from typing import Any, Mapping
 
 from harness.record import replication
+from harness.record import verdict as verdicts
 
 #: arms as the paper (and the note) names them; "alpha = x" is the scale 1/d_k^x of C4's family
 ARMS = {
@@ -156,7 +157,7 @@ def plain(text: str) -> str:
 def leaning(claim: Mapping[str, Any]) -> str:
     """How an inconclusive claim whose interval lies in its refutation region, short of Holm, is labelled: 'leaning
     refuted', or for a question (whose refutation is the answer no) 'leaning no'."""
-    return "leaning no" if claim.get("kind") == "question" else "leaning refuted"
+    return "leaning no" if claim.get("kind") == "question" else verdicts.LEANING_REFUTED
 
 
 def short_of(claim: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 answer is known, r of K with its Wilson interval, and rejudge reproducing a pooled record."""
 import json
 import math
+from pathlib import Path
 
 import pytest
 from scipy import stats as sps
@@ -214,5 +215,5 @@ def test_the_pooled_run_line_names_every_replicate_not_the_first():
     assert "at commit abc (replicates 1, 3, 4, 5), def4567 (2)" in line
     assert "the first started 2026-12-01 00:00 UTC" in line
     from harness.report import html
-    page = html.render_html(pooled, __import__("pathlib").Path("/nonexistent-report-dir"))
+    page = html.render_html(pooled, Path("/nonexistent-report-dir"))
     assert "Pooled from 5 replicates of profile standard at lock" in page and "measured in this run" not in page
